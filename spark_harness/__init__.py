@@ -1,0 +1,1 @@
+"""spark_harness: see docs/architecture.md."""

@@ -1,0 +1,104 @@
+"""Properties and the monitor that checks them along a history.
+
+A property has a stable ID (docs/properties.md), a statement and a kind:
+
+- safety: must hold in every state (or every step, for action properties);
+- bounded: must hold once faults have stopped for long enough (a time bound);
+- expected: RocketMQ violates it by design; checkers must find it and report it as expected;
+- measured: a distribution reports print, never pass/fail.
+
+A property checks either states (`holds(world)`) or steps (`holds_step(before, event,
+after, observations)`, as TLA+'s [][A]_vars). `expected_when(world)` names the known
+cause when a violation in this history is one RocketMQ is known to allow (for
+example, a lost term file after an OS crash); a violation without such a cause is
+unexpected, whatever the profile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+KINDS = ("safety", "bounded", "expected", "measured")
+
+
+@attrs.frozen(kw_only=True)
+class Property:
+    id: str
+    protocol: str
+    kind: str
+    statement: str
+    holds: Callable[[Any], bool] | None = None
+    holds_step: Callable[[Any, Any, Any, tuple], bool] | None = None
+    expected_when: Callable[[Any], str | None] | None = None
+    explain: Callable[[Any], str] | None = None  # what is wrong, for the report
+
+    def __attrs_post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
+        assert self.kind == "measured" or (self.holds is None) != (self.holds_step is None), self.id
+
+
+@attrs.frozen(kw_only=True)
+class Violation:
+    property: str
+    step: int
+    t_ms: int
+    expected: str | None  # the known cause, when RocketMQ is known to allow it
+    detail: str
+
+
+class Monitor:
+    """Checks every property at every step; keeps the first violation of each."""
+
+    def __init__(self, properties: list[Property]) -> None:
+        self.state_props = [p for p in properties if p.holds is not None]
+        self.step_props = [p for p in properties if p.holds_step is not None]
+        self.violations: dict[str, Violation] = {}
+
+    def _record(self, p: Property, i: int, w: Any) -> None:
+        if p.id in self.violations:
+            return
+        cause = p.expected_when(w) if p.expected_when else None
+        detail = p.explain(w) if p.explain else p.statement
+        self.violations[p.id] = Violation(property=p.id, step=i, t_ms=w.now, expected=cause, detail=detail)
+
+    def start(self, w: Any) -> None:
+        for p in self.state_props:
+            if not p.holds(w):
+                self._record(p, 0, w)
+
+    def check(self, i: int, before: Any, event: Any, after: Any, obs: tuple) -> None:
+        for p in self.state_props:
+            if not p.holds(after):
+                self._record(p, i, after)
+        for p in self.step_props:
+            if not p.holds_step(before, event, after, obs):
+                self._record(p, i, after)
+
+    def unexpected(self) -> list[Violation]:
+        return [v for v in self.violations.values() if v.expected is None]
+
+
+_CATALOGUE: dict[str, list[Property]] = {}
+
+
+def register(props: list[Property]) -> None:
+    for p in props:
+        _CATALOGUE.setdefault(p.protocol, []).append(p)
+
+
+def for_protocol(name: str) -> list[Property]:
+    import importlib
+
+    if name not in _CATALOGUE:
+        importlib.import_module(f"spec.{name}")
+    return list(_CATALOGUE.get(name, []))
+
+
+def measure(name: str, w: Any) -> dict:
+    """The protocol's measured quantities for a finished history."""
+    import importlib
+
+    return importlib.import_module(f"spec.{name}").measure(w)
