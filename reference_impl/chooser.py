@@ -21,19 +21,7 @@ class Chooser(Protocol):
     def choose(self, w: wm.World) -> Any | None: ...
 
 
-# Which profile weight governs each kind of fault event.
-_FAULT_WEIGHT = {
-    wm.Drop: "loss", wm.Duplicate: "duplicate", wm.Restart: "restart", wm.Partition: "partition",
-    wm.CutLink: "one_way", wm.Heal: "heal",
-}
-
 MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the weights
-
-
-def fault_weight(profile: wm.FaultProfile, ev: Any) -> float:
-    if isinstance(ev, wm.Crash):
-        return profile.os_crash if ev.os else profile.crash
-    return getattr(profile, _FAULT_WEIGHT[type(ev)])
 
 
 class SeededChooser:
@@ -47,21 +35,18 @@ class SeededChooser:
     def choose(self, w: wm.World) -> Any | None:
         rng = self.rng
         events = wm.protocol_events(w)
-        faults = wm.fault_events(w)
-        if faults:
-            by_kind: dict[tuple, list] = {}
-            for ev in faults:
-                weight = fault_weight(w.cfg.profile, ev)
-                if weight > 0:
-                    by_kind.setdefault((type(ev), weight), []).append(ev)
-            total = sum(weight for (_, weight) in by_kind)
-            if by_kind and (not events or rng.random() < min(MAX_FAULT_SHARE, total)):
+        kinds = wm.fault_kinds(w)
+        if kinds:
+            prof = w.cfg.profile
+            weights = [getattr(prof, k) for k in kinds]
+            total = sum(weights)
+            if not events or rng.random() < min(MAX_FAULT_SHARE, total):
                 pick = rng.random() * total
-                for (kind, weight), evs in by_kind.items():
+                for kind, weight in zip(kinds, weights):
                     pick -= weight
                     if pick < 0:
                         break
-                return rng.choice(evs)
+                return rng.choice(wm.fault_events(w, (kind,)))
         if not events:
             return None
         ev = events[rng.randrange(len(events))] if len(events) > 1 else events[0]

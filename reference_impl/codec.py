@@ -67,7 +67,7 @@ def encode_event(w: wm.World, ev: Any) -> dict:
         rpc = net_mod.find_rpc(w.net, ev.rpc)
         return {"kind": "rpc_fail", "rpc": rpc.id, "requester": ids[rpc.requester], "responder": ids[rpc.responder]}
     if isinstance(ev, wm.Crash):
-        return {"kind": "crash", "node": ids[ev.node], "os": ev.os}
+        return {"kind": "crash", "node": ids[ev.node], "os": ev.os, "disk": ev.disk}
     if isinstance(ev, wm.Restart):
         return {"kind": "restart", "node": ids[ev.node]}
     if isinstance(ev, wm.Partition):
@@ -80,8 +80,9 @@ def encode_event(w: wm.World, ev: Any) -> dict:
         return {"kind": "calm"}
     if isinstance(ev, wm.Scripted):
         return {"kind": "script", "index": ev.index, "do": w.cfg.script[ev.index].do}
-    if isinstance(ev, wm.Client):
-        return {"kind": "client", "node": ids[ev.node], "action": encode(ev.action)}
+    p = wm.protocol(w.cfg.protocol)
+    if p.ext_events is not None:
+        return {"kind": "ext", "event": encode(ev)}
     raise TypeError(f"not an event: {ev!r}")
 
 
@@ -130,7 +131,8 @@ def decode_event(w: wm.World, d: Any) -> Any:
                     return wm.RpcFail(rpc=rpc.id)
             raise DecodeError(f"no open RPC {d['requester']}->{d['responder']}")
         if kind == "crash":
-            return wm.Crash(node=_node(w, d, "node"), os=bool(d.get("os", False)))
+            disk = bool(d.get("disk", False))
+            return wm.Crash(node=_node(w, d, "node"), os=bool(d.get("os", False)) or disk, disk=disk)
         if kind == "restart":
             return wm.Restart(node=_node(w, d, "node"))
         if kind == "partition":
@@ -144,6 +146,13 @@ def decode_event(w: wm.World, d: Any) -> Any:
             return wm.Heal()
         if kind == "calm":
             return wm.Calm()
+        if kind == "ext":
+            p = wm.protocol(w.cfg.protocol)
+            want = d.get("event")
+            for ev in p.ext_events(w, wm.horizon(w)) if p.ext_events is not None else ():
+                if encode(ev) == want:
+                    return ev
+            raise DecodeError(f"no protocol event {want!r} is enabled here")
         if kind == "script":
             index = d.get("index")
             if not isinstance(index, int) or not 0 <= index < len(w.cfg.script):

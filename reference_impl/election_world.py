@@ -55,8 +55,10 @@ def on_response(c: ElectionConfig, m: el.Member, ctx: Any, peer: str, resp: Any,
     return el.on_response(c.dledger, m, ctx, peer, resp, now)
 
 
-def crash(c: ElectionConfig, m: el.Member, os: bool) -> el.Member:
-    return el.crash(m, lose_term_file=os)
+def crash(c: ElectionConfig, m: el.Member, kind: str) -> el.Member:
+    """An OS crash (or a lost disk) loses the currterm file, which is written without fsync.
+    The ledger ends are inputs of this world and survive (the log is another protocol)."""
+    return el.crash(m, lose_term_file=kind != "process")
 
 
 def restart(c: ElectionConfig, m: el.Member, now: int) -> el.Member:

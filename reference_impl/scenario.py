@@ -14,13 +14,14 @@ true at some step inside the window. Everything here is pure: evaluation reads t
 
 from __future__ import annotations
 
+import enum
 import re
 from typing import Any
 
 from reference_impl import world as wm
 from reference_impl.state import FrozenMap, record
 
-GENERIC_ACTIONS = ("crash", "os_crash", "restart", "partition", "cut", "heal", "let", "expect")
+GENERIC_ACTIONS = ("crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal", "let", "expect")
 COMPARATORS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ge": lambda a, b: a >= b,
                "gt": lambda a, b: a > b, "le": lambda a, b: a <= b, "lt": lambda a, b: a < b}
 
@@ -95,7 +96,7 @@ def parse_actions(steps: Any, ids: tuple[str, ...], proto: wm.Protocol) -> tuple
         node = raw.get("node")
         if isinstance(node, str) and not node.startswith(("@", "$")) and node not in ids:
             raise ScenarioError(f"{where}: node {node!r} is not one of {list(ids)}")
-        args = {k: v for k, v in raw.items() if k not in ("at_ms", "do", "node", "within_ms")}
+        args = {k: v for k, v in raw.items() if k not in ("at_ms", "do", "node", "within_ms", "note")}
         actions.append(Action(at_ms=at, do=do, node=freeze(node), args=freeze(args), within_ms=within,
                               index=i, source=freeze(raw)))
     actions.sort(key=lambda a: a.at_ms)
@@ -165,11 +166,11 @@ def node_index(w: wm.World, action: Action) -> int:
 def apply(w: wm.World, action: Action) -> tuple[wm.World, tuple]:
     """Carry out one scripted action at `w.now`."""
     do = action.do
-    if do in ("crash", "os_crash"):
+    if do in ("crash", "os_crash", "disk_loss"):
         i = node_index(w, action)
         if not w.alive[i]:
             raise ScenarioError(f"action {action.index}: {w.cfg.ids[i]} is already down")
-        return wm.apply_fault(w, wm.Crash(node=i, os=do == "os_crash"))
+        return wm.apply_fault(w, wm.Crash(node=i, os=do != "crash", disk=do == "disk_loss"))
     if do == "restart":
         i = node_index(w, action)
         if w.alive[i]:
@@ -201,10 +202,10 @@ def apply(w: wm.World, action: Action) -> tuple[wm.World, tuple]:
         if action.within_ms:
             ok, _ = evaluate(w, action)
             if ok:
-                return w, (Expectation(index=action.index, ok=True, message=describe(action)),)
-            return w, (ExpectPending(index=action.index, deadline_ms=w.now + action.within_ms),)
+                return w, ((-1, Expectation(index=action.index, ok=True, message=describe(action))),)
+            return w, ((-1, ExpectPending(index=action.index, deadline_ms=w.now + action.within_ms)),)
         ok, message = evaluate(w, action)
-        return w, (Expectation(index=action.index, ok=ok, message=message),)
+        return w, ((-1, Expectation(index=action.index, ok=ok, message=message)),)
     p = wm.protocol(w.cfg.protocol)
     i = node_index(w, action)
     if not w.alive[i]:
@@ -217,14 +218,18 @@ def apply(w: wm.World, action: Action) -> tuple[wm.World, tuple]:
     except (TypeError, ValueError, AssertionError) as e:
         raise ScenarioError(f"action {action.index} ({do}): {e}") from None
     if "expect" in args:
-        obs = obs + tuple(_check_reply(action, args["expect"], o) for _, o in obs if hasattr(o, "reply"))
+        obs = obs + tuple((-1, _check_reply(action, args["expect"], o)) for _, o in obs if hasattr(o, "reply"))
     return w, obs
 
 
 def _check_reply(action: Action, expected: dict, obs: Any) -> Expectation:
     from reference_impl.codec import encode
 
-    got = encode(obs.reply)
+    if not isinstance(expected, dict):
+        raise ScenarioError(f"action {action.index} ({action.do}): 'expect' must map reply fields to values")
+    got = {k: getattr(obs.reply, k, None) for k in expected}
+    got = {k: v.name if isinstance(v, enum.Enum) and isinstance(expected[k], str) else encode(v)
+           for k, v in got.items()}  # an enum field matches its Java name, e.g. "code": "TERM_NOT_READY"
     bad = {k: got.get(k) for k, v in expected.items() if got.get(k) != v}
     if bad:
         return Expectation(index=action.index, ok=False,

@@ -68,10 +68,15 @@ class RpcFail:
 
 @record
 class Crash:
-    """The node's process dies. `os`: the machine goes down too and unsynced writes are lost."""
+    """The node's process dies. `os`: the machine goes down too and unsynced writes are lost.
+    `disk`: the machine's disk is lost as well (it comes back empty)."""
 
     node: int
     os: bool = False
+    disk: bool = False
+
+    def kind(self) -> str:
+        return "disk" if self.disk else "os" if self.os else "process"
 
 
 @record
@@ -111,14 +116,6 @@ class Scripted:
     index: int
 
 
-@record
-class Client:
-    """A client request of the protocol (append, send, pull, ...); `action` is protocol data."""
-
-    node: int
-    action: Any
-
-
 FAULT_EVENTS = (Drop, Duplicate, Crash, Restart, Partition, CutLink, Heal)
 
 
@@ -136,16 +133,17 @@ class FaultProfile:
     duplicate: float = 0.0
     crash: float = 0.0
     os_crash: float = 0.0
+    disk_loss: float = 0.0
     restart: float = 0.0
     partition: float = 0.0
     one_way: float = 0.0
     heal: float = 0.0
-    client: float = 0.0
     calm_at_ms: int | None = None
     description: str = ""
 
     def any_faults(self) -> bool:
-        return any((self.loss, self.duplicate, self.crash, self.os_crash, self.partition, self.one_way))
+        return any((self.loss, self.duplicate, self.crash, self.os_crash, self.disk_loss, self.partition,
+                    self.one_way))
 
 
 @record
@@ -155,6 +153,8 @@ class History:
     last_fault_ms: int = -1
     crashes: int = 0
     os_crashes: int = 0
+    disk_losses: int = 0
+    lost_writes: frozenset[int] = frozenset()  # nodes that ever lost unsynced writes (OS crash or disk loss)
     calm: bool = False
     calm_at_ms: int = -1
 
@@ -167,6 +167,7 @@ class WorldConfig:
     profile: FaultProfile = FaultProfile()
     script: tuple = ()  # scenario actions (reference_impl.scenario), sorted by time
     down: tuple[int, ...] = ()  # nodes not started at time 0
+    crashable: tuple[int, ...] = ()  # nodes random faults may crash; empty: all
 
 
 @record
@@ -180,6 +181,7 @@ class World:
     history: History = History()
     script_pos: int = 0
     vars: FrozenMap = EMPTY  # scenario bindings (`let`)
+    ext: Any = None  # protocol-specific world state (e.g. HA's TCP byte streams); see Protocol.ext_*
 
 
 @record
@@ -193,7 +195,7 @@ class Protocol:
     on_request: Callable  # (c, n, msg, rpc_id, now) -> (n, reply | None, outs)
     on_response: Callable  # (c, n, ctx, peer_id, reply | None, now) -> (n, outs)
     on_message: Callable | None  # (c, n, msg, peer_id, now) -> (n, outs), one-way messages
-    crash: Callable  # (c, n, os) -> n (what survives)
+    crash: Callable  # (c, n, kind) -> n, what survives a "process", "os" or "disk" crash
     restart: Callable  # (c, n, now) -> n
     ghost_init: Callable  # (cfg) -> ghost
     ghost_update: Callable  # (ghost, world_before_ghost, node_index, obs) -> ghost
@@ -202,8 +204,11 @@ class Protocol:
     load_config: Callable  # (dict from dump_config) -> the protocol config record
     script_action: Callable | None = None  # (world, do, node_index, args) -> (world, obs): protocol actions
     script_actions: tuple[str, ...] = ()  # the names script_action understands
-    client_events: Callable | None = None  # (world) -> list[Client]
-    on_client: Callable | None = None  # (c, n, action, now) -> (n, outs)
+    # Protocol-specific world events (e.g. a TCP stream delivering a segment of bytes):
+    ext_init: Callable | None = None  # (cfg) -> the initial World.ext
+    ext_deadline: Callable | None = None  # (world) -> earliest time one of its events is due, -1: none
+    ext_events: Callable | None = None  # (world, horizon) -> its events enabled by the horizon
+    ext_apply: Callable | None = None  # (world, event, now) -> (world, observations)
 
 
 _REGISTRY: dict[str, Callable[[], Protocol]] = {}
@@ -233,16 +238,34 @@ def init(cfg: WorldConfig) -> World:
     p = protocol(cfg.protocol)
     nodes = tuple(p.boot(cfg.proto, node_id, i, 0) for i, node_id in enumerate(cfg.ids))
     alive = tuple(i not in cfg.down for i in range(len(cfg.ids)))
-    return World(cfg=cfg, now=0, nodes=nodes, alive=alive, net=Network(), ghost=p.ghost_init(cfg))
+    return World(cfg=cfg, now=0, nodes=nodes, alive=alive, net=Network(), ghost=p.ghost_init(cfg),
+                 ext=p.ext_init(cfg) if p.ext_init is not None else None)
 
 
 # --- time ---
 
 
+_WAKES: dict[int, tuple[Any, int]] = {}  # id(node state) -> (node state, wake_at): nodes are immutable
+
+
 def wake_times(w: World) -> list[int]:
     p = protocol(w.cfg.protocol)
     c = w.cfg.proto
-    return [p.wake_at(c, n) if up else -1 for n, up in zip(w.nodes, w.alive)]
+    out = []
+    for n, up in zip(w.nodes, w.alive):
+        if not up:
+            out.append(-1)
+            continue
+        hit = _WAKES.get(id(n))
+        if hit is not None and hit[0] is n:
+            out.append(hit[1])
+            continue
+        t = p.wake_at(c, n)
+        if len(_WAKES) > 4096:
+            _WAKES.clear()
+        _WAKES[id(n)] = (n, t)
+        out.append(t)
+    return out
 
 
 _LAST_HORIZON: list = [None, -1]  # (world, horizon) of the last call: step() asks again for the same world
@@ -278,6 +301,10 @@ def _horizon(w: World, wakes: Sequence[int] | None) -> int:
     calm_at = w.cfg.profile.calm_at_ms
     if calm_at is not None and not w.history.calm and (h < 0 or calm_at < h):
         h = calm_at
+    if w.ext is not None:
+        t = protocol(w.cfg.protocol).ext_deadline(w)
+        if t >= 0 and (h < 0 or t < h):
+            h = t
     return max(h, w.now) if h >= 0 else -1
 
 
@@ -296,20 +323,24 @@ def enabled(w: World) -> list:
     return protocol_events(w) + fault_events(w)
 
 
+_TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share the common ones
+
+
 def protocol_events(w: World) -> list:
     """Ticks, deliveries, RPC failures, the script and the quiet tail that are due by the horizon."""
     wakes = wake_times(w)
-    h = horizon(w, wakes)
+    h = _horizon(w, wakes)
+    _LAST_HORIZON[0], _LAST_HORIZON[1] = w, h
     if h < 0:
-        return client_events(w)
+        return []
     events: list = []
     if w.cfg.profile.calm_at_ms == h and not w.history.calm:
         events.append(Calm())
     if w.script_pos < len(w.cfg.script) and w.cfg.script[w.script_pos].at_ms == h:
         events.append(Scripted(index=w.script_pos))
     for i, t in enumerate(wakes):
-        if t >= 0 and t <= h:
-            events.append(Tick(node=i))
+        if 0 <= t <= h:
+            events.append(_TICKS[i])
     dmin, dmax = delay_window(w)
     cut = w.net.cut
     for env in w.net.flight:
@@ -321,46 +352,70 @@ def protocol_events(w: World) -> list:
     for rpc in w.net.rpcs:
         if rpc.deadline_ms <= h:
             events.append(RpcFail(rpc=rpc.id))
-    return events + client_events(w)
+    if w.ext is not None:
+        events += protocol(w.cfg.protocol).ext_events(w, h)
+    return events
 
 
-def client_events(w: World) -> list:
-    p = protocol(w.cfg.protocol)
-    if p.client_events is None or w.cfg.profile.client <= 0:
-        return []
-    return p.client_events(w)
+FAULT_KINDS = ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way", "heal")
 
 
-def fault_events(w: World) -> list:
-    """Faults the profile allows now (none once the quiet tail has begun)."""
+def crashable(w: World) -> list[int]:
+    """Live nodes random faults may crash."""
+    allowed = w.cfg.crashable
+    return [i for i, up in enumerate(w.alive) if up and (not allowed or i in allowed)]
+
+
+def fault_kinds(w: World) -> list[str]:
+    """The fault kinds (FaultProfile weight names) that have at least one event now."""
     prof = w.cfg.profile
     if w.history.calm:
         return []
+    kinds = []
+    flight, cut = w.net.flight, w.net.cut
+    if prof.loss and any(not (cut and (e.src, e.dst) in cut) for e in flight):
+        kinds.append("loss")
+    if prof.duplicate and flight:
+        kinds.append("duplicate")
+    up = bool(crashable(w)) if prof.crash or prof.os_crash or prof.disk_loss else False
+    if prof.crash and up:
+        kinds.append("crash")
+    if prof.os_crash and up:
+        kinds.append("os_crash")
+    if prof.disk_loss and up:
+        kinds.append("disk_loss")
+    if prof.restart and not all(w.alive):
+        kinds.append("restart")
+    n = len(w.nodes)
+    if prof.partition and n > 1:
+        kinds.append("partition")
+    if prof.one_way and len(cut) < n * (n - 1):
+        kinds.append("one_way")
+    if prof.heal and cut:
+        kinds.append("heal")
+    return kinds
+
+
+def fault_events(w: World, kinds: Sequence[str] | None = None) -> list:
+    """Faults the profile allows now (none once the quiet tail has begun), optionally of given kinds only."""
     events: list = []
     cut = w.net.cut
-    if prof.loss or prof.duplicate:
-        for env in w.net.flight:
-            if prof.loss and not (cut and (env.src, env.dst) in cut):
-                events.append(Drop(env=env.id))
-            if prof.duplicate:
-                events.append(Duplicate(env=env.id))
     n = len(w.nodes)
-    if prof.crash or prof.os_crash:
-        for i in range(n):
-            if w.alive[i]:
-                if prof.crash:
-                    events.append(Crash(node=i))
-                if prof.os_crash:
-                    events.append(Crash(node=i, os=True))
-    if prof.restart:
-        events.extend(Restart(node=i) for i in range(n) if not w.alive[i])
-    if prof.partition and n > 1:
-        events.extend(Partition(groups=g) for g in isolations(n))
-    if prof.one_way:
-        events.extend(CutLink(src=a, dst=b) for a in range(n) for b in range(n)
-                      if a != b and (a, b) not in cut)
-    if prof.heal and cut:
-        events.append(Heal())
+    for kind in fault_kinds(w) if kinds is None else kinds:
+        if kind == "loss":
+            events.extend(Drop(env=e.id) for e in w.net.flight if not (cut and (e.src, e.dst) in cut))
+        elif kind == "duplicate":
+            events.extend(Duplicate(env=e.id) for e in w.net.flight)
+        elif kind in ("crash", "os_crash", "disk_loss"):
+            events.extend(Crash(node=i, os=kind != "crash", disk=kind == "disk_loss") for i in crashable(w))
+        elif kind == "restart":
+            events.extend(Restart(node=i) for i in range(n) if not w.alive[i])
+        elif kind == "partition":
+            events.extend(Partition(groups=g) for g in isolations(n))
+        elif kind == "one_way":
+            events.extend(CutLink(src=a, dst=b) for a in range(n) for b in range(n) if a != b and (a, b) not in cut)
+        elif kind == "heal":
+            events.append(Heal())
     return events
 
 
@@ -402,10 +457,17 @@ def step(w: World, event: Any) -> tuple[World, tuple]:
     """Apply one enabled event. Returns the new world and the observations, each as
     (node_index, observation); node_index is -1 for world-level observations."""
     now = event_time(w, event)
+    kind = type(event)
+    hot = _HOT.get(kind)
+    if hot is not None:
+        return hot(w, event, now)
+    handler = _HANDLERS.get(kind)
+    if handler is None:  # a protocol-specific event
+        return protocol(w.cfg.protocol).ext_apply(w, event, now)
     if now != w.now:
         w = w.evolve(now=now)
-    w, obs = _HANDLERS[type(event)](w, event)
-    if type(event) in _GHOST_SEES:
+    w, obs = handler(w, event)
+    if kind in _GHOST_SEES:
         w = _ghost_sees(w, event)
     return w, obs
 
@@ -455,52 +517,6 @@ def set_node(w: World, i: int, n: Any) -> World:
     return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:])
 
 
-def _on_tick(w: World, ev: Tick) -> tuple[World, tuple]:
-    p = protocol(w.cfg.protocol)
-    n, outs = p.on_tick(w.cfg.proto, w.nodes[ev.node], w.now, ev.draw)
-    obs: list = []
-    return _apply_outs(set_node(w, ev.node, n), ev.node, outs, obs), tuple(obs)
-
-
-def _on_deliver(w: World, ev: Deliver) -> tuple[World, tuple]:
-    env = net_mod.find(w.net, ev.env)
-    net = net_mod.remove(w.net, ev.env)
-    p = protocol(w.cfg.protocol)
-    obs: list = []
-    if env.reply:
-        rpc = net_mod.find_rpc(net, env.rpc)
-        if rpc is None or not w.alive[env.dst]:
-            return w.evolve(net=net), ()  # the RPC already completed or failed
-        w = w.evolve(net=net_mod.close_rpc(net, env.rpc))
-        n, outs = p.on_response(w.cfg.proto, w.nodes[env.dst], rpc.ctx, w.cfg.ids[env.src], env.msg, w.now)
-        return _apply_outs(set_node(w, env.dst, n), env.dst, outs, obs), tuple(obs)
-    if not w.alive[env.dst]:
-        if env.rpc:
-            net = net_mod.fail_now(net, env.rpc, w.now)  # connection refused
-        return w.evolve(net=net), ()
-    w = w.evolve(net=net)
-    if env.rpc:
-        n, answer, outs = p.on_request(w.cfg.proto, w.nodes[env.dst], env.msg, env.rpc, w.now)
-        w = set_node(w, env.dst, n)
-        if answer is not None:
-            w = w.evolve(net=net_mod.reply(w.net, w.now, env.rpc, answer))
-    else:
-        n, outs = p.on_message(w.cfg.proto, w.nodes[env.dst], env.msg, w.cfg.ids[env.src], w.now)
-        w = set_node(w, env.dst, n)
-    return _apply_outs(w, env.dst, outs, obs), tuple(obs)
-
-
-def _on_rpc_fail(w: World, ev: RpcFail) -> tuple[World, tuple]:
-    rpc = net_mod.find_rpc(w.net, ev.rpc)
-    w = w.evolve(net=net_mod.close_rpc(w.net, ev.rpc))
-    if not w.alive[rpc.requester]:
-        return w, ()
-    p = protocol(w.cfg.protocol)
-    n, outs = p.on_response(w.cfg.proto, w.nodes[rpc.requester], rpc.ctx, w.cfg.ids[rpc.responder], None, w.now)
-    obs: list = []
-    return _apply_outs(set_node(w, rpc.requester, n), rpc.requester, outs, obs), tuple(obs)
-
-
 def _fault(w: World, **history: Any) -> World:
     return w.evolve(history=w.history.evolve(last_fault_ms=w.now, **history))
 
@@ -513,12 +529,16 @@ def _on_duplicate(w: World, ev: Duplicate) -> tuple[World, tuple]:
     return _fault(w.evolve(net=net_mod.duplicate(w.net, ev.env))), ()
 
 
-def crash_node(w: World, i: int, os: bool) -> World:
+def crash_node(w: World, i: int, kind: str = "process") -> World:
+    """Node i goes down; `kind` ("process", "os", "disk") says what its storage keeps."""
     p = protocol(w.cfg.protocol)
-    n = p.crash(w.cfg.proto, w.nodes[i], os)
+    n = p.crash(w.cfg.proto, w.nodes[i], kind)
     alive = w.alive[:i] + (False,) + w.alive[i + 1:]
     w = set_node(w, i, n).evolve(alive=alive, net=net_mod.node_down(w.net, i, w.now))
-    return _fault(w, crashes=w.history.crashes + 1, os_crashes=w.history.os_crashes + os)
+    h = w.history
+    return _fault(w, crashes=h.crashes + 1, os_crashes=h.os_crashes + (kind != "process"),
+                  disk_losses=h.disk_losses + (kind == "disk"),
+                  lost_writes=h.lost_writes | {i} if kind != "process" else h.lost_writes)
 
 
 def restart_node(w: World, i: int) -> World:
@@ -537,7 +557,7 @@ def partition(w: World, groups: tuple[tuple[int, ...], ...]) -> World:
 
 
 def _on_crash(w: World, ev: Crash) -> tuple[World, tuple]:
-    return crash_node(w, ev.node, ev.os), ((ev.node, ev),)
+    return crash_node(w, ev.node, ev.kind()), ((ev.node, ev),)
 
 
 def _on_restart(w: World, ev: Restart) -> tuple[World, tuple]:
@@ -575,19 +595,88 @@ def _on_scripted(w: World, ev: Scripted) -> tuple[World, tuple]:
     return scenario.apply(w, action)
 
 
-def _on_client(w: World, ev: Client) -> tuple[World, tuple]:
-    p = protocol(w.cfg.protocol)
-    n, outs = p.on_client(w.cfg.proto, w.nodes[ev.node], ev.action, w.now)
-    obs: list = []
-    return _apply_outs(set_node(w, ev.node, n), ev.node, outs, obs), tuple(obs)
+# --- the hot path: ticks, deliveries and RPC failures are nearly every step, so they
+# build the next world in one go instead of through the helpers above ---
 
+
+def _route(w: World, now: int, nodes: tuple, i: int, outs: tuple) -> tuple[World, tuple]:
+    """The next world after node i's transition produced `outs`, and its observations."""
+    net = w.net
+    ghost = w.ghost
+    obs: list = []
+    view = None
+    for out in outs:
+        if isinstance(out, Send):
+            net = net_mod.send(net, now, i, _index_of(w.cfg)[out.dst], out.msg, out.ctx, out.timeout_ms)
+        elif isinstance(out, Respond):
+            net = net_mod.reply(net, now, out.rpc, out.msg)
+        else:
+            if view is None:
+                view = w.evolve(now=now, nodes=nodes)
+            ghost = protocol(w.cfg.protocol).ghost_update(ghost, view.evolve(net=net, ghost=ghost), i, out)
+            obs.append((i, out))
+    return w.evolve(now=now, nodes=nodes, net=net, ghost=ghost), tuple(obs)
+
+
+def _hot_tick(w: World, ev: Tick, now: int) -> tuple[World, tuple]:
+    i = ev.node
+    n, outs = protocol(w.cfg.protocol).on_tick(w.cfg.proto, w.nodes[i], now, ev.draw)
+    nodes = w.nodes[:i] + (n,) + w.nodes[i + 1:]
+    if not outs:
+        return w.evolve(now=now, nodes=nodes), ()
+    return _route(w, now, nodes, i, outs)
+
+
+def _hot_deliver(w: World, ev: Deliver, now: int) -> tuple[World, tuple]:
+    net = w.net
+    env = net_mod.find(net, ev.env)
+    net = net_mod.remove(net, ev.env)
+    dst = env.dst
+    p = protocol(w.cfg.protocol)
+    if env.reply:
+        rpc = net_mod.find_rpc(net, env.rpc)
+        if rpc is None or not w.alive[dst]:
+            return w.evolve(now=now, net=net), ()  # the RPC already completed or failed
+        net = net_mod.close_rpc(net, env.rpc)
+        n, outs = p.on_response(w.cfg.proto, w.nodes[dst], rpc.ctx, w.cfg.ids[env.src], env.msg, now)
+    elif not w.alive[dst]:
+        if env.rpc:
+            net = net_mod.fail_now(net, env.rpc, now)  # connection refused
+        return w.evolve(now=now, net=net), ()
+    elif env.rpc:
+        n, answer, outs = p.on_request(w.cfg.proto, w.nodes[dst], env.msg, env.rpc, now)
+        if answer is not None:
+            net = net_mod.reply(net, now, env.rpc, answer)
+    else:
+        n, outs = p.on_message(w.cfg.proto, w.nodes[dst], env.msg, w.cfg.ids[env.src], now)
+    nodes = w.nodes[:dst] + (n,) + w.nodes[dst + 1:]
+    if not outs:
+        return w.evolve(now=now, nodes=nodes, net=net), ()
+    return _route(w.evolve(net=net), now, nodes, dst, outs)
+
+
+def _hot_rpc_fail(w: World, ev: RpcFail, now: int) -> tuple[World, tuple]:
+    rpc = net_mod.find_rpc(w.net, ev.rpc)
+    net = net_mod.close_rpc(w.net, ev.rpc)
+    i = rpc.requester
+    if not w.alive[i]:
+        return w.evolve(now=now, net=net), ()
+    p = protocol(w.cfg.protocol)
+    n, outs = p.on_response(w.cfg.proto, w.nodes[i], rpc.ctx, w.cfg.ids[rpc.responder], None, now)
+    nodes = w.nodes[:i] + (n,) + w.nodes[i + 1:]
+    if not outs:
+        return w.evolve(now=now, nodes=nodes, net=net), ()
+    return _route(w.evolve(net=net), now, nodes, i, outs)
+
+
+_HOT = {Tick: _hot_tick, Deliver: _hot_deliver, RpcFail: _hot_rpc_fail}
 
 _GHOST_SEES = frozenset(FAULT_EVENTS + (Calm,))
 
 _HANDLERS: dict[type, Callable[[World, Any], tuple[World, tuple]]] = {
-    Tick: _on_tick, Deliver: _on_deliver, RpcFail: _on_rpc_fail, Drop: _on_drop, Duplicate: _on_duplicate,
+    Drop: _on_drop, Duplicate: _on_duplicate,
     Crash: _on_crash, Restart: _on_restart, Partition: _on_partition, CutLink: _on_cut_link, Heal: _on_heal,
-    Calm: _on_calm, Scripted: _on_scripted, Client: _on_client,
+    Calm: _on_calm, Scripted: _on_scripted,
 }
 
 

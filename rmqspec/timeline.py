@@ -25,7 +25,7 @@ def describe_node(now: dict, before: dict | None) -> str | None:
 def describe_event(w: wm.World, ev: Any) -> str | None:
     ids = w.cfg.ids
     if isinstance(ev, wm.Crash):
-        return f"{'OS crash' if ev.os else 'crash'} {ids[ev.node]}"
+        return f"{ {'process': 'crash', 'os': 'OS crash', 'disk': 'disk lost +crash'}[ev.kind()]} {ids[ev.node]}"
     if isinstance(ev, wm.Restart):
         return f"restart {ids[ev.node]}"
     if isinstance(ev, wm.Partition):

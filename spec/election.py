@@ -13,12 +13,35 @@ from reference_impl import election as el
 from reference_impl import world as wm
 from spec.properties import Property, register
 
-TERM_FILE_LOST = ("an OS crash lost the currterm file: DLedger 0.2.6 persists currTerm/currVoteFor "
-                  "without fsync (IOUtils.string2File), so the node forgot its term and vote")
+TERM_FILE_LOST = ("{who} lost its currterm file in an OS crash: DLedger 0.2.6 persists currTerm/currVoteFor "
+                  "without fsync (IOUtils.string2File), so it forgot its term and vote")
 
 
-def _term_file_lost(w: wm.World) -> str | None:
-    return TERM_FILE_LOST if w.history.os_crashes else None
+def _forgetful(w: wm.World, node_ids: set[str]) -> str | None:
+    """The known cause, if one of `node_ids` has lost its term file in this history."""
+    lost = sorted(w.cfg.ids[i] for i in w.history.lost_writes if w.cfg.ids[i] in node_ids)
+    return TERM_FILE_LOST.format(who=", ".join(lost)) if lost else None
+
+
+def _double_voters(w: wm.World, term: int | None = None) -> set[str]:
+    return {v for (v, t), c in w.ghost.grants.items() if len(c) > 1 and (term is None or t == term)}
+
+
+def ele1_expected(w: wm.World, event: Any = None) -> str | None:
+    """Two leaders in a term need a voter that accepted both; expected only if that voter lost its term file."""
+    terms = [t for t, ids in w.ghost.elected.items() if len(ids) > 1]
+    return _forgetful(w, set().union(*(_double_voters(w, t) for t in terms))) if terms else None
+
+
+def ele2_expected(w: wm.World, event: Any = None) -> str | None:
+    return _forgetful(w, _double_voters(w))
+
+
+def ele3_expected(w: wm.World, event: Any = None) -> str | None:
+    """A term drops at the very step its node loses the term file, and only then is it expected."""
+    if isinstance(event, wm.Crash) and event.os:
+        return TERM_FILE_LOST.format(who=w.cfg.ids[event.node])
+    return None
 
 
 def _dl(w: wm.World) -> el.DLedgerConfig:
@@ -57,6 +80,8 @@ def ele2_explain(w: wm.World) -> str:
 
 
 def ele3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+    if before.nodes is after.nodes:
+        return True
     return all(b.curr_term <= a.curr_term for b, a in zip(before.nodes, after.nodes))
 
 
@@ -101,6 +126,8 @@ def hb1_quiet_ms(w: wm.World) -> int:
 
 
 def hb1(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+    if not obs:
+        return True
     for i, o in obs:
         if isinstance(o, el.FollowerTimeout) and o.leader is not None:
             if after.now - after.history.last_fault_ms <= hb1_quiet_ms(after):
@@ -125,6 +152,8 @@ def hb2_bound_ms(w: wm.World) -> int:
 
 
 def hb2(w: wm.World) -> bool:
+    if max(w.ghost.cut_since) < 0:
+        return True  # nobody is cut off from a quorum
     bound = hb2_bound_ms(w)
     for m, up, since in zip(w.nodes, w.alive, w.ghost.cut_since):
         if up and m.role is el.Role.LEADER and since >= 0 and w.now - since > bound:
@@ -167,16 +196,18 @@ def measure(w: wm.World) -> dict:
 
 PROPERTIES = [
     Property(id="ELE-1", protocol="election", kind="safety", holds=ele1, explain=ele1_explain,
-             expected_when=_term_file_lost,
+             reads=lambda w: (w.ghost.elected,), expected_when=ele1_expected,
              statement="At most one node ever becomes leader in a given term."),
     Property(id="ELE-2", protocol="election", kind="safety", holds=ele2, explain=ele2_explain,
-             expected_when=_term_file_lost,
+             reads=lambda w: (w.ghost.grants,), expected_when=ele2_expected,
              statement="A node accepts at most one candidate per term, across crashes."),
-    Property(id="ELE-3", protocol="election", kind="safety", holds_step=ele3, expected_when=_term_file_lost,
+    Property(id="ELE-3", protocol="election", kind="safety", holds_step=ele3, expected_when=ele3_expected,
              statement="A node's currTerm never decreases, across crashes."),
     Property(id="ELE-4", protocol="election", kind="safety", holds=ele4,
+             reads=lambda w: (w.ghost.elected, w.ghost.grants),
              statement="A node becomes leader of term t only with a quorum of ACCEPTs for term t."),
     Property(id="ELE-5", protocol="election", kind="safety", holds=ele5, explain=ele5_explain,
+             reads=lambda w: (w.nodes, w.ghost.elected),  # crash and restart replace the node
              statement="A follower of term t records leader L only if L became leader in term t."),
     Property(id="HB-1", protocol="election", kind="bounded", holds_step=hb1,
              statement="Once no fault has happened for (maxHeartBeatLeak+1) x heartBeatTimeIntervalMs, a follower "

@@ -8,10 +8,10 @@ A property has a stable ID (docs/properties.md), a statement and a kind:
 - measured: a distribution reports print, never pass/fail.
 
 A property checks either states (`holds(world)`) or steps (`holds_step(before, event,
-after, observations)`, as TLA+'s [][A]_vars). `expected_when(world)` names the known
-cause when a violation in this history is one RocketMQ is known to allow (for
-example, a lost term file after an OS crash); a violation without such a cause is
-unexpected, whatever the profile.
+after, observations)`, as TLA+'s [][A]_vars). `expected_when(world, event)` names the
+known cause when a violation is one RocketMQ is known to allow (for example, two
+leaders in a term because a voter lost its un-fsynced term file in an OS crash); a
+violation without such a cause is unexpected, whatever the profile.
 """
 
 from __future__ import annotations
@@ -32,8 +32,12 @@ class Property:
     statement: str
     holds: Callable[[Any], bool] | None = None
     holds_step: Callable[[Any, Any, Any, tuple], bool] | None = None
-    expected_when: Callable[[Any], str | None] | None = None
+    expected_when: Callable[[Any, Any], str | None] | None = None  # (world, event) -> known cause
     explain: Callable[[Any], str] | None = None  # what is wrong, for the report
+    # The parts of the world a state predicate reads. The monitor skips a re-check when
+    # they are the very same objects as at the last passing check: worlds are immutable,
+    # so the answer cannot have changed.
+    reads: Callable[[Any], tuple] | None = None
 
     def __attrs_post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -56,11 +60,12 @@ class Monitor:
         self.state_props = [p for p in properties if p.holds is not None]
         self.step_props = [p for p in properties if p.holds_step is not None]
         self.violations: dict[str, Violation] = {}
+        self._passed: dict[str, tuple] = {}  # property id -> what it read when it last held
 
-    def _record(self, p: Property, i: int, w: Any) -> None:
+    def _record(self, p: Property, i: int, w: Any, event: Any = None) -> None:
         if p.id in self.violations:
             return
-        cause = p.expected_when(w) if p.expected_when else None
+        cause = p.expected_when(w, event) if p.expected_when else None
         detail = p.explain(w) if p.explain else p.statement
         self.violations[p.id] = Violation(property=p.id, step=i, t_ms=w.now, expected=cause, detail=detail)
 
@@ -70,12 +75,26 @@ class Monitor:
                 self._record(p, 0, w)
 
     def check(self, i: int, before: Any, event: Any, after: Any, obs: tuple) -> None:
+        passed = self._passed
         for p in self.state_props:
-            if not p.holds(after):
-                self._record(p, i, after)
+            if p.reads is not None:
+                read = p.reads(after)
+                last = passed.get(p.id)
+                if last is not None:
+                    for a, b in zip(read, last):
+                        if a is not b:
+                            break
+                    else:
+                        continue
+                if p.holds(after):
+                    passed[p.id] = read
+                    continue
+            elif p.holds(after):
+                continue
+            self._record(p, i, after, event)
         for p in self.step_props:
             if not p.holds_step(before, event, after, obs):
-                self._record(p, i, after)
+                self._record(p, i, after, event)
 
     def unexpected(self) -> list[Violation]:
         return [v for v in self.violations.values() if v.expected is None]
