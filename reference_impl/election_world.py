@@ -223,4 +223,4 @@ PROTOCOL = wm.Protocol(
     name="election", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
-    script_actions=SCRIPT_ACTIONS)
+    script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5))

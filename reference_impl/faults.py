@@ -36,8 +36,30 @@ PROFILES: dict[str, FaultProfile] = {p.name: p for p in (
 )}
 
 
-def profile(name: str) -> FaultProfile:
+# Per-protocol profiles: event rates differ between worlds, so a protocol may define
+# profiles of the same names with weights calibrated for it, and profiles of its own.
+_BY_PROTOCOL: dict[str, dict[str, FaultProfile]] = {}
+
+
+def register(protocol: str, profiles: list[FaultProfile]) -> None:
+    _BY_PROTOCOL.setdefault(protocol, {}).update({p.name: p for p in profiles})
+
+
+def names(protocol: str | None = None) -> list[str]:
+    own = _BY_PROTOCOL.get(protocol, {}) if protocol else {}
+    return list(dict.fromkeys([*PROFILES, *own]))
+
+
+def profile(name: str, protocol: str | None = None) -> FaultProfile:
+    """The profile `name`, calibrated for `protocol` when it defines its own."""
+    if protocol is not None:
+        from reference_impl import world
+
+        world.protocol(protocol)  # loading a protocol registers its profiles
+        own = _BY_PROTOCOL.get(protocol, {})
+        if name in own:
+            return own[name]
     try:
         return PROFILES[name]
     except KeyError:
-        raise KeyError(f"unknown fault profile {name!r}; known: {', '.join(PROFILES)}") from None
+        raise KeyError(f"unknown fault profile {name!r}; known: {', '.join(names(protocol))}") from None

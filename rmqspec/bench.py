@@ -17,11 +17,10 @@ from rmqspec import runner
 from spec import properties
 
 HISTORY_STEPS = 5000
-CASES = {"election": (3, 5)}
 
 
 def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: str = "standard") -> dict:
-    cfg = wm.protocol(protocol).make_config(nodes, {}).evolve(profile=faults.profile(profile))
+    cfg = wm.protocol(protocol).make_config(nodes, {}).evolve(profile=faults.profile(profile, protocol))
     props = properties.for_protocol(protocol) if checked else []
     events = histories = 0
     seed = 0
@@ -41,10 +40,10 @@ def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: s
 
 def run(seconds: float, only: str | None = None) -> list[dict]:
     rows = []
-    for protocol, sizes in CASES.items():
+    for protocol in wm.protocol_names():
         if only and protocol != only:
             continue
-        for nodes in sizes:
+        for nodes in wm.protocol(protocol).bench_nodes:
             for checked in (True, False):
                 rows.append(measure(protocol, nodes, checked, seconds))
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

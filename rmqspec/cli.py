@@ -51,7 +51,7 @@ def build_parser() -> Parser:
     sim.add_argument("--nodes", type=_positive, default=None, help="number of nodes (default 3)")
     sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser (default 1)")
     sim.add_argument("--steps", type=_positive, default=None, help="maximum events (default 5000)")
-    sim.add_argument("--faults", default=None, help=f"fault profile: {', '.join(faults.PROFILES)}")
+    sim.add_argument("--faults", default=None, help=f"fault profile: {', '.join(faults.names())} (some protocols add their own)")
     sim.add_argument("--script", default=None, help="scenario file (docs/scenario-format.md)")
     sim.add_argument("--config", default=None, help="protocol config overrides as JSON, e.g. '{\"max_heart_beat_leak\": 4}'")
     sim.add_argument("--trace", default=None, help="write the trace (JSON Lines) to this file")
@@ -88,7 +88,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int
         sc = scenario_file.load(args.script)
         cfg = sc.cfg
         if args.faults:
-            cfg = cfg.evolve(profile=faults.profile(args.faults))
+            cfg = cfg.evolve(profile=faults.profile(args.faults, cfg.protocol))
         seed = args.seed if args.seed is not None else sc.seed
         return cfg, seed, args.steps or 1_000_000, sc.until_ms, sc.name
     name = args.protocol or "election"
@@ -108,7 +108,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int
     if nodes > 64:
         raise UsageError("--nodes must be at most 64")
     try:
-        cfg = p.make_config(nodes, overrides).evolve(profile=faults.profile(args.faults or "none"))
+        cfg = p.make_config(nodes, overrides).evolve(profile=faults.profile(args.faults or "none", name))
     except (KeyError, TypeError, ValueError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
     seed = args.seed if args.seed is not None else 1

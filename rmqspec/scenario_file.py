@@ -66,7 +66,7 @@ def parse(d: Any, where: str = "scenario") -> Scenario:
         raise scenario.ScenarioError(f"{where}: 'seed' must be an integer")
     try:
         cfg = p.make_config(nodes, d.get("config") or {})
-        profile = faults.profile(d.get("faults", "none"))
+        profile = faults.profile(d.get("faults", "none"), name)
     except (KeyError, TypeError, ValueError) as e:
         raise scenario.ScenarioError(f"{where}: {e.args[0] if e.args else e}") from None
     down = d.get("down", [])
