@@ -166,13 +166,22 @@ def decode_event(w: wm.World, d: Any) -> Any:
 # --- configs ---
 
 
+def encode_observation(w: wm.World, obs: Any) -> dict:
+    """An observation as a trace records it; world events (faults) name nodes by id."""
+    if isinstance(obs, (wm.Crash, wm.Restart, wm.Partition, wm.CutLink, wm.Heal, wm.Calm)):
+        return encode_event(w, obs)
+    return encode(obs)
+
+
 def dump_config(cfg: wm.WorldConfig) -> dict:
+    from reference_impl import scenario
+
     return {
         "protocol": cfg.protocol,
         "ids": list(cfg.ids),
         "proto": encode_fields(cfg.proto),
         "profile": encode_fields(cfg.profile),
-        "script": [a.source for a in cfg.script],
+        "script": [scenario.thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
     }
 
