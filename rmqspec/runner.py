@@ -161,7 +161,10 @@ class TraceChooser:
             if "result" in d:
                 self.result = d["result"]
                 return None
-            self.line, self.step = n, d.get("i", self.step + 1)
+            step = d.get("i", self.step + 1)
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise trace_mod.TraceError(f"line {n}: step number 'i' must be an integer")
+            self.line, self.step = n, step
             if not isinstance(d.get("event"), dict):
                 raise trace_mod.TraceError(f"line {n}: step lacks an 'event' object")
             try:
