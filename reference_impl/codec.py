@@ -172,9 +172,19 @@ def dump_config(cfg: wm.WorldConfig) -> dict:
         "ids": list(cfg.ids),
         "proto": encode_fields(cfg.proto),
         "profile": encode_fields(cfg.profile),
-        "script": [a.source for a in cfg.script],
+        "script": [_thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
+        "crashable": [cfg.ids[i] for i in cfg.crashable],
     }
+
+
+def _thaw(v: Any) -> Any:
+    """A scenario action as written (actions are stored frozen)."""
+    if isinstance(v, FrozenMap):
+        return {k: _thaw(x) for k, x in v.items()}
+    if isinstance(v, tuple):
+        return [_thaw(x) for x in v]
+    return v
 
 
 def load_config(d: Any) -> wm.WorldConfig:
@@ -191,8 +201,9 @@ def load_config(d: Any) -> wm.WorldConfig:
         profile = wm.FaultProfile(**prof)
         script = scenario.parse_actions(d.get("script", []), ids, p)
         down = tuple(ids.index(x) for x in d.get("down", []))
+        crashable = tuple(ids.index(x) for x in d.get("crashable", []))
         return wm.WorldConfig(protocol=p.name, ids=ids, proto=p.load_config(d["proto"]), profile=profile,
-                              script=script, down=down)
+                              script=script, down=down, crashable=crashable)
     except KeyError as e:
         raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
     except (TypeError, ValueError) as e:

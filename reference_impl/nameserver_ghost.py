@@ -190,7 +190,7 @@ def ghost_update(g: NsGhost, w: wm.World, i: int, obs: Any) -> NsGhost:
                          ns_detect=g.ns_detect + ((d.silent, w.now - d.died_ms),))
         return g
     if t is ns.BrokerUnregistered:
-        if obs.removed_addr is not None and obs.removed_addr != obs.broker_addr:
+        if obs.removed_addr != obs.broker_addr:  # another address, or nothing, was under that id
             return g.evolve(unregistered_by_id=g.unregistered_by_id | {(me, obs.broker_addr)})
         return g
     if t is ns.ConnectionReset:

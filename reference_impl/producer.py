@@ -238,7 +238,8 @@ def attempt(c: ProducerConfig, p: Producer, now: int) -> tuple[Producer, tuple]:
     op = p.op
     times_total = 1 + c.retry_times_when_send_failed
     if op.times >= times_total:
-        return finish(c, p, op.exception or "MQClientException", now)
+        # "Send [n] times, still failed": an MQClientException wrapping the last exception.
+        return finish(c, p, f"MQClientException:{op.exception}", now)
     last = op.mq.broker_name if op.mq is not None else None
     brokers = tuple(dict.fromkeys(q.broker_name for q in op.tpi.message_queue_list))
     tpi, lft, sel = qs.select_one_message_queue(fault_cfg(c, p), op.tpi, p.lft, last, now, op.draw)
