@@ -164,7 +164,7 @@ def test_crash_loses_the_tables_and_only_a_process_crash_sends_fins():
     n = _registered()
     assert ns.crash(n, "process").fins == (("b0-m", rm.Fin(chan=CHAN)),)
     silent = ns.crash(n, "os")
-    assert silent.fins == () and silent.machine_down
+    assert silent.fins is None and silent.machine_down
     restarted = ns.restart(NSC, silent, 50)
     assert restarted.rim == ri.RouteInfo() and restarted.inc == 1 and not restarted.machine_down
 
@@ -260,7 +260,7 @@ def test_broker_crash_keeps_the_store_and_a_process_crash_leaves_fins():
     b = _broker().evolve(queue_offsets=FrozenMap({("t", 0): 3}))
     crashed = nb.crash(b, "process")
     assert crashed.queue_offsets == b.queue_offsets and len(crashed.fins) == 2
-    assert nb.crash(b, "os").fins == ()
+    assert nb.crash(b, "os").fins is None
     restarted = nb.restart(BC, crashed, 9)
     assert restarted.remoting.inc == 1 and restarted.remoting.channels == FrozenMap() and not restarted.started
 
@@ -317,6 +317,15 @@ def test_a_reset_retries_and_a_timeout_spends_the_budget():
     second = sends(outs)[0]
     assert second.timeout_ms == 1 and _obs(outs, pr.AttemptSent)[0].elapsed_ms == 3000
     p, outs = pr.on_response(PC, p, second.ctx, second.dst, None, 3101)
+    assert _obs(outs, pr.SendDone)[0].status == "RemotingTooMuchRequestException:sendDefaultImpl call timeout"
+
+
+def test_a_timeout_read_a_millisecond_late_ends_the_send_with_call_timeout():
+    """Java's clock after the timeout shows 3000 or 3001 ms; the send's draw decides (bit 15)."""
+    p, outs = pr.start_send(PC, _producer(), 100, 1 << 15)
+    first = sends(outs)[0]
+    _, outs = pr.on_response(PC, p, first.ctx, first.dst, None, 3100)
+    assert not sends(outs)
     assert _obs(outs, pr.SendDone)[0].status == "RemotingTooMuchRequestException:sendDefaultImpl call timeout"
 
 

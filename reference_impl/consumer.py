@@ -22,7 +22,7 @@ class Consumer:
     client: cr.ClientInstance
     topics: tuple = ()  # subscriptions
     subscribe: FrozenMap = EMPTY  # topicSubscribeInfoTable: topic -> frozenset of MessageQueue
-    fins: tuple = ()
+    fins: tuple | None = None  # after a process crash: (peer, Fin) the OS still has to send
     machine_down: bool = False
 
 
@@ -31,7 +31,7 @@ def boot(cc: cr.ClientConfig, self_id: str, namesrvs: tuple, topics: tuple, now:
 
 
 def crash(n: Consumer, kind: str) -> Consumer:
-    fins = rm.fins_on_crash(n.client.remoting) if kind == "process" else ()
+    fins = rm.fins_on_crash(n.client.remoting) if kind == "process" else None
     return n.evolve(fins=fins, machine_down=kind != "process")
 
 

@@ -178,21 +178,35 @@ def down_is_silent(c: NameServerWorldConfig, n: Any) -> bool:
 # --- the OS's FINs and process exits ---
 
 
-def ext_init(cfg: wm.WorldConfig) -> str:
-    return "tcp"  # no state of its own: pending FINs and exits live in the node records
+@record
+class TcpExt:
+    """World.ext: how far the world has dealt with process crashes (their FINs) and shutdowns, so the
+    hot path can tell at a glance that nothing is pending."""
+
+    fin_crashes: int = 0  # process crashes whose FINs have been sent
+    exiting: int = 0  # brokers shutting down that have not exited yet
+
+
+def ext_init(cfg: wm.WorldConfig) -> TcpExt:
+    return TcpExt()
+
+
+def _process_crashes(w: wm.World) -> int:
+    return w.history.crashes - w.history.os_crashes
 
 
 def ext_deadline(w: wm.World) -> int:
-    for n, up in zip(w.nodes, w.alive):
-        if n.fins or (up and type(n) is nb.Broker and n.exited):
-            return w.now
-    return -1
+    if _process_crashes(w) == w.ext.fin_crashes and not w.ext.exiting:
+        return -1
+    return w.now if ext_events(w, w.now) else -1
 
 
 def ext_events(w: wm.World, horizon: int) -> list:
+    if _process_crashes(w) == w.ext.fin_crashes and not w.ext.exiting:
+        return []
     events = []
     for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
-        if n.fins:
+        if n.fins is not None:
             events.append(OsFin(node=i))
         elif up and type(n) is nb.Broker and n.exited:
             events.append(ProcessExit(node=i))
@@ -207,9 +221,12 @@ def ext_apply(w: wm.World, ev: Any, now: int) -> tuple[wm.World, tuple]:
         net = w.net
         for peer, fin in n.fins:
             net = net_mod.send(net, now, i, index[peer], fin)
-        return wm.set_node(w, i, n.evolve(fins=())).evolve(net=net), ()
+        w = wm.set_node(w, i, n.evolve(fins=None)).evolve(net=net)
+        if all(m.fins is None for m in w.nodes):
+            w = w.evolve(ext=w.ext.evolve(fin_crashes=_process_crashes(w)))
+        return w, ()
     w = wm.crash_node(w, i, "process")
-    w = w.evolve(ghost=ghost_update(w.ghost, w, -1, wm.Crash(node=i)))
+    w = w.evolve(ghost=ghost_update(w.ghost, w, -1, wm.Crash(node=i)), ext=w.ext.evolve(exiting=w.ext.exiting - 1))
     return w, ((i, ev),)
 
 
@@ -266,6 +283,7 @@ def script_action(w: wm.World, do: str, i: int, args: dict) -> tuple[wm.World, t
         n, outs = pr.start_send(c.producer, n, now, int(args.get("draw", 0)), args.get("msg_id"))
     elif do == "shutdown":
         n, outs = nb.shutdown(c.broker, n, now)
+        w = w.evolve(ext=w.ext.evolve(exiting=w.ext.exiting + 1))
     elif do == "change_to_master":
         n, outs = nb.change_to_master(c.broker, n, now)
     elif do == "change_to_slave":

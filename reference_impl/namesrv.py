@@ -140,7 +140,7 @@ class NameServer:
     rim: ri.RouteInfo = ri.RouteInfo()
     channels: FrozenMap = EMPTY  # ChannelId -> last I/O time, for every accepted channel
     next_scan_ms: int = 0
-    fins: tuple = ()  # after a process crash: (peer, Fin) the OS still has to send
+    fins: tuple | None = None  # after a process crash: (peer, Fin) the OS still has to send
     machine_down: bool = False  # crashed with its machine: no FIN, no RST
 
 
@@ -151,7 +151,7 @@ def boot(c: NamesrvConfig, self_id: str, now: int, inc: int = 0) -> NameServer:
 
 def crash(n: NameServer, kind: str) -> NameServer:
     """Everything is volatile. A process crash leaves FINs for the OS to send."""
-    fins = tuple((chan.client, Fin(chan=chan)) for chan in n.channels) if kind == "process" else ()
+    fins = tuple((chan.client, Fin(chan=chan)) for chan in n.channels) if kind == "process" else None
     return NameServer(self_id=n.self_id, inc=n.inc, fins=fins, machine_down=kind != "process")
 
 

@@ -134,7 +134,7 @@ class Broker:
     ha_master_addr: str | None = None  # HAClient master address (updateMasterHAServerAddrPeriodically)
     stopping: tuple | None = None  # shutdown(): NameServers still to unregister from
     exited: bool = False  # shutdown() finished: the process exits
-    fins: tuple = ()  # after a process crash: (peer, Fin) the OS still has to send
+    fins: tuple | None = None  # after a process crash: (peer, Fin) the OS still has to send
     machine_down: bool = False  # crashed with its machine: no FIN, no RST
 
 
@@ -148,7 +148,7 @@ def boot(c: BrokerConfig, self_id: str, broker_name: str, broker_id: int, namesr
 
 def crash(b: Broker, kind: str) -> Broker:
     """The store survives (topic config, offsets); a process crash leaves FINs for the OS to send."""
-    fins = rm.fins_on_crash(b.remoting) if kind == "process" else ()
+    fins = rm.fins_on_crash(b.remoting) if kind == "process" else None
     return Broker(self_id=b.self_id, broker_name=b.broker_name, broker_id=b.broker_id, remoting=b.remoting,
                   topic_config=b.topic_config, data_version=b.data_version, queue_offsets=b.queue_offsets,
                   fins=fins, machine_down=kind != "process")

@@ -76,6 +76,7 @@ class SendOp:
     begin_prev: int = 0
     call_timeout: bool = False
     exception: str | None = None
+    clock_lag: int = 0  # see `timed_out`
 
 
 # --- observations ---
@@ -149,7 +150,7 @@ class Producer:
     next_send_ms: int = -1
     sent: int = 0  # messages begun so far (persisted by the application, so ids never repeat)
     next_epoch: int = 1
-    fins: tuple = ()  # after a process crash: (peer, Fin) the OS still has to send
+    fins: tuple | None = None  # after a process crash: (peer, Fin) the OS still has to send
     machine_down: bool = False
 
 
@@ -163,7 +164,7 @@ def boot(c: ProducerConfig, self_id: str, namesrvs: tuple, now: int, latency_fau
 
 
 def crash(p: Producer, kind: str) -> Producer:
-    fins = rm.fins_on_crash(p.client.remoting) if kind == "process" else ()
+    fins = rm.fins_on_crash(p.client.remoting) if kind == "process" else None
     return p.evolve(op=None, fins=fins, machine_down=kind != "process")
 
 
@@ -253,7 +254,7 @@ def attempt(c: ProducerConfig, p: Producer, now: int) -> tuple[Producer, tuple]:
         p = p.evolve(publish=p.publish.set(op.topic, tpi))  # the table holds the same object
     op = op.evolve(tpi=tpi, mq=sel.mq, brokers_sent=op.brokers_sent + (sel.mq.broker_name,), begin_prev=now)
     p = p.evolve(lft=lft, op=op)
-    if c.send_msg_timeout < now - op.begin_first:
+    if c.send_msg_timeout < now - op.begin_first + op.clock_lag:
         p = p.evolve(op=op.evolve(call_timeout=True))
         return finish(c, p, "RemotingTooMuchRequestException:sendDefaultImpl call timeout", now, outs)
     p, more = send_kernel_impl(c, p, now)
@@ -273,7 +274,7 @@ def send_kernel_impl(c: ProducerConfig, p: Producer, now: int, routed: bool = Fa
             return _dispatch(c, p, outs, now)
     if addr is None:
         return attempt_failed(c, p, "MQClientException:BROKER_NOT_EXIST", now)
-    elapsed = now - op.begin_first
+    elapsed = now - op.begin_first + op.clock_lag
     if c.send_msg_timeout < elapsed:
         return attempt_failed(c, p, "RemotingTooMuchRequestException:sendKernelImpl call timeout", now)
     # A budget of 0 ms still writes the request (invokeSyncImpl then gives up at once); the
@@ -321,7 +322,17 @@ def on_send_response(c: ProducerConfig, p: Producer, ctx: tuple, resp: Any, now:
         return attempt_failed(c, p, error, now, retry=resp.code in c.retry_response_codes)
     if isinstance(resp, rm.Reset) or resp is None and now < ctx[3]:
         return attempt_failed(c, p, rm.SEND_REQUEST_EXCEPTION, now)  # reset or refused: failed at once
-    return attempt_failed(c, p, rm.TIMEOUT_EXCEPTION, now)
+    return attempt_failed(c, p.evolve(op=timed_out(op)), rm.TIMEOUT_EXCEPTION, now)
+
+
+def timed_out(op: SendOp) -> SendOp:
+    """An attempt's RPC timed out, at exactly the send's budget when it was the whole budget.
+
+    Java then logs and reads currentTimeMillis: whether costTime shows the budget itself
+    (3000: one more attempt, with a 0 ms budget, whose request is still written) or one
+    millisecond more (3001: "call timeout") depends on where the millisecond ticks fall.
+    The model's clock is exact, so the send's draw decides: it reads 1 ms late half the time."""
+    return op.evolve(clock_lag=max(op.clock_lag, (op.draw >> 15) & 1))
 
 
 def finish(c: ProducerConfig, p: Producer, status: str, now: int, outs: tuple = ()) -> tuple[Producer, tuple]:
