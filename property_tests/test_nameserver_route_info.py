@@ -48,7 +48,7 @@ def test_scan_not_active_broker():
 
 
 def test_master_change_from_slave():
-    """RouteInfoManagerBrokerRegisterTest#testMasterChangeFromSlave: a slave's address registered as id 0 is the master."""
+    """RouteInfoManagerBrokerRegisterTest#testMasterChangeFromSlave: a slave's address registered as id 0 is master."""
     rim = register_cluster()
     route = ri.pickup_topic_route_data(rim, "topic-0")
     bd = next(b for b in route.broker_datas if b.broker_name == "broker-0")
@@ -162,7 +162,8 @@ def test_first_registration_creates_queue_data_and_later_ones_need_a_new_version
 def test_registration_never_removes_topics():
     """Topics the broker no longer has stay in the NameServer (only added or updated)."""
     rim, _, _ = register(ri.RouteInfo(), "b", 0, wrapper=topics(n=2))
-    rim, _, _ = register(rim, "b", 0, wrapper=ri.TopicConfigSerializeWrapper(data_version=ri.DataVersion(timestamp=1, counter=1)))
+    empty = ri.TopicConfigSerializeWrapper(data_version=ri.DataVersion(timestamp=1, counter=1))
+    rim, _, _ = register(rim, "b", 0, wrapper=empty)
     assert set(rim.topic_queue_table) == {"topic-0", "topic-1"}
 
 

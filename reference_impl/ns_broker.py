@@ -30,7 +30,6 @@ from typing import Any
 from reference_impl import namesrv as ns
 from reference_impl import remoting as rm
 from reference_impl import route_info as ri
-from reference_impl.network import Send
 from reference_impl.state import EMPTY, FrozenMap, record
 
 REGISTER_INITIAL_DELAY_MS = 10_000  # BrokerController#start: scheduleAtFixedRate(..., 1000 * 10, period)

@@ -138,7 +138,7 @@ def ns3_expected(w: wm.World, event: Any = None) -> str | None:
     calm_at = w.history.calm_at_ms
     causes = []
     for nid, n in _live_namesrvs(w):
-        for name, addrs in ng.route_expected(w).items():
+        for addrs in ng.route_expected(w).values():
             for addr in addrs.values():
                 if addr not in ng.listed(n.rim):
                     t = w.ghost.resets.get((nid, addr), -1)
