@@ -263,6 +263,9 @@ def test_broker_crash_keeps_the_store_and_a_process_crash_leaves_fins():
     assert nb.crash(b, "os").fins is None
     restarted = nb.restart(BC, crashed, 9)
     assert restarted.remoting.inc == 1 and restarted.remoting.channels == FrozenMap() and not restarted.started
+    assert restarted.data_version == b.data_version
+    wiped = nb.restart(BC, nb.crash(b, "disk"), 9)
+    assert wiped.queue_offsets == FrozenMap() and wiped.data_version == ri.DataVersion(timestamp=9)
 
 
 # --- the producer's send path ---

@@ -146,15 +146,19 @@ def boot(c: BrokerConfig, self_id: str, broker_name: str, broker_id: int, namesr
 
 
 def crash(b: Broker, kind: str) -> Broker:
-    """The store survives (topic config, offsets); a process crash leaves FINs for the OS to send."""
+    """The store survives (topic config, offsets), unless the disk is lost: then the broker comes
+    back with its configured topics under a new DataVersion and empty queues. A process crash
+    leaves FINs for the OS to send."""
     fins = rm.fins_on_crash(b.remoting) if kind == "process" else None
+    lost = kind == "disk"
     return Broker(self_id=b.self_id, broker_name=b.broker_name, broker_id=b.broker_id, remoting=b.remoting,
-                  topic_config=b.topic_config, data_version=b.data_version, queue_offsets=b.queue_offsets,
-                  fins=fins, machine_down=kind != "process")
+                  topic_config=b.topic_config, data_version=ri.DataVersion(timestamp=-1) if lost else b.data_version,
+                  queue_offsets=EMPTY if lost else b.queue_offsets, fins=fins, machine_down=kind != "process")
 
 
 def restart(c: BrokerConfig, b: Broker, now: int) -> Broker:
-    return crash(b, "process").evolve(remoting=rm.restart_client(b.remoting), fins=b.fins)
+    version = ri.DataVersion(timestamp=now) if b.data_version.timestamp < 0 else b.data_version
+    return crash(b, "process").evolve(remoting=rm.restart_client(b.remoting), fins=b.fins, data_version=version)
 
 
 def is_master(b: Broker) -> bool:
