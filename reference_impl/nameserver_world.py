@@ -419,14 +419,15 @@ def describe_obs(w: wm.World, node_id: str, o: Any) -> str | None:
     t = type(o)
     if t is pr.SendDone:
         path = " -> ".join(o.brokers) or "no broker"
-        return f"send {o.msg_id}: {o.status} via {path} ({o.elapsed_ms} ms)" if o.status != "SEND_OK" or \
-            o.attempts > 1 else None
+        return f"send {o.msg_id}: {o.status} via {path} ({o.elapsed_ms} ms)" if o.status != "SEND_OK" else None
     if t is pr.QueueRewritten:
         return f"MQFaultStrategy rewrote queue {o.pos} of its route: {o.old} -> {o.new}"
     if t is ns.BrokerRemoved:
         return f"drops {o.broker_addr} ({o.reason})"
-    if t is nb.MessageStored and o.attempt > 0:
-        return f"stores {o.msg_id} (retry {o.attempt})"
+    if t is nb.MessageStored:
+        m = w.ghost.msgs.get(o.msg_id)
+        return f"stores {o.msg_id} again (copy {m.copies}, retry {o.attempt})" if m is not None and m.copies > 1 \
+            else None
     if t is OsFin:
         return None
     if t is ProcessExit:
