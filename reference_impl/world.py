@@ -223,6 +223,13 @@ class Protocol:
     ext_deadline: Callable | None = None  # (world) -> earliest time one of its events is due, -1: none
     ext_events: Callable | None = None  # (world, horizon) -> its events enabled by the horizon
     ext_apply: Callable | None = None  # (world, event, now) -> (world, observations)
+    # (c, n) -> bool for a down node: True when its machine is off, so it neither refuses
+    # connections nor resets them and RPCs to it time out (None: a down node always refuses).
+    down_is_silent: Callable | None = None
+    # Readable output (rmqspec timeline and summary); None: the election-style defaults.
+    describe: Callable | None = None  # (node_id, observed now, observed before | None) -> timeline text | None
+    describe_obs: Callable | None = None  # (world, node_id, observation) -> timeline text | None
+    final_line: Callable | None = None  # (observed state of every node) -> the summary's "final:" text
 
 
 _REGISTRY: dict[str, Callable[[], Protocol]] = {}
@@ -552,7 +559,8 @@ def crash_node(w: World, i: int, kind: str = "process") -> World:
     p = protocol(w.cfg.protocol)
     n = p.crash(w.cfg.proto, w.nodes[i], kind)
     alive = w.alive[:i] + (False,) + w.alive[i + 1:]
-    w = set_node(w, i, n).evolve(alive=alive, net=net_mod.node_down(w.net, i, w.now))
+    reset = p.down_is_silent is None or not p.down_is_silent(w.cfg.proto, n)
+    w = set_node(w, i, n).evolve(alive=alive, net=net_mod.node_down(w.net, i, w.now, reset))
     h = w.history
     return _fault(w, crashes=h.crashes + 1, os_crashes=h.os_crashes + (kind != "process"),
                   disk_losses=h.disk_losses + (kind == "disk"),
@@ -658,7 +666,7 @@ def _hot_deliver(w: World, ev: Deliver, now: int) -> tuple[World, tuple]:
         net = net_mod.close_rpc(net, env.rpc)
         n, outs = p.on_response(w.cfg.proto, w.nodes[dst], rpc.ctx, w.cfg.ids[env.src], env.msg, now)
     elif not w.alive[dst]:
-        if env.rpc:
+        if env.rpc and (p.down_is_silent is None or not p.down_is_silent(w.cfg.proto, w.nodes[dst])):
             net = net_mod.fail_now(net, env.rpc, now)  # connection refused
         return w.evolve(now=now, net=net), ()
     elif env.rpc:
