@@ -67,6 +67,7 @@ class HaGhost:
     master_floor: int = -1
     calm_target: int = -1
     caught_up: FrozenMap = EMPTY  # slave id -> time it reached calm_target
+    misplaced: FrozenMap = EMPTY  # slave id -> Finding: a frame it appended away from the frame's offset (HA-6)
 
 
 def init(cfg: wm.WorldConfig) -> HaGhost:
@@ -180,6 +181,8 @@ def update(g: HaGhost, w: wm.World, i: int, o: Any) -> HaGhost:
             g = _framing(g, f"connection {o.conn}: the slave decoded frame {got}, the master sent "
                             f"{q[0] if q else 'nothing more'}")
         g = g.evolve(frames=g.frames.set(o.conn, q[1:]))
+        if o.appended:
+            g = _check_placement(g, w, i, o)
         if g.calm_target >= 0 and w.cfg.ids[i] not in g.caught_up and \
                 st.max_offset(w.nodes[i].store) >= g.calm_target:
             g = g.evolve(caught_up=g.caught_up.set(w.cfg.ids[i], w.now))
@@ -209,6 +212,8 @@ def update(g: HaGhost, w: wm.World, i: int, o: Any) -> HaGhost:
         if o.kind() != "process":
             node_id = w.cfg.ids[o.node]
             g = g.evolve(data_loss=g.data_loss.set(node_id, w.now))
+            if o.disk:
+                g = g.evolve(misplaced=g.misplaced.without(node_id))
             if o.node == master_index(w):
                 floor = st.max_offset(w.nodes[o.node].store)
                 g = g.evolve(master_floor=floor if g.master_floor < 0 else min(g.master_floor, floor))
@@ -222,6 +227,21 @@ def update(g: HaGhost, w: wm.World, i: int, o: Any) -> HaGhost:
                   if j != master_index(w) and st.max_offset(w.nodes[j].store) >= target}
         return g.evolve(calm_target=target, caught_up=FrozenMap(caught))
     return g
+
+
+def _check_placement(g: HaGhost, w: wm.World, i: int, o: FrameRead) -> HaGhost:
+    """Record a frame whose bytes did not land at the frame's offset, and why."""
+    s = w.nodes[i].store
+    start = o.offset - s.base
+    if s.base >= 0 and 0 <= start <= len(s.data) - o.size and st.crc32(s.data[start:start + o.size]) == o.crc:
+        return g
+    cause = None
+    if s.base == 0 and len(s.data) >= o.size and st.crc32(s.data[:o.size]) == o.crc:
+        cause = (f"{w.cfg.ids[i]}'s max offset was 0 with its first mapped file kept empty by recovery (an OS crash "
+                 f"lost its data): HAClient skips the offset check while getMaxPhyOffset() == 0, and appendData "
+                 f"wrote the frame for {o.offset} at the file's wrote position, 0")
+    f = Finding(msg_id="", offset=o.offset, at_ms=w.now, cause=cause, code="empty-file" if cause else None)
+    return g.evolve(misplaced=g.misplaced.set(w.cfg.ids[i], f))
 
 
 def _only(m: FrozenMap, keys: set) -> FrozenMap:

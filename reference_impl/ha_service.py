@@ -24,8 +24,9 @@ deadline, waking on every raise of the max and at least every second.
 
 On a slave, `HAClient` connects to the master, reports its max offset first after
 `haSendHeartbeatInterval` and then after every append and every heartbeat interval,
-and appends frames whose offset equals its own max offset (any offset while it is
-empty); a mismatch drops the connection and it reconnects at once. A failed connect
+and appends frames whose offset equals its own max offset (any offset while its max
+offset is 0, even into a mapped file that starts elsewhere); a mismatch drops the
+connection and it reconnects at once. A failed connect
 waits 5 s.
 
 How the model runs them: each thread's loop iteration is one atomic step at a tick,
@@ -382,7 +383,12 @@ def client_read(c: HaConfig, b: Broker, chunk: bytes, now: int) -> tuple[Broker,
             return b, outs + closed
         if body is None:
             break
-        store, ok = st.append_data(b.store, size, offset, body)
+        store = b.store
+        if slave_max == 0 and c.version == "fixed":
+            # 4.9.4 writes at the wrote position of an empty first file that recovery kept (an
+            # OS crash lost its data), whatever `offset` is; the fix starts the CommitLog afresh
+            store = st.EMPTY_STORE
+        store, ok = st.append_data(store, size, offset, body)
         b = b.evolve(store=store)
         outs += (FrameRead(conn=conn, offset=offset, size=body_size, crc=st.crc32(body), appended=ok),)
         buf = buf[wire.HEADER_SIZE + body_size:]

@@ -48,9 +48,11 @@ NO_RESPONSE = "NO_RESPONSE"  # the producer's send failed: timeout, connection r
 #          syncFlushTimeout, counted from when GroupTransferService reaches the request.
 #   4.9.4  RocketMQ 4.9.3-4.9.8 (the default): an ack above the master's max offset closes
 #          the connection, except the first report; the wait is slaveTimeout from the put.
-#   fixed  4.9.4 plus two repairs: the first report is range-checked too, and a put counts
+#   fixed  4.9.4 plus three repairs: the first report is range-checked too; a put counts
 #          as replicated only on a live connection whose transfer started at or below the
-#          message and whose ack covers it (instead of the never-reset push2SlaveMaxOffset).
+#          message and whose ack covers it (instead of the never-reset push2SlaveMaxOffset);
+#          a slave whose max offset is 0 starts its CommitLog afresh at the frame's offset
+#          instead of writing into an empty mapped file that starts elsewhere.
 VERSIONS = ("4.9.2", "4.9.4", "fixed")
 
 

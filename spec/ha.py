@@ -57,14 +57,22 @@ def ha1(w: wm.World) -> bool:
 
 
 def ha1_expected(w: wm.World, event: Any = None) -> str | None:
-    floor = w.ghost.master_floor
-    if floor < 0:
-        return None
-    bad = [(w.cfg.ids[j], divergence(w, j)) for j in _slaves(w)]
-    if all(d < 0 or d >= floor for _, d in bad):
-        return (f"the master lost its data above {floor} in an OS crash or disk loss while a slave had it; "
-                "4.9.4 never truncates a slave")
-    return None
+    g = w.ghost
+    floor = g.master_floor
+    causes = []
+    for j in _slaves(w):
+        d = divergence(w, j)
+        if d < 0:
+            continue
+        slave = w.cfg.ids[j]
+        if floor >= 0 and d >= floor:
+            causes.append(f"the master lost its data above {floor} in an OS crash or disk loss while {slave} had it; "
+                          "classic HA never truncates a slave")
+        elif slave in g.misplaced and g.misplaced[slave].cause:
+            causes.append(g.misplaced[slave].cause)
+        else:
+            return None
+    return "; ".join(dict.fromkeys(causes)) or None
 
 
 def ha1_explain(w: wm.World) -> str:
@@ -149,6 +157,11 @@ def ha6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     return True
 
 
+def ha6_expected(w: wm.World, event: Any = None) -> str | None:
+    now = [f for f in w.ghost.misplaced.values() if f.at_ms == w.now]
+    return _all_known(tuple(now))
+
+
 # --- HA-8: push2SlaveMaxOffset never exceeds the master's max offset ---
 
 
@@ -229,7 +242,7 @@ PROPERTIES = [
     Property(id="HA-5", protocol="ha", kind="safety", holds_step=ha5,
              statement="A slave that asks for offset 0 is fed from the start of the master's last mapped file; "
                        "any other request offset is fed from that offset."),
-    Property(id="HA-6", protocol="ha", kind="safety", holds_step=ha6,
+    Property(id="HA-6", protocol="ha", kind="safety", holds_step=ha6, expected_when=ha6_expected,
              statement="A frame's body is appended at the frame's offset only; a frame whose offset is not the "
                        "slave's max offset is never appended, and the slave drops the connection and reconnects."),
     Property(id="HA-7", protocol="ha", kind="safety", holds=lambda w: w.ghost.framing is None,
