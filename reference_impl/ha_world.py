@@ -14,7 +14,7 @@ generic network does not model, so the streams are world state here (`World.ext`
 - `Segment(conn, to_master, size)`: the first `size` bytes of one direction's send queue
   reach the reader, which processes them as one `read()`. The chooser picks the size
   from a handful of cut points (the whole queue first, then one byte, a cut inside a
-  header or report, and two cuts that move with the stream), so frames and reports
+  header or report, and two cuts that move with the writer's position), so frames and reports
   arrive split at any byte over a history. A segment can be delivered from the moment
   its bytes are written; it must be by `written + delay_max` of the fault profile, and
   never across a cut link (TCP then waits; the bytes are not lost).
@@ -109,27 +109,28 @@ def _mix(*xs: int) -> int:
     return h
 
 
-_SEGMENTS: dict = {}  # (conn, to_master, length, now) -> the Segment events: events are immutable, share them
+_SEGMENTS: dict = {}  # (conn, to_master, length, position) -> the Segment events: immutable, so shared
 
 
-def segments(conn: int, to_master: bool, length: int, now: int) -> tuple:
-    key = (conn, to_master, length, now)
+def segments(conn: int, to_master: bool, length: int, position: int) -> tuple:
+    key = (conn, to_master, length, position)
     hit = _SEGMENTS.get(key)
     if hit is None:
         if len(_SEGMENTS) > 4096:
             _SEGMENTS.clear()
         hit = _SEGMENTS[key] = tuple(Segment(conn=conn, to_master=to_master, size=k)
-                                     for k in segment_sizes(conn, to_master, length, now))
+                                     for k in segment_sizes(conn, to_master, length, position))
     return hit
 
 
-def segment_sizes(conn: int, to_master: bool, length: int, now: int) -> list[int]:
-    """Where the chooser may cut a send queue of `length` bytes (the whole of it first)."""
+def segment_sizes(conn: int, to_master: bool, length: int, position: int) -> list[int]:
+    """Where the chooser may cut a send queue of `length` bytes (the whole of it first).
+    `position` (how far the writer has got in its stream) moves the two free cuts along."""
     sizes = [length]
     if length > 1:
         unit = wire.ACK_SIZE if to_master else wire.HEADER_SIZE
-        for cut in (1, unit - 1 if length > unit else 0, 1 + _mix(conn, length, now) % (length - 1),
-                    1 + _mix(now, conn, length, 7) % (length - 1)):
+        for cut in (1, unit - 1 if length > unit else 0, 1 + _mix(conn, length, position) % (length - 1),
+                    1 + _mix(position, conn, length, 7) % (length - 1)):
             if cut and cut not in sizes:
                 sizes.append(cut)
     return sizes
@@ -161,10 +162,15 @@ def _scan(w: wm.World) -> tuple[list, int]:
         return _PENDING[1]
     events: list = []
     due = -1
-    for i, n in enumerate(w.nodes):
-        if w.alive[i] and type(n) is Broker and n.client.connecting:
+    nodes, alive = w.nodes, w.alive
+    for i in range(len(w.cfg.proto.brokers)):
+        if alive[i] and nodes[i].client.connecting:
             events.append(Connect(node=i))
             due = w.now
+    if not w.ext.conns:
+        result = (events, due)
+        _PENDING[0], _PENDING[1] = w, result
+        return result
     dmax = wm.delay_window(w)[1]
     cut = w.net.cut
     for conn in w.ext.conns:
@@ -178,14 +184,17 @@ def _scan(w: wm.World) -> tuple[list, int]:
                 events.append(Reset(conn=conn.id, node=conn.master))
                 due = w.now
             continue
-        for to_master, out, since, src, dst in ((False, mc.out, mc.out_since, conn.master, conn.slave),
-                                                (True, w.nodes[conn.slave].client.out,
-                                                 w.nodes[conn.slave].client.out_since, conn.slave, conn.master)):
-            if out and not (cut and (src, dst) in cut):
-                events.extend(segments(conn.id, to_master, len(out), w.now))
-                t = since + dmax
-                if due < 0 or t < due:
-                    due = t
+        if mc.out and not (cut and (conn.master, conn.slave) in cut):
+            events.extend(segments(conn.id, False, len(mc.out), mc.next_transfer_from_where))
+            t = mc.out_since + dmax
+            if due < 0 or t < due:
+                due = t
+        cl = nodes[conn.slave].client
+        if cl.out and not (cut and (conn.slave, conn.master) in cut):
+            events.extend(segments(conn.id, True, len(cl.out), cl.current_reported_offset))
+            t = cl.out_since + dmax
+            if due < 0 or t < due:
+                due = t
     result = (events, max(due, w.now) if due >= 0 else -1)
     _PENDING[0], _PENDING[1] = w, result
     return result
