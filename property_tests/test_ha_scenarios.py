@@ -175,3 +175,26 @@ def test_ha6_empty_kept_file_misplaces_the_last_file_in_4_9_4():
 def test_ha6_holds_when_an_empty_slave_starts_afresh():
     result = run("ha6_empty_file.json", version="fixed")
     assert not result.violations and result.world.nodes[1].store.base == 256
+
+
+def test_flush_slave_timeout_arrives_after_the_producer_gave_up(monkeypatch):
+    """slaveTimeout (3 s from the put, answered at GroupTransferService's next wake) is never shorter
+    than sendMsgTimeout (3 s from the send): the producer times out before FLUSH_SLAVE_TIMEOUT arrives."""
+    from reference_impl import ha
+    from reference_impl.network import Respond
+
+    answered = []
+    complete_put = ha.complete_put
+
+    def spy(b, rpc, flush=None, replica=None):
+        b, outs = complete_put(b, rpc, flush=flush, replica=replica)
+        answered.extend(o.msg.status.value for o in outs if isinstance(o, Respond))
+        return b, outs
+
+    monkeypatch.setattr(ha, "complete_put", spy)
+    cfg = make_config(2, {"broker_role": "SYNC_MASTER", "messages": 6}).evolve(profile=faults.profile("none"))
+    cfg = cfg.evolve(script=scenario_file.parse({"protocol": "ha", "nodes": 2, "until_ms": 1, "steps": [
+        {"at_ms": 5500, "do": "cut", "src": "n0", "dst": "n1"}]}).cfg.script)
+    result = runner.run(cfg, chooser.SeededChooser(0).choose, 3000, until_ms=40_000)
+    assert "FLUSH_SLAVE_TIMEOUT" in answered
+    assert "FLUSH_SLAVE_TIMEOUT" not in result.measures["puts"] and result.measures["puts"]["NO_RESPONSE"] > 0
