@@ -72,7 +72,8 @@ class HaWorld(RuleBasedStateMachine):
     def ghost_findings_all_have_causes(self):
         if hasattr(self, "w"):
             g = self.w.ghost
-            assert all(f.cause for f in g.lost + g.missing), [f for f in g.lost + g.missing if not f.cause]
+            findings = g.lost + g.missing + tuple(g.misplaced.values())
+            assert all(f.cause for f in findings), [f for f in findings if not f.cause]
 
 
 def test_ha_world_machine():

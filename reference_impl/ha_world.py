@@ -255,9 +255,9 @@ def ext_apply(w: wm.World, ev: Any, now: int) -> tuple[wm.World, tuple]:
         i = ev.node
         links = (i, m) not in w.net.cut and (m, i) not in w.net.cut
         if w.alive[m] and links:
-            net = w.ext
+            net = _live(w, w.ext)
             conn = Conn(id=net.next_id, slave=i, master=m)
-            w = w.evolve(ext=_live(w, net).evolve(conns=_live(w, net).conns + (conn,), next_id=net.next_id + 1))
+            w = w.evolve(ext=net.evolve(conns=net.conns + (conn,), next_id=net.next_id + 1))
             w = wm.set_node(w, m, svc.accept(c, w.nodes[m], conn.id, w.cfg.ids[i], now))
             w = wm.set_node(w, i, svc.client_connected(c, w.nodes[i], conn.id, now))
             w = _see(w, Connected(conn=conn.id, slave=w.cfg.ids[i]), obs)

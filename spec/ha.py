@@ -200,25 +200,33 @@ def ha_l_explain(w: wm.World) -> str:
             f"{w.now - w.history.calm_at_ms} ms after faults stopped")
 
 
+LOST_CAUSES = ("async-master", "data-loss", "diverged-slave")  # ha_ghost._loss_cause
+MISSING_CAUSES = ("first-report", "transfer-start", "slave-page-cache")  # ha_ghost.ha3_cause
+STATUSES = ("PUT_OK", "NO_RESPONSE", "SLAVE_NOT_AVAILABLE", "FLUSH_SLAVE_TIMEOUT")
+
+
 def measure(w: wm.World) -> dict:
-    """Measured quantities of one history: put results, acknowledged messages lost or
-    missing from every slave (by cause), and how long slaves took to catch up."""
+    """Measured quantities of one history, all scalars: what producers saw, acknowledged
+    messages lost or on no slave at ack time (by cause, docs/ha.md), how far the slaves
+    are behind, and how long they took to catch up after faults stopped."""
     g, h = w.ghost, w.history
-    by_code: dict = {}
-    for f in g.missing:
-        by_code[f.code or "unexplained"] = by_code.get(f.code or "unexplained", 0) + 1
+    out: dict = {f"puts_{s.lower()}": g.statuses.get(s, 0) for s in STATUSES}
+    out["acked_lost"] = len(g.lost)
+    for code in LOST_CAUSES:
+        out[f"lost_{code.replace('-', '_')}"] = sum(f.code == code for f in g.lost)
+    out["missing_at_ack"] = len(g.missing)
+    for code in MISSING_CAUSES:
+        out[f"missing_{code.replace('-', '_')}"] = sum(f.code == code for f in g.missing)
+    out["misplaced_frames"] = len(g.misplaced)
+    out["unexplained"] = sum(f.cause is None for f in g.lost + g.missing + tuple(g.misplaced.values()))
     catch = [t - h.calm_at_ms for t in g.caught_up.values()] if h.calm else []
-    stores = [w.nodes[j].store for j in broker_indices(w)]
-    return {
-        "puts": dict(sorted(g.statuses.items())),
-        "acked_lost": len(g.lost),
-        "acked_lost_unexplained": sum(f.cause is None for f in g.lost),
-        "missing_at_ack": by_code,
-        "catch_up_ms": max(catch) if catch else None,
-        "max_offsets": [st.max_offset(s) for s in stores],
-        "crashes": h.crashes,
-        "data_losses": h.os_crashes,
-    }
+    out["catch_up_ms"] = max(catch) if catch else None
+    maxes = [st.max_offset(w.nodes[j].store) for j in broker_indices(w)]
+    out["master_max_offset"] = maxes[0]
+    out["slave_lag_bytes"] = maxes[0] - min(maxes[1:]) if len(maxes) > 1 else 0
+    out["crashes"] = h.crashes
+    out["data_losses"] = h.os_crashes
+    return out
 
 
 PROPERTIES = [
