@@ -65,6 +65,7 @@ class HaGhost:
     p2: tuple | None = None  # (master incarnation, AckRead, at_ms) that last raised push2SlaveMaxOffset
     data_loss: FrozenMap = EMPTY  # node id -> time of its latest OS crash or disk loss
     master_floor: int = -1
+    master_crash_max: int = -1  # the master's max offset when it last went down; -1 while it is up
     calm_target: int = -1
     caught_up: FrozenMap = EMPTY  # slave id -> time it reached calm_target
     misplaced: FrozenMap = EMPTY  # slave id -> Finding: a frame it appended away from the frame's offset (HA-6)
@@ -209,19 +210,21 @@ def update(g: HaGhost, w: wm.World, i: int, o: Any) -> HaGhost:
         live = {c.id for c in w.ext.conns}
         return g.evolve(frames=_only(g.frames, live), reports=_only(g.reports, live), up_bytes=_only(g.up_bytes, live))
     if t is wm.Crash:
+        m = master_index(w)
+        if o.node == m:
+            g = g.evolve(master_crash_max=st.max_offset(w.nodes[m].store))
         if o.kind() != "process":
             node_id = w.cfg.ids[o.node]
             g = g.evolve(data_loss=g.data_loss.set(node_id, w.now))
             if o.disk:
                 g = g.evolve(misplaced=g.misplaced.without(node_id))
-            if o.node == master_index(w):
-                floor = st.max_offset(w.nodes[o.node].store)
-                g = g.evolve(master_floor=floor if g.master_floor < 0 else min(g.master_floor, floor))
+            if o.node == m:
+                g = _lower_floor(g, st.max_offset(w.nodes[m].store))
         return _check_losses(g, w, o)
     if t is wm.Restart:
-        return _check_losses(g, w, o)
+        return _check_losses(_master_recovered(g, w) if o.node == master_index(w) else g, w, o)
     if t is wm.Calm:
-        g = _check_losses(g, w, o)
+        g = _check_losses(_master_recovered(g, w), w, o)
         target = st.max_offset(w.nodes[master_index(w)].store)
         caught = {w.cfg.ids[j]: w.now for j in broker_indices(w)
                   if j != master_index(w) and st.max_offset(w.nodes[j].store) >= target}
@@ -242,6 +245,22 @@ def _check_placement(g: HaGhost, w: wm.World, i: int, o: FrameRead) -> HaGhost:
                  f"wrote the frame for {o.offset} at the file's wrote position, 0")
     f = Finding(msg_id="", offset=o.offset, at_ms=w.now, cause=cause, code="empty-file" if cause else None)
     return g.evolve(misplaced=g.misplaced.set(w.cfg.ids[i], f))
+
+
+def _lower_floor(g: HaGhost, offset: int) -> HaGhost:
+    return g.evolve(master_floor=offset if g.master_floor < 0 else min(g.master_floor, offset))
+
+
+def _master_recovered(g: HaGhost, w: wm.World) -> HaGhost:
+    """The master is up again: if recovery cut its CommitLog below where the crash left it
+    (a trailing blank record after an OS crash), that is lost data too."""
+    m = master_index(w)
+    if g.master_crash_max < 0 or not w.alive[m]:
+        return g
+    recovered = st.max_offset(w.nodes[m].store)
+    if recovered < g.master_crash_max:
+        g = _lower_floor(g, recovered)
+    return g.evolve(master_crash_max=-1)
 
 
 def _only(m: FrozenMap, keys: set) -> FrozenMap:
