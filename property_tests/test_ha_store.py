@@ -68,7 +68,8 @@ def test_get_data_at_zero_reads_the_first_file_wherever_it_starts():
 
 
 def test_slave_append_creates_the_file_at_the_aligned_offset():
-    """CommitLog#appendData on an empty store: getLastMappedFile(startOffset) creates it at startOffset - startOffset % size."""
+    """CommitLog#appendData on an empty store: getLastMappedFile(startOffset) creates the file at
+    startOffset - startOffset % size."""
     s, ok = st.append_data(st.EMPTY_STORE, SIZE, 600, b"")
     assert ok and s.base == 512 and st.max_offset(s) == 512  # a heartbeat alone creates the file
     s, ok = st.append_data(st.EMPTY_STORE, SIZE, 600, b"abc")

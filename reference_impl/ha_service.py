@@ -42,8 +42,9 @@ from __future__ import annotations
 
 from reference_impl import ha_store as st
 from reference_impl import ha_wire as wire
-from reference_impl.ha_state import (AckRead, Broker, ConnClosed, FrameRead, FrameRejected, FrameSent, GroupCommitRequest,
-                                     HaConfig, HAConnection, PutMessageStatus, Reported, TransferStart)
+from reference_impl.ha_state import (AckRead, Broker, ConnClosed, FrameRead, FrameRejected, FrameSent,
+                                     GroupCommitRequest, HaConfig, HAConnection, PutMessageStatus, Reported,
+                                     TransferStart)
 
 Out = tuple
 

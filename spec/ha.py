@@ -13,7 +13,7 @@ from typing import Any
 from reference_impl import ha_store as st
 from reference_impl import world as wm
 from reference_impl.ha_ghost import broker_indices, master_index
-from reference_impl.ha_state import Broker, FrameRead, FrameRejected, TransferStart
+from reference_impl.ha_state import FrameRead, FrameRejected, TransferStart
 from spec.properties import Property, register
 
 HA_L_BOUND_MS = 30_000  # connect timeout 5 s + reconnect wait 5 s + first report 5 s, and slack for the transfer
