@@ -149,7 +149,10 @@ def decode_event(w: wm.World, d: Any) -> Any:
         if kind == "ext":
             p = wm.protocol(w.cfg.protocol)
             want = d.get("event")
-            for ev in p.ext_events(w, wm.horizon(w)) if p.ext_events is not None else ():
+            candidates = list(p.ext_events(w, wm.horizon(w))) if p.ext_events is not None else []
+            if p.ext_faults is not None:  # the protocol's own fault kinds
+                candidates += [ev for ev in wm.fault_events(w) if not isinstance(ev, wm.FAULT_EVENTS)]
+            for ev in candidates:
                 if encode(ev) == want:
                     return ev
             raise DecodeError(f"no protocol event {want!r} is enabled here")

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from reference_impl import network as net_mod
 from reference_impl.network import Network, Respond, Send
 from reference_impl.state import EMPTY, FrozenMap, record
@@ -119,12 +121,18 @@ class Scripted:
 FAULT_EVENTS = (Drop, Duplicate, Crash, Restart, Partition, CutLink, Heal)
 
 
+def _ext_weights(v: Any) -> tuple[tuple[str, float], ...]:
+    return tuple((str(k), float(w)) for k, w in v)
+
+
 @record
 class FaultProfile:
     """Which faults may happen, how often (weights the seeded chooser uses per step), and when they stop.
 
     `delay_ms` is the window within which a message is delivered unless lost.
     `calm_at_ms`: from then on no faults; links heal and down nodes restart (the quiet tail).
+    `ext`: weights of the protocol's own fault kinds (`Protocol.ext_faults`), e.g. HA's
+    `conn_drop`; `getattr(profile, kind)` reads them like the generic weights.
     """
 
     name: str = "none"
@@ -140,6 +148,15 @@ class FaultProfile:
     heal: float = 0.0
     calm_at_ms: int | None = None
     description: str = ""
+    ext: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_ext_weights)
+
+    def __getattr__(self, name: str) -> float:
+        # only reached for names that are not fields: the protocol's own fault kinds
+        if not name.startswith("_"):
+            for kind, weight in object.__getattribute__(self, "ext"):
+                if kind == name:
+                    return weight
+        raise AttributeError(name)
 
     def __attrs_post_init__(self) -> None:
         d = self.delay_ms
@@ -156,7 +173,7 @@ class FaultProfile:
 
     def any_faults(self) -> bool:
         return any((self.loss, self.duplicate, self.crash, self.os_crash, self.disk_loss, self.partition,
-                    self.one_way))
+                    self.one_way)) or any(w for _, w in self.ext)
 
 
 @record
@@ -230,6 +247,9 @@ class Protocol:
     describe: Callable | None = None  # (node_id, observed now, observed before | None) -> timeline text | None
     describe_obs: Callable | None = None  # (world, node_id, observation) -> timeline text | None
     final_line: Callable | None = None  # (observed state of every node) -> the summary's "final:" text
+    # Protocol-specific fault kinds (FaultProfile.ext names their weights); applied through ext_apply,
+    # which should record them as faults (History.last_fault_ms):
+    ext_faults: Callable | None = None  # (world, kind) -> the fault events of that kind enabled now
 
 
 _REGISTRY: dict[str, Callable[[], Protocol]] = {}
@@ -414,6 +434,11 @@ def fault_kinds(w: World) -> list[str]:
         kinds.append("one_way")
     if prof.heal and cut:
         kinds.append("heal")
+    if prof.ext:
+        ext_faults = protocol(w.cfg.protocol).ext_faults
+        for kind, weight in prof.ext:
+            if weight and ext_faults is not None and ext_faults(w, kind):
+                kinds.append(kind)
     return kinds
 
 
@@ -437,6 +462,8 @@ def fault_events(w: World, kinds: Sequence[str] | None = None) -> list:
             events.extend(CutLink(src=a, dst=b) for a in range(n) for b in range(n) if a != b and (a, b) not in cut)
         elif kind == "heal":
             events.append(Heal())
+        elif kind not in FAULT_KINDS:
+            events.extend(protocol(w.cfg.protocol).ext_faults(w, kind))
     return events
 
 

@@ -151,7 +151,8 @@ def print_summary(result: Any, trace_path: str | None) -> None:
     final = scenario.observed(w)
     final_line = wm.protocol(w.cfg.protocol).final_line
     print("  final:  " + (final_line(final) if final_line is not None else "  ".join(
-        f"{n}:{o.get('role') or 'down'}@{o.get('term')}" for n, o in final.items())))
+        f"{n}:{o.get('role') or 'down'}" + (f"@{o['term']}" if o.get("term") is not None else "")
+        for n, o in final.items())))
     if result.measures:
         print("  stats:  " + ", ".join(f"{k}={v}" for k, v in result.measures.items()))
     props_checked = len(_props(w.cfg.protocol))
