@@ -21,6 +21,7 @@ EXPECTED = {
     "ns2_unregister_by_id.json": {"NS-2", "NS-6"},
     "ns3_reset_after_namesrv_restart.json": {"NS-3"},
     "ns4_fault_fallback_repeat.json": {"NS-4"},
+    "ns4_fallback_repeat_mid_send.json": {"NS-4", "NS-7"},
     "ns6_role_change_oneway.json": {"NS-6"},
     "ns7_fault_fallback_rewrite.json": {"NS-7"},
     "ns9_retry_duplicate.json": {"NS-9"},
@@ -71,6 +72,59 @@ def test_4_9_8_fault_strategy_does_not_rewrite_the_route():
     proto = c.evolve(producer=c.producer.evolve(fault=c.producer.fault.evolve(fault_fallback_mutates_queue=False)))
     result = runner.simulate(sc.cfg.evolve(proto=proto), sc.seed, 1_000_000, sc.until_ms)
     assert "NS-7" not in {v.property for v in result.violations}
+
+
+def _selections(obs: tuple) -> list:
+    from reference_impl import producer as pr
+
+    return [o for _, o in obs if type(o) is pr.QueueSelected]
+
+
+def test_ns4_every_repeat_in_a_step_is_explained_not_just_the_last_selection():
+    """The Hypothesis machine's NS-4 counterexample: a send's three attempts fail at once in one step;
+    the fallback's repeat is the second, and the third (only b0 listed by then) repeats nothing."""
+    from reference_impl import nameserver_ghost as ng
+    from spec import nameserver as sn
+
+    seen = []
+
+    def hook(i, before, event, after, obs):
+        sel = _selections(obs)
+        if any(o.msg_id == "m3" for o in sel):
+            seen.append((sel, sn.ns4(before, event, after, obs), sn.ns4_expected(after, event)))
+
+    sc = scenario_file.load(str(SCENARIOS / "ns4_fallback_repeat_mid_send.json"))
+    result = runner.simulate(sc.cfg, sc.seed, 1_000_000, sc.until_ms, hooks=(hook,))
+    assert not result.unexpected, [(v.property, v.detail) for v in result.unexpected]
+    [(sel, holds, cause)] = seen
+    assert [ng.repeats_failed_broker(o) for o in sel] == [False, True, False]
+    assert sel[1].path in ng.FALLBACK_PATHS and sel[2].brokers == ("b0",)
+    assert not holds and cause is not None and "retry 1 of m3" in cause
+
+
+def test_ns4_a_repeat_outside_the_fallback_stays_unexpected_in_a_step_with_explained_ones():
+    """expected_when must not let an explained repeat, before or after it, cover an unexplained one."""
+    from reference_impl import nameserver_ghost as ng
+    from reference_impl import producer as pr
+    from spec import nameserver as sn
+
+    w = wm.init(nw.make_config(2))
+    p0 = w.cfg.ids.index("p0")
+    fallback = pr.QueueSelected(msg_id="m", attempt=1, broker="b0", queue_id=0, last_broker="b0",
+                                path="fault_pick_one_at_least", brokers=("b0", "b1"))
+    plain = fallback.evolve(attempt=2, path="fault_available")
+    fresh = fallback.evolve(attempt=0, last_broker=None)
+    for order in ([fallback, plain], [plain, fallback]):
+        g = w.ghost
+        for o in order:
+            g = ng.ghost_update(g, w, p0, o)
+        after = w.evolve(ghost=g)
+        assert not sn.ns4(w, None, after, tuple((p0, o) for o in order))
+        assert sn.ns4_expected(after) is None and "retry 2 of m went back to b0" in sn.ns4_explain(after)
+    g = w.ghost
+    for o in (fresh, fallback, fresh):
+        g = ng.ghost_update(g, w, p0, o)
+    assert "retry 1 of m went back to b0" in sn.ns4_expected(w.evolve(ghost=g))
 
 
 # --- crash kinds ---

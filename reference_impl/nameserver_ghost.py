@@ -27,6 +27,13 @@ RETIRE_MS = 2000  # a finished send's record is kept this long for copies still 
 FALLBACK_PATHS = ("fault_pick_one_at_least", "fault_fallback")
 
 
+def repeats_failed_broker(o: pr.QueueSelected) -> bool:
+    """NS-4's violation: a retry chose the broker that had just failed although the queue list it
+    chose from held a queue of another broker."""
+    return (o.attempt > 0 and o.last_broker is not None and o.broker == o.last_broker
+            and any(b != o.last_broker for b in o.brokers))
+
+
 @record
 class Roles:
     """Node indices by role, from the node ids (ns*, b*-m / b*-s*, p*, c*)."""
@@ -106,7 +113,11 @@ class NsGhost:
     dead: FrozenMap = EMPTY  # broker addr -> DeathWindow, while it is down
     dead_routed_ms: tuple = ()  # per finished death: last send routed to it - death
     ns_detect: tuple = ()  # (silent, ms from death to a NameServer dropping it)
-    fallback_repeat: str | None = None  # the cause, when this step's selection repeated the failed broker
+    # NS-4: the cause of the latest retry that went back to the broker that just failed through the
+    # fault strategy's fallback, and the first such retry no fallback explains. A step can make
+    # several selections, so a later one that repeats nothing must not erase an earlier repeat's cause.
+    fallback_repeat: str | None = None
+    unexplained_repeat: str | None = None
     rewritten: frozenset = frozenset()  # (producer, topic, publish-info epoch) whose list was rewritten
     reach_since: FrozenMap = EMPTY  # (client, namesrv) -> since when both are up and linked both ways
     last_answer: FrozenMap = EMPTY  # client -> last time a NameServer answered its route fetch
@@ -152,13 +163,18 @@ def ghost_update(g: NsGhost, w: wm.World, i: int, obs: Any) -> NsGhost:
     me = w.cfg.ids[i]
     t = type(obs)
     if t is pr.QueueSelected:
-        cause = None
-        if (obs.path in FALLBACK_PATHS and obs.last_broker is not None and obs.broker == obs.last_broker
-                and any(b != obs.last_broker for b in obs.brokers)):
-            cause = (f"{me} has sendLatencyFaultEnable and every broker was marked unavailable, so MQFaultStrategy "
-                     f"fell back ({obs.path}), which ignores lastBrokerName: retry {obs.attempt} of {obs.msg_id} "
-                     f"went back to {obs.broker}")
-        return g.evolve(fallback_repeat=cause) if cause != g.fallback_repeat else g
+        if not repeats_failed_broker(obs):
+            return g
+        if obs.path in FALLBACK_PATHS:
+            return g.evolve(fallback_repeat=(
+                f"{me} has sendLatencyFaultEnable and every broker was marked unavailable, so MQFaultStrategy "
+                f"fell back ({obs.path}), which ignores lastBrokerName: retry {obs.attempt} of {obs.msg_id} "
+                f"went back to {obs.broker}"))
+        if g.unexplained_repeat is not None:
+            return g
+        return g.evolve(unexplained_repeat=(
+            f"{me}'s retry {obs.attempt} of {obs.msg_id} went back to {obs.broker}, which had just failed, by "
+            f"{obs.path} although {', '.join(b for b in obs.brokers if b != obs.broker)} had a queue in its list"))
     if t is pr.AttemptSent:
         d = g.dead.get(obs.broker_addr)
         return g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(last_routed_ms=w.now))) if d is not None else g
