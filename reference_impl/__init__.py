@@ -13,6 +13,7 @@ PROTOCOL_MODULES = {
     "election": "reference_impl.election_world",
     "nameserver": "reference_impl.nameserver_world",
     "ha": "reference_impl.ha_world",
+    "offsets": "reference_impl.offsets_world",
 }
 
 for _name, _module in PROTOCOL_MODULES.items():
