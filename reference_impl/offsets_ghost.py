@@ -96,23 +96,32 @@ def _broker_role(w: Any, broker: str) -> str:
 
 def _regression_cause(g: Ghost, w: Any, broker: str | None, queue_id: int, answer: int
                       ) -> tuple[str | None, str | None]:
+    """Why `broker` answered `answer`, below the highest offset held for the queue: it held more
+    once and lost it (a lowering), and/or another broker holds more than it ever did. The code
+    names the cause of the top of the gap; the text gives every cause found."""
     if broker is None:
         return None, None
     mine = g.peak.get((broker, queue_id), -1)
+    found = []
     if answer < mine:
         low = g.lowered.get((broker, queue_id))
-        return (low.code, low.cause) if low is not None else (None, None)
-    others = [b for (b, q), v in g.peak.items() if q == queue_id and b != broker and v > answer]
-    if not others:
+        if low is None:
+            return None, None
+        found.append((low.code, low.cause))
+    others = [(v, b) for (b, q), v in g.peak.items() if q == queue_id and b != broker and v > max(answer, mine)]
+    if others:
+        top, other = max(others)
+        if _broker_role(w, broker) == "master":
+            found.append(("commits-on-slave-only",
+                          f"{other} took offsets up to {top} that {broker} never had: commits go to the slave while "
+                          f"the master is out of the consumer's route, and no broker copies a slave's offsets to the "
+                          f"master (#2513)"))
+        else:
+            found.append(("slave-lag", f"the slave never had the master's {top}: syncConsumerOffset runs every 10 s, "
+                                       f"and not at all while masterAddr is null"))
+    if not found:
         return None, None
-    other = others[0]
-    if _broker_role(w, broker) == "master":
-        return ("commits-on-slave-only",
-                f"{other} accepted offsets up to {g.peak[(other, queue_id)]} (commits go to the slave while the "
-                f"master is out of the consumer's route) and no broker copies a slave's offsets to the master "
-                f"(#2513); the master answered {answer}")
-    return ("slave-lag", f"the slave's copy ({answer}) lags the master's ({g.peak[(other, queue_id)]}): "
-                         f"syncConsumerOffset runs every 10 s, and not at all while masterAddr is null")
+    return found[-1][0], "; ".join(text for _, text in found)
 
 
 def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:

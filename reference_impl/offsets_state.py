@@ -96,7 +96,7 @@ class OffsetsConfig:
     ha_transfer_interval_ms: int = 200  # the slave copies the master's CommitLog this often
     consume_ms: int = 10  # one message's processing time
     queues: int = 2  # readQueueNums = writeQueueNums of the topic
-    messages: int = 200  # per producer, each sent once
+    messages: int = 1000  # per producer, each sent once
     send_interval_ms: int = 100
     body_size: int = 100
     brokers: tuple[str, ...] = ("n0", "n1")  # n0 master (brokerId 0), n1 slave (brokerId 1)

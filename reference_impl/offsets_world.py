@@ -49,7 +49,7 @@ class ChannelDestroyed:
 
 @record
 class RebalanceClock:
-    """Per consumer index: (next periodic run, (incarnation, members) it last saw)."""
+    """Per consumer index: (next periodic run, what its last run saw: see _view)."""
 
     due: tuple = ()
 
@@ -157,6 +157,13 @@ def _consumers(w: wm.World) -> list[int]:
     return [i for i, x in enumerate(w.cfg.ids) if x in c.consumers]
 
 
+def _view(n: Consumer, members: tuple) -> tuple:
+    """What a consumer's last rebalance saw: a change runs it again at once (a consumer starts
+    with rebalanceImmediately once it has the topic's route; the broker notifies the group of
+    a member joining or leaving)."""
+    return n.incarnation, members, bool(n.broker_addrs)
+
+
 def _pending(w: wm.World) -> tuple[list, int]:
     c = w.cfg.proto
     members = _members(w)
@@ -166,7 +173,7 @@ def _pending(w: wm.World) -> tuple[list, int]:
         if not w.alive[i]:
             continue
         t, seen = w.ext.due[i]
-        if seen != (w.nodes[i].incarnation, members):
+        if seen != _view(w.nodes[i], members):
             t = w.now
         events.append((t, Rebalance(node=i)))
         due = t if due < 0 or t < due else due
@@ -198,7 +205,7 @@ def ext_apply(w: wm.World, ev: Any, now: int) -> tuple[wm.World, tuple]:
         members = _members(w)
         n, outs = oc.do_rebalance(c, w.nodes[i], members, now)
         due = w.ext.due
-        clock = RebalanceClock(due=due[:i] + ((now + c.rebalance_interval_ms, (n.incarnation, members)),) + due[i + 1:])
+        clock = RebalanceClock(due=due[:i] + ((now + c.rebalance_interval_ms, _view(n, members)),) + due[i + 1:])
         return wm.apply_outs(wm.set_node(w.evolve(ext=clock), i, n), i, outs)
     if isinstance(ev, ChannelDestroyed):
         ns = w.cfg.ids.index(c.namesrv)
@@ -349,19 +356,19 @@ def load_config(d: dict) -> OffsetsConfig:
 CALM_AT_MS = 240_000
 
 faults.register("offsets", [
-    wm.FaultProfile(name="gentle", delay_ms=(1, 20), loss=0.002, crash=0.0001, restart=0.0005, calm_at_ms=CALM_AT_MS,
+    wm.FaultProfile(name="gentle", delay_ms=(1, 20), loss=0.002, crash=0.0001, restart=0.002, calm_at_ms=CALM_AT_MS,
                     description="Rare loss (a lost one-way commit), the odd broker or consumer crash."),
-    wm.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.0003, restart=0.0004, calm_at_ms=CALM_AT_MS,
+    wm.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.0004, restart=0.002, calm_at_ms=CALM_AT_MS,
                     description="Broker and consumer process crashes and restarts: master down and back, "
                                 "consumer restarts and queue hand-over."),
     wm.FaultProfile(name="partition", delay_ms=(1, 10), partition=0.0003, one_way=0.0002, heal=0.0005,
                     calm_at_ms=CALM_AT_MS,
                     description="Partitions and one-way cuts (route source included: stale routes), then heals."),
-    wm.FaultProfile(name="standard", delay_ms=(1, 50), loss=0.003, duplicate=0.001, crash=0.0003, restart=0.0004,
+    wm.FaultProfile(name="standard", delay_ms=(1, 50), loss=0.003, duplicate=0.001, crash=0.0004, restart=0.002,
                     partition=0.0002, one_way=0.0001, heal=0.0005, calm_at_ms=CALM_AT_MS,
                     description="Everything this world has: loss, duplication, crashes and restarts of brokers and "
                                 "consumers, partitions, stale routes."),
-    wm.FaultProfile(name="master-crash", delay_ms=(1, 10), crash=0.0003, restart=0.0004, calm_at_ms=CALM_AT_MS,
+    wm.FaultProfile(name="master-crash", delay_ms=(1, 10), crash=0.0004, restart=0.002, calm_at_ms=CALM_AT_MS,
                     description="As `crash`, for `simulate --faults master-crash` (see docs/offsets.md)."),
 ])
 

@@ -170,8 +170,9 @@ def off5(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 
 def off6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     m = 0
-    if before.nodes[m].offset_table is after.nodes[m].offset_table or type(event) in (wm.Crash, wm.Restart, wm.Calm):
-        return True
+    b, a = before.nodes[m], after.nodes[m]
+    if b.offset_table is a.offset_table or b.incarnation != a.incarnation or not after.alive[m]:
+        return True  # unchanged, or the master crashed (the table is lost) or restarted (it loads its file)
     committed = {(o.queue_id, o.offset) for i, o in obs if i == m and type(o) is OffsetCommitted}
     old = before.nodes[m].offset_table.get(key_of()) or {}
     new = after.nodes[m].offset_table.get(key_of()) or {}
