@@ -1,0 +1,218 @@
+"""Offsets scenarios: RocketMQ's MQClientInstanceTest and RemoteBrokerOffsetStoreTest, seed 001's
+master-down-then-back counterexamples (property_tests/scenarios/offsets/), the seeded fuzzer
+finding OFF-2 by itself while OFF-1 holds, and the CLI over `offsets`."""
+
+import io
+import json
+import pathlib
+
+import pytest
+
+from reference_impl import chooser, faults
+from reference_impl import offsets_broker as ob
+from reference_impl import offsets_client as oc
+from reference_impl.network import Send
+from reference_impl.offsets_state import OffsetsConfig, PullState
+from reference_impl.offsets_world import make_config
+from reference_impl.state import FrozenMap
+from rmqspec import cli, runner, scenario_file
+
+HERE = pathlib.Path(__file__).parent / "scenarios" / "offsets"
+C = OffsetsConfig()
+
+
+def run(name, drop=()):
+    sc = scenario_file.load(str(HERE / name))
+    cfg = sc.cfg
+    if drop:
+        cfg = cfg.evolve(script=tuple(a for a in cfg.script if a.index not in drop))
+    return runner.simulate(cfg, sc.seed, 1_000_000, sc.until_ms)
+
+
+def violated(result):
+    return {v.property: v.expected for v in result.violations}
+
+
+# --- the Java tests ---
+
+
+def test_mq_client_instance_find_broker_address_in_subscribe():
+    """MQClientInstanceTest.testFindBrokerAddressInSubscribe: id 1 is found as a slave; in the DLedger case
+    {0, 2, 3} (n0 the leader), id 1 falls back to id 2 (`brokerId + 1`), still a slave."""
+    broker_a = FrozenMap({0: "127.0.0.1:10911", 1: "127.0.0.1:10912", 2: "127.0.0.1:10913"})
+    assert oc.find_broker_address_in_subscribe(broker_a, 1, False) == ("127.0.0.1:10912", True)
+    broker_b = FrozenMap({0: "127.0.0.1:10911", 2: "127.0.0.1:10912", 3: "127.0.0.1:10913"})
+    assert oc.find_broker_address_in_subscribe(broker_b, 1, False) == ("127.0.0.1:10912", True)
+
+
+class OffsetStore:
+    """RemoteBrokerOffsetStoreTest's fixture: a consumer whose route has only the master, which answers."""
+
+    def __init__(self):
+        self.n = oc.boot_consumer(C, "c0", 0).evolve(broker_addrs=FrozenMap({0: "n0"}),
+                                                     assigned=FrozenMap({0: PullState(next_offset=0)}))
+        self.b = ob.boot(C, "n0", 0, 0)
+
+    def update_offset(self, offset, increase_only):
+        self.n = oc.update_offset(self.n, 0, offset, increase_only)
+
+    def persist(self):
+        self.n, outs = oc.persist_all(C, self.n, 0)
+        for o in outs:
+            if isinstance(o, Send):
+                self.b, _ = ob.on_message(self.b, o.msg)
+
+    def read_from_store(self, answer=True):
+        self.n = self.n.evolve(assigned=FrozenMap({0: PullState()}))
+        n, outs = oc.fetch_consume_offset_from_broker(C, self.n, 0, 0)
+        send = outs[0]
+        resp = ob.on_request(C, self.b, send.msg, 1, 0)[1] if answer else None
+        n, seen = oc.on_offset_answer(n, 0, send.dst, resp, 0)
+        self.n = n.evolve(assigned=FrozenMap({0: PullState(next_offset=max(seen[0].offset, 0))}))
+        return seen[0].answer
+
+    def read_from_memory(self):
+        return self.n.offset_table.get(0, -1)
+
+
+def test_remote_broker_offset_store_update_offset():
+    """RemoteBrokerOffsetStoreTest.testUpdateOffset: 1024, then 1023 (increaseOnly=false), then 1022
+    with increaseOnly=true leaves 1023."""
+    s = OffsetStore()
+    s.update_offset(1024, False)
+    assert s.read_from_memory() == 1024
+    s.update_offset(1023, False)
+    assert s.read_from_memory() == 1023
+    s.update_offset(1022, True)
+    assert s.read_from_memory() == 1023
+
+
+def test_remote_broker_offset_store_read_offset_with_exception():
+    """RemoteBrokerOffsetStoreTest.testReadOffset_WithException: an MQBrokerException (QUERY_NOT_FOUND)
+    reads -1, a RemotingException (no answer) -2."""
+    s = OffsetStore()
+    s.b = s.b.evolve(store=ob.Store(cqs=((ob.CqUnit(phy=0, size=100, msg_id="m"),),), max_phy=10**6))
+    assert s.read_from_store() == -1
+    assert s.read_from_store(answer=False) == -2
+
+
+def test_remote_broker_offset_store_read_offset_success():
+    """RemoteBrokerOffsetStoreTest.testReadOffset_Success: after persist, READ_FROM_STORE returns 1024,
+    then 1023, then still 1023 (increaseOnly), then 1025 after persistAll."""
+    s = OffsetStore()
+    for offset, increase_only, expected in ((1024, False, 1024), (1023, False, 1023), (1022, True, 1023),
+                                            (1025, False, 1025)):
+        s.update_offset(offset, increase_only)
+        s.persist()
+        assert s.read_from_store() == expected
+
+
+def test_remote_broker_offset_store_remove_offset():
+    """RemoteBrokerOffsetStoreTest.testRemoveOffset: a removed queue reads -1 from memory (persistAll
+    forgets queues no longer assigned, as removeOffset does)."""
+    s = OffsetStore()
+    s.update_offset(1024, False)
+    assert s.read_from_memory() == 1024
+    s.n = s.n.evolve(assigned=FrozenMap())
+    s.persist()
+    assert s.read_from_memory() == -1
+
+
+# --- seed 001: the master goes down and comes back ---
+
+
+def test_master_down_then_back_restarted_consumers_consume_again():
+    """Seed 001 / #1094: commits went to the slave while the master was down; consumers that restart after
+    the master returns read its stale offsets and consume again; the slave's sync then regresses too."""
+    result = run("master_down_then_back.json")
+    assert result.expectations and not result.failed_expectations, [e.message for e in result.failed_expectations]
+    assert result.ok(), [(v.property, v.detail) for v in result.unexpected]
+    assert "no broker copies a slave's offsets to the master" in violated(result)["OFF-2"]
+    m = result.measures
+    assert m["regressions_commits_on_slave_only"] >= 1 and m["duplicates_regression"] > 50 and m["skips"] == 0
+    lowered = result.world.ghost.lowered
+    assert any(b == "n1" and low.code == "slave-sync" for (b, _), low in lowered.items())
+
+
+def test_master_down_then_back_live_consumers_recover():
+    """The same history without the consumer restarts: the live consumers re-commit their offsets to the
+    master once their route has it again, and nothing is consumed twice (research §4.8.2)."""
+    result = run("master_down_then_back.json", drop=(3, 4, 6, 7))
+    assert result.ok() and "OFF-2" not in violated(result)
+    assert result.measures["duplicates"] == 0
+
+
+def test_slave_sync_put_all_overwrites_offsets_committed_to_the_slave():
+    result = run("slave_sync_overwrites.json")
+    assert result.ok(), [(v.property, v.detail) for v in result.unexpected]
+    assert "(putAll)" in violated(result)["OFF-2"]
+    assert result.measures["regressions_slave_sync"] == 1 and result.measures["duplicates_regression"] > 50
+
+
+# --- the seeded fuzzer ---
+
+
+def test_seeded_fuzzer_finds_off2_by_itself():
+    """With the `crash` profile and nothing scripted, the seeded chooser finds OFF-2 and names its cause."""
+    cfg = make_config(2, {}).evolve(profile=faults.profile("crash", "offsets"))
+    for seed in range(30):
+        result = runner.run(cfg, chooser.SeededChooser(seed).choose, 20_000)
+        assert result.ok(), [(v.property, v.detail) for v in result.unexpected]
+        if "OFF-2" in violated(result):
+            assert violated(result)["OFF-2"] and result.measures["duplicates"] > 0
+            break
+    else:
+        pytest.fail("no OFF-2 counterexample in 30 seeds")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_no_skip_with_every_fault(seed):
+    """OFF-1 (and every other property but the expected OFF-2) holds under the `standard` profile."""
+    cfg = make_config(2, {"slave_read_enable": seed % 2 == 1}).evolve(profile=faults.profile("standard", "offsets"))
+    result = runner.run(cfg, chooser.SeededChooser(100 + seed).choose, 15_000)
+    assert result.ok(), [(v.property, v.detail) for v in result.unexpected]
+    assert result.measures["skips"] == 0 and result.measures["regressions_unexplained"] == 0
+
+
+# --- the CLI over `offsets` ---
+
+
+def test_simulate_master_crash_replay_and_check_trace(tmp_path, capsys):
+    trace = tmp_path / "t.jsonl"
+    code = cli.main(["simulate", "--protocol", "offsets", "--nodes", "2", "--faults", "master-crash", "--steps",
+                     "6000", "--seed", "3", "--trace", str(trace), "--quiet"])
+    assert code == 0
+    assert '"kind":"crash"' in trace.read_text().replace(" ", "")
+    assert cli.main(["replay", str(trace), "--quiet"]) == 0
+    assert cli.main(["check-trace", str(trace)]) == 0
+    assert "match the reference" in capsys.readouterr().out
+
+
+def test_check_trace_rejects_a_wrong_offset_table(tmp_path, capsys):
+    out = io.StringIO()
+    cfg = make_config(2, {}).evolve(profile=faults.profile("none"))
+    runner.simulate(cfg, 1, 3000, trace_out=out)
+    lines = out.getvalue().splitlines()
+    step = json.loads(lines[2500])
+    table = step["state"]["n0"]["offset_table"]
+    key = next(iter(table))
+    table[key]["0"] += 1
+    lines[2500] = json.dumps(step)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert cli.main(["check-trace", str(path)]) == 1
+    assert "offset_table" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["--nodes", "3"], ["--config", '{"nope": 1}'], ["--config", '{"queues": 0}'],
+                                  ["--config", '{"consumers": -1}']])
+def test_bad_offsets_config_exits_2_in_one_line(capsys, args):
+    assert cli.main(["simulate", "--protocol", "offsets", *args, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("rmqspec: error:") and err.count("\n") == 1
+
+
+def test_offsets_registers_named_fault_profiles():
+    for name in ("gentle", "crash", "partition", "standard", "master-crash"):
+        p = faults.profile(name, "offsets")
+        assert p.calm_at_ms is not None and p.any_faults()
