@@ -368,6 +368,12 @@ faults.register("offsets", [
                     partition=0.0002, one_way=0.0001, heal=0.0005, calm_at_ms=CALM_AT_MS,
                     description="Everything this world has: loss, duplication, crashes and restarts of brokers and "
                                 "consumers, partitions, stale routes."),
+    wm.FaultProfile(name="lossy", delay_ms=(1, 200), loss=0.01, duplicate=0.005, calm_at_ms=CALM_AT_MS,
+                    description="Loss (pulls, queries, one-way commits), duplication, reordering."),
+    wm.FaultProfile(name="hostile", delay_ms=(1, 200), loss=0.01, duplicate=0.003, crash=0.0008, restart=0.002,
+                    partition=0.0004, one_way=0.0002, heal=0.0005, calm_at_ms=CALM_AT_MS,
+                    description="standard, harsher. No OS crashes: every crash here is a process crash "
+                                "(docs/offsets.md)."),
     wm.FaultProfile(name="master-crash", delay_ms=(1, 10), crash=0.0004, restart=0.002, calm_at_ms=CALM_AT_MS,
                     description="As `crash`, for `simulate --faults master-crash` (see docs/offsets.md)."),
 ])
