@@ -11,6 +11,7 @@ from reference_impl import world
 
 PROTOCOL_MODULES = {
     "election": "reference_impl.election_world",
+    "dledger_log": "reference_impl.dledger_log_world",
 }
 
 for _name, _module in PROTOCOL_MODULES.items():
