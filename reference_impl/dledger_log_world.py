@@ -282,6 +282,10 @@ def script_action(w: wm.World, do: str, i: int, args: dict) -> tuple[wm.World, t
             s = st.append_as_follower(c.log, s, n.member, st.get(src, index), args.get("term", 0),
                                       args["leader"], w.now)
         n, outs = dn.sync(c, n, n.evolve(store=s))
+    elif do == "revote":
+        # DLedgerLeaderElector#testRevote (LeaderElectorTest makes a chosen node stand this way)
+        m, outs = el.test_revote(c.dledger, n.member, args["term"])
+        n = n.evolve(member=m)
     elif do == "update_committed_index":
         s = st.update_committed_index(c.log, n.store, args["term"], n.member.curr_term, args["index"], w.now)
         n, outs = dn.sync(c, n, n.evolve(store=s))
@@ -289,19 +293,20 @@ def script_action(w: wm.World, do: str, i: int, args: dict) -> tuple[wm.World, t
         # DLedgerServer#shutdown: flush and checkpoint, then the process stops
         w = wm.set_node(w, i, n.evolve(store=st.shutdown(n.store, w.now)))
         return wm.apply_fault(w, wm.Crash(node=i))
-    elif do == "launch":
-        # ServerTestHarness#launchServer(group, peers, selfId, leaderId, FILE) on a stopped node
-        if w.alive[i]:
-            raise ValueError(f"{w.cfg.ids[i]} is running")
-        w, obs = wm.apply_fault(w, wm.Restart(node=i))
-        n = dn.restart(c, w.nodes[i], w.now, forced_leader=args["leader"])
-        return wm.set_node(w, i, n), obs
+    elif do == "force_role":
+        # what ServerTestHarness#launchServer(..., leaderId, FILE) does to MemberState before startup:
+        # setCurrTermForTest(term), then changeToLeader / changeToFollower (no role-change handlers)
+        m = dn.forced_member(c, n.member.self_id, args["leader"], w.now).evolve(
+            curr_term=args.get("term", 0), curr_vote_for=n.member.curr_vote_for,
+            ledger_end_index=n.store.end_index, ledger_end_term=n.store.end_term)
+        n = n.evolve(member=m)
     else:
         raise ValueError(f"unknown dledger_log action {do!r}")
     return wm.apply_outs(wm.set_node(w, i, n), i, outs)
 
 
-SCRIPT_ACTIONS = ("append", "append_as_leader", "copy_entries", "update_committed_index", "shutdown", "launch")
+SCRIPT_ACTIONS = ("append", "append_as_leader", "copy_entries", "update_committed_index", "revote", "shutdown",
+                  "force_role")
 
 
 # --- configs ---
