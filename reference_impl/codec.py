@@ -166,13 +166,22 @@ def decode_event(w: wm.World, d: Any) -> Any:
 # --- configs ---
 
 
+def encode_observation(w: wm.World, obs: Any) -> dict:
+    """An observation as a trace records it; world events (faults) name nodes by id."""
+    if isinstance(obs, (wm.Crash, wm.Restart, wm.Partition, wm.CutLink, wm.Heal, wm.Calm)):
+        return encode_event(w, obs)
+    return encode(obs)
+
+
 def dump_config(cfg: wm.WorldConfig) -> dict:
+    from reference_impl import scenario
+
     return {
         "protocol": cfg.protocol,
         "ids": list(cfg.ids),
         "proto": encode_fields(cfg.proto),
         "profile": encode_fields(cfg.profile),
-        "script": [a.source for a in cfg.script],
+        "script": [scenario.thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
     }
 
@@ -186,13 +195,19 @@ def load_config(d: Any) -> wm.WorldConfig:
     try:
         p = wm.protocol(d["protocol"])
         ids = tuple(d["ids"])
+        if len(set(ids)) != len(ids) or not all(isinstance(x, str) for x in ids):
+            raise DecodeError("config.ids must be distinct strings")
         prof = dict(d.get("profile", {}))
-        prof["delay_ms"] = tuple(prof.get("delay_ms", (1, 5)))
+        delay = prof.get("delay_ms", (1, 5))
+        prof["delay_ms"] = tuple(delay) if isinstance(delay, list) else delay
         profile = wm.FaultProfile(**prof)
         script = scenario.parse_actions(d.get("script", []), ids, p)
         down = tuple(ids.index(x) for x in d.get("down", []))
-        return wm.WorldConfig(protocol=p.name, ids=ids, proto=p.load_config(d["proto"]), profile=profile,
-                              script=script, down=down)
+        proto = p.load_config(d["proto"])
+        peers = getattr(getattr(proto, "dledger", proto), "peers", ids)
+        if tuple(peers) != ids:
+            raise DecodeError(f"the protocol's peers {list(peers)} are not the world's nodes {list(ids)}")
+        return wm.WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down)
     except KeyError as e:
         raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
     except (TypeError, ValueError) as e:

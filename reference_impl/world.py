@@ -141,6 +141,19 @@ class FaultProfile:
     calm_at_ms: int | None = None
     description: str = ""
 
+    def __attrs_post_init__(self) -> None:
+        d = self.delay_ms
+        if not (isinstance(d, tuple) and len(d) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                             for x in d) and 0 <= d[0] <= d[1]):
+            raise ValueError(f"delay_ms must be two integers 0 <= min <= max, got {d!r}")
+        for name in ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way",
+                     "heal"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"fault weight {name} must be a non-negative number, got {v!r}")
+        if self.calm_at_ms is not None and (not isinstance(self.calm_at_ms, int) or self.calm_at_ms < 0):
+            raise ValueError(f"calm_at_ms must be a non-negative integer or null, got {self.calm_at_ms!r}")
+
     def any_faults(self) -> bool:
         return any((self.loss, self.duplicate, self.crash, self.os_crash, self.disk_loss, self.partition,
                     self.one_way))
@@ -523,7 +536,11 @@ def _fault(w: World, **history: Any) -> World:
 
 
 def _on_drop(w: World, ev: Drop) -> tuple[World, tuple]:
-    return _fault(w.evolve(net=net_mod.remove(w.net, ev.env))), ()
+    env = net_mod.find(w.net, ev.env)
+    w = w.evolve(net=net_mod.remove(w.net, ev.env))
+    if (env.src, env.dst) in w.net.cut:
+        return w, ()  # lost behind a cut link: a consequence of that fault, not a new one
+    return _fault(w), ()
 
 
 def _on_duplicate(w: World, ev: Duplicate) -> tuple[World, tuple]:
