@@ -4,12 +4,11 @@ RocketMQ 4.9.4 is known to allow pass only when their cause is in the history.""
 
 from __future__ import annotations
 
-from property_tests.dledger_machines import ALL_FAULTS, WITH_OS_CRASHES, WorldMachine
+from property_tests.dledger_machines import WITH_OS_CRASHES, ProtocolMachine
 
 
-class LogMachine(WorldMachine):
+class LogMachine(ProtocolMachine):
     PROTOCOL = "dledger_log"
-    PROFILE = ALL_FAULTS
     SKIP = ("LOG-L",)  # an adversary choosing every vote timer can keep candidates colliding
 
 
