@@ -12,6 +12,7 @@ from reference_impl import world
 PROTOCOL_MODULES = {
     "election": "reference_impl.election_world",
     "dledger_log": "reference_impl.dledger_log_world",
+    "dledger_commitlog": "reference_impl.dledger_commitlog_world",
 }
 
 for _name, _module in PROTOCOL_MODULES.items():

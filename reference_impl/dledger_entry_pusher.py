@@ -113,6 +113,7 @@ class AppendResult:
     pos: int
     ref: Any
     rpc: int = 0  # the client's APPEND RPC to answer (0: a local caller, e.g. DLedgerCommitLog)
+    future_pos: int = -1  # AppendFuture#getPos: the entry's position, known since the append
 
 
 # --- state ---
@@ -209,23 +210,25 @@ def wait_ack(cfg: st.NodeConfig, p: Pusher, m: Member, entry: st.Entry, ref: Any
     p = update_peer_water_mark(cfg, p, entry.term, m.self_id, entry.index)
     if cfg.log.v026 and len(cfg.dledger.peers) == 1:
         return p, AppendResult(code=Code.SUCCESS, index=entry.index, term=entry.term, pos=entry.pos, ref=ref,
-                               rpc=rpc)
+                               rpc=rpc, future_pos=entry.pos)
     futures = p.pending.get(entry.term, EMPTY)
     futures = futures.set(entry.index, PendingAppend(pos=entry.pos, created_ms=now, ref=ref, rpc=rpc))
     return p.evolve(pending=p.pending.set(entry.term, futures)), None
 
 
 def handle_append(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, req: AppendEntryRequest, now: int,
-                  hook: Any = None, rpc: int = 0) -> tuple[st.Store, Pusher, int, AppendResult | None]:
+                  hook: Any = None, rpc: int = 0, ref: Any = None) -> tuple[st.Store, Pusher, int, AppendResult | None]:
     """DLedgerServer#handleAppend: guards, the pending-full check, appendAsLeader, waitAck.
 
     Returns the AppendFuture as (pos, result): pos -1 with a result is a completed
     rejection (every DLedgerException, and LEADER_PENDING_FULL); a result with pos is an
-    immediate SUCCESS (0.2.6 single node); no result means the future is parked."""
+    immediate SUCCESS (0.2.6 single node); no result means the future is parked. `ref`
+    names the caller's request in the results (default: the body)."""
     dl = cfg.dledger
+    ref = req.body if ref is None else ref
 
     def rejected(code: Code) -> tuple[st.Store, Pusher, int, AppendResult]:
-        return s, p, -1, AppendResult(code=code, index=-1, term=m.curr_term, pos=-1, ref=req.body, rpc=rpc)
+        return s, p, -1, AppendResult(code=code, index=-1, term=m.curr_term, pos=-1, ref=ref, rpc=rpc)
 
     if req.remote_id != m.self_id:
         return rejected(Code.UNKNOWN_MEMBER)
@@ -241,7 +244,7 @@ def handle_append(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, req: Ap
         s, entry = st.append_as_leader(cfg.log, s, m, req.body, now, hook)
     except st.DLedgerError as e:
         return rejected(e.code)
-    p, done = wait_ack(cfg, p, m, entry, req.body, now, rpc)
+    p, done = wait_ack(cfg, p, m, entry, ref, now, rpc)
     return s, p, entry.pos, done
 
 
@@ -287,7 +290,8 @@ def quorum_ack_checker(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, no
         for t in [t for t in pending if t != term]:
             for index, f in sorted(pending[t].items()):
                 if not f.done:
-                    outs.append(AppendResult(code=Code.TERM_CHANGED, index=index, term=t, pos=-1, ref=f.ref, rpc=f.rpc))
+                    outs.append(AppendResult(code=Code.TERM_CHANGED, index=index, term=t, pos=-1, ref=f.ref, rpc=f.rpc,
+                                     future_pos=f.pos))
             pending = pending.without(t)
     if len(marks) > 1:
         for t in [t for t in marks if t != term]:
@@ -310,7 +314,8 @@ def quorum_ack_checker(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, no
             break
         futures = futures.without(i)
         if not f.done:
-            outs.append(AppendResult(code=Code.SUCCESS, index=i, term=term, pos=f.pos, ref=f.ref, rpc=f.rpc))
+            outs.append(AppendResult(code=Code.SUCCESS, index=i, term=term, pos=f.pos, ref=f.ref, rpc=f.rpc,
+                                     future_pos=f.pos))
         ack_num += 1
         i -= 1
     if ack_num == 0:
@@ -338,7 +343,8 @@ def check_response_futures_timeout(cfg: st.NodeConfig, futures: FrozenMap, begin
         if f is None or now - f.created_ms < cfg.log.max_wait_ack_time_ms:
             break
         if not f.done:
-            outs.append(AppendResult(code=Code.WAIT_QUORUM_ACK_TIMEOUT, index=i, term=term, pos=-1, ref=f.ref, rpc=f.rpc))
+            outs.append(AppendResult(code=Code.WAIT_QUORUM_ACK_TIMEOUT, index=i, term=term, pos=-1, ref=f.ref, rpc=f.rpc,
+                                     future_pos=f.pos))
             futures = futures.set(i, f.evolve(done=True))
         i += 1
     return futures, outs
@@ -350,7 +356,8 @@ def check_response_futures_elapsed(futures: FrozenMap, end: int, term: int) -> t
     for index in sorted(i for i in futures if i < end):
         f = futures[index]
         if not f.done:
-            outs.append(AppendResult(code=Code.SUCCESS, index=index, term=term, pos=f.pos, ref=f.ref, rpc=f.rpc))
+            outs.append(AppendResult(code=Code.SUCCESS, index=index, term=term, pos=f.pos, ref=f.ref, rpc=f.rpc,
+                                     future_pos=f.pos))
         futures = futures.without(index)
     return futures, outs
 

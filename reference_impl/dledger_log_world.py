@@ -76,6 +76,12 @@ def servers(w: wm.World) -> range:
     return range(w.cfg.proto.node.dledger.peer_size())
 
 
+def store_of(w: wm.World, i: int) -> st.Store:
+    """Server i's log (in dledger_commitlog, the broker's DLedger node's)."""
+    n = w.nodes[i]
+    return getattr(n, "node", n).store
+
+
 # --- the client ---
 
 
@@ -177,7 +183,7 @@ def _see_committed_prefix(g: LogGhost, s: st.Store, lo: int, hi: int) -> LogGhos
 
 def ghost_update(g: LogGhost, w: wm.World, i: int, obs: Any) -> LogGhost:
     if isinstance(obs, dn.CommitAdvanced):
-        s = w.nodes[i].store
+        s = store_of(w, i)
         g = _see_committed_prefix(g, s, obs.old, obs.new)
         if obs.leader and obs.entry_term < obs.term:
             g = g.evolve(counted=g.counted | set(range(obs.old + 1, obs.new + 1)))
@@ -185,7 +191,7 @@ def ghost_update(g: LogGhost, w: wm.World, i: int, obs: Any) -> LogGhost:
         name = obs.code.name
         g = g.evolve(results=g.results.set(name, g.results.get(name, 0) + 1))
         if obs.code is el.Code.SUCCESS:
-            e = st.entry_at(w.nodes[i].store, obs.index)
+            e = st.entry_at(store_of(w, i), obs.index)
             if e is not None:
                 g = g.evolve(acked=g.acked.set(obs.index, g.acked.get(obs.index, frozenset()) | {e}))
             if w.history.calm and g.first_ack_after_calm_ms < 0:
@@ -196,7 +202,7 @@ def ghost_update(g: LogGhost, w: wm.World, i: int, obs: Any) -> LogGhost:
     elif isinstance(obs, ClientResult):
         g = g.evolve(appends=g.appends + 1)
     elif isinstance(obs, wm.Crash) and obs.os and obs.node in servers(w):
-        end = w.nodes[obs.node].store.end_index
+        end = store_of(w, obs.node).end_index
         node_id = w.cfg.ids[obs.node]
         for index in list(g.committed) + list(g.acked):
             if index > end:
@@ -204,7 +210,7 @@ def ghost_update(g: LogGhost, w: wm.World, i: int, obs: Any) -> LogGhost:
     elif isinstance(obs, (wm.Restart, wm.Calm)):
         for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
             if w.alive[j]:
-                s = w.nodes[j].store
+                s = store_of(w, j)
                 g = _see_committed_prefix(g, s, -1, s.committed_index)
     return g
 
@@ -362,6 +368,9 @@ PROTOCOL = wm.Protocol(
 # 60 s fault window still holds several crashes and partitions.
 CALM_AT_MS = 60_000
 PROFILES = [
+    wm.FaultProfile(name="lockstep", delay_ms=(1, 1),
+                    description="No faults; every message takes exactly 1 ms (for scripts that time a step "
+                                "between an acknowledgement and a flush)."),
     wm.FaultProfile(name="gentle", delay_ms=(1, 20), loss=0.002, crash=0.001, restart=0.01, calm_at_ms=CALM_AT_MS,
                     description="Rare message loss and the odd process crash; delays up to 20 ms."),
     wm.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.005, restart=0.01, calm_at_ms=CALM_AT_MS,

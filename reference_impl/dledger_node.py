@@ -114,6 +114,20 @@ def sync(cfg: st.NodeConfig, before: DLedgerNode, n: DLedgerNode) -> tuple[DLedg
     return n, ()
 
 
+def fast_advance_commit_index(cfg: st.NodeConfig, n: DLedgerNode, now: int) -> DLedgerNode:
+    """DLedgerServer.FastAdvanceCommitIndexService (0.4.0): a new leader with uncommitted entries
+    appends a no-op of its term (a raft-log read), which commits them by the current-term rule."""
+    s, m = n.store, n.member
+    if s.committed_index >= s.end_index:
+        return n
+    try:
+        s, entry = st.append_as_leader(cfg.log, s, m, st.NOOP, now)
+    except st.DLedgerError:
+        return n
+    p = ep.update_peer_water_mark(cfg, n.pusher, entry.term, m.self_id, entry.index)
+    return n.evolve(store=s, pusher=p, member=el.update_ledger_index_and_term(m, s.end_index, s.end_term))
+
+
 # --- the node as the world sees it ---
 
 
@@ -152,6 +166,9 @@ def on_tick(cfg: st.NodeConfig, n: DLedgerNode, now: int, draw: int) -> tuple[DL
         m, o = el.on_tick(cfg.dledger, m, now, draw)
         n = n.evolve(member=m)
         outs += o
+        if cfg.log.enable_fast_advance_commit_index and m.role is el.Role.LEADER and any(
+                isinstance(x, el.RoleChanged) and x.role is el.Role.LEADER for x in o):
+            n = fast_advance_commit_index(cfg, n, now)
     if 0 <= eh.wake_at(cfg, m, n.store, n.handler) <= now:
         s, h, o = eh.do_work(cfg, m, n.store, n.handler, now)
         n = n.evolve(store=s, handler=h)
@@ -205,13 +222,13 @@ def on_response(cfg: st.NodeConfig, n: DLedgerNode, ctx: Any, peer: str, resp: A
     return n.evolve(member=m), outs
 
 
-def handle_append(cfg: st.NodeConfig, n: DLedgerNode, body: Any, now: int, hook: Any = None
+def handle_append(cfg: st.NodeConfig, n: DLedgerNode, body: Any, now: int, hook: Any = None, ref: Any = None
                   ) -> tuple[DLedgerNode, int, tuple]:
     """DLedgerServer#handleAppend from a local caller (DLedger's client RPC, or RocketMQ's
     DLedgerCommitLog): the future's pos (-1: rejected) and the outputs (an AppendResult when
     it completed at once)."""
     before = n
     req = ep.AppendEntryRequest(group=cfg.dledger.group, remote_id=n.member.self_id, body=body)
-    s, p, pos, done = ep.handle_append(cfg, n.member, n.store, n.pusher, req, now, hook)
+    s, p, pos, done = ep.handle_append(cfg, n.member, n.store, n.pusher, req, now, hook, ref=ref)
     n, outs = sync(cfg, before, n.evolve(store=s, pusher=p))
     return n, pos, ((done,) if done is not None else ()) + outs

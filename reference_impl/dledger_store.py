@@ -33,7 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl.election import Code, DLedgerConfig, Member, Role
-from reference_impl.state import record
+from reference_impl.state import check_fields, record
 
 HEADER_SIZE = 44  # DLedgerEntry.HEADER_SIZE: magic, size, index, term, pos, channel, chainCrc, bodyCrc
 BODY_OFFSET = 48  # DLedgerEntry.BODY_OFFSET = HEADER_SIZE + 4 (the body length)
@@ -71,10 +71,15 @@ class LogConfig:
     remoting server's 4-thread public pool, so pushes from one leader may be handled out of
     the order they were sent; "single_thread" handles them in send order, as one thread
     behind one TCP connection would (a push overtaken by a later one is then never handled,
-    like one lost with its connection)."""
+    like one lost with its connection).
+
+    `enable_fast_advance_commit_index` (DLedger 0.4.0's FastAdvanceCommitIndexService, off
+    by default there): a new leader whose log is not all committed appends a no-op entry,
+    so that the current-term rule can commit its older entries."""
 
     dledger_version: str = "0.2.6"
     push_processor: str = "pool"
+    enable_fast_advance_commit_index: bool = False  # DLedger 0.4.0 only: a new leader appends a no-op
     max_pending_requests_num: int = 10000
     max_wait_ack_time_ms: int = 2500
     max_push_time_out_ms: int = 1000
@@ -92,6 +97,7 @@ class LogConfig:
     def __attrs_post_init__(self) -> None:
         if self.dledger_version not in VERSIONS:
             raise ValueError(f"dledger_version must be one of {', '.join(VERSIONS)}")
+        check_fields(self)
         if self.push_processor not in ("pool", "single_thread"):
             raise ValueError("push_processor must be 'pool' or 'single_thread'")
 
@@ -145,6 +151,9 @@ class Body:
 
     key: str
     length: int
+
+
+NOOP = Body(key="noop", length=0)  # FastAdvanceCommitIndexService's entry (a raft-log read)
 
 
 def body_length(body: Any) -> int:

@@ -34,7 +34,14 @@ LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself: the T
 
 
 def _servers(w: wm.World) -> tuple:
-    return w.nodes[:len(w.cfg.proto.node.dledger.peers)]
+    """The DLedger servers' nodes (in dledger_commitlog, each broker's DLedger node)."""
+    nodes = w.nodes[:len(w.cfg.proto.node.dledger.peers)]
+    return tuple(n.node for n in nodes) if nodes and hasattr(nodes[0], "node") else nodes
+
+
+def _dl(w: wm.World, i: int) -> Any:
+    n = w.nodes[i]
+    return getattr(n, "node", n)
 
 
 def _reled(w: wm.World, term: int) -> str | None:
@@ -68,7 +75,7 @@ def _cause(w: wm.World, index: int) -> str | None:
 def _leader_held(w: wm.World, i: int, dropped: list) -> str | None:
     """Node i's dropped entries are all in its leader's log: a benign, stale-compare truncation
     (both mechanisms are repaired in the "fixed" profile, where this is no known cause)."""
-    n = w.nodes[i]
+    n = _dl(w, i)
     term_cause = _reled(w, n.member.curr_term)
     if term_cause:
         return term_cause
@@ -77,7 +84,7 @@ def _leader_held(w: wm.World, i: int, dropped: list) -> str | None:
     leader = n.member.leader_id
     if leader is None or leader not in w.cfg.ids:
         return None
-    ls = w.nodes[w.cfg.ids.index(leader)].store
+    ls = _dl(w, w.cfg.ids.index(leader)).store
     if all(st.entry_at(ls, e.index) == e for e in dropped):
         return LEADER_HELD.format(node=w.cfg.ids[i], leader=leader)
     return None
@@ -134,7 +141,7 @@ def log1_explain(w: wm.World) -> str:
 
 def _missing(w: wm.World, i: int, wanted: Any) -> list[int]:
     """Indexes of `wanted` (index -> entry or set of entries) that node i's log does not hold."""
-    s = w.nodes[i].store
+    s = _dl(w, i).store
     out = []
     for index, want in wanted.items():
         have = st.entry_at(s, index)
