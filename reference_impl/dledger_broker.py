@@ -194,16 +194,15 @@ def msg_id(node_id: str, offset: int) -> str:
 
 def boot(cfg: st.NodeConfig, bc: BrokerConfig, self_id: str, now: int, node: dn.DLedgerNode | None = None,
          store: cl.MessageStore | None = None, forced_leader: str | None = None) -> Broker:
-    """BrokerController start: the store recovers (DLedgerCommitLog#recover) before DLedger starts."""
-    base = node.store if node is not None else st.empty(now=now)
-    ms = store if store is not None else cl.MessageStore()
-    base, ms = cl.recover(base, ms, bc.mapped_file_size_commit_log)
+    """BrokerController start: DLedger's store recovers, then DLedgerCommitLog#recover (the upgrade),
+    then DefaultMessageStore#start dispatches what the consume queues lack before anything else runs."""
     m = node.member if node is not None else None
-    n = dn.boot(cfg, self_id, now, store=base, forced_leader=forced_leader,
+    n = dn.boot(cfg, self_id, now, store=node.store if node is not None else None, forced_leader=forced_leader,
                 curr_term=m.curr_term if m else 0, curr_vote_for=m.curr_vote_for if m else None)
-    role = BrokerRole(bc.broker_role)
-    return Broker(node=n, store=ms, id=dledger_id(self_id), broker_role=role, broker_id=bc.broker_id,
-                  next_register_ms=now)
+    s, ms = cl.recover(n.store, store if store is not None else cl.MessageStore(), bc.mapped_file_size_commit_log)
+    n = n.evolve(store=s)
+    return Broker(node=n, store=ms, id=dledger_id(self_id), broker_role=BrokerRole(bc.broker_role),
+                  broker_id=bc.broker_id, next_register_ms=now)
 
 
 def crash(cfg: st.NodeConfig, b: Broker, kind: str) -> Broker:

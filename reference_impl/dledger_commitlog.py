@@ -271,7 +271,8 @@ def max_phy_offset_in_queues(ms: MessageStore) -> int:
 
 
 def recover(s: st.Store, ms: MessageStore, file_size: int) -> tuple[st.Store, MessageStore]:
-    """DLedgerCommitLog#recover (normal and abnormal alike), then DefaultMessageStore#start's reput offset.
+    """DLedgerCommitLog#recover (normal and abnormal alike; DLedger's store has recovered), then
+    DefaultMessageStore#start: the reput offset, dispatch until caught up, recoverTopicQueueTable.
 
     With DLedger data: dividedCommitlogOffset is its first file's start, deletion stays off
     while old files remain, and consume queue units past DLedger's max wrote position go.
@@ -292,8 +293,8 @@ def recover(s: st.Store, ms: MessageStore, file_size: int) -> tuple[st.Store, Me
                        delete_dledger_disabled=True)
         s = s.evolve(min_pos=divided)
     start = max(max_phy_offset_in_queues(ms), get_min_offset(ms, s), 0)
-    ms = recover_topic_queue_table(ms.evolve(reput_from=start))
-    return s, ms
+    ms = do_reput(s, ms.evolve(reput_from=start))  # start(): wait until dispatchBehindBytes() <= 0
+    return s, recover_topic_queue_table(ms)
 
 
 def delete_expired_file(ms: MessageStore) -> tuple[MessageStore, int]:

@@ -320,6 +320,9 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> wm.WorldConfig
     for k in ("producers", "consumers"):
         if not isinstance(world.get(k, 1), int) or not 0 <= world.get(k, 1) <= 4:
             raise ValueError(f"{k} must be an integer in 0..4")
+    # DLedgerCommitLog: dLedgerConfig.setMappedFileSizeForEntryData(mappedFileSizeCommitLog)
+    log.setdefault("mapped_file_size_for_entry_data", broker.get("mapped_file_size_commit_log",
+                                                               bk.BrokerConfig().mapped_file_size_commit_log))
     node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **opts), log=st.LogConfig(**log))
     proto = CommitLogWorldConfig(node=node, broker=bk.BrokerConfig(**broker), **world)
     ids = peers + (bk.NAMESRV,) + tuple(f"p{k}" for k in range(proto.producers)) + tuple(
