@@ -158,6 +158,12 @@ def _unit_ok(w: wm.World, b: bk.Broker, q: int, k: int, unit: tuple) -> bool:
     return w.ghost.committed.get(e.index) == e
 
 
+def _extends(old: tuple, new: tuple) -> bool:
+    """`new` is `old` plus more at the end. Logs and consume queues are only ever rebuilt as a
+    prefix of the old tuple plus new items, so the same object at both ends of `old` tells."""
+    return old is new or (len(new) >= len(old) and (not old or (new[0] is old[0] and new[len(old) - 1] is old[-1])))
+
+
 def cq_problem(w: wm.World) -> tuple[int, int, int] | None:
     """(broker, queue, unit index) of a unit that does not point at its committed message."""
     for i, b in _brokers(w):
@@ -167,8 +173,7 @@ def cq_problem(w: wm.World) -> tuple[int, int, int] | None:
         for q, units in b.store.consume_queues.items():
             last = _CHECKED.get((i, q))
             start = 0
-            if last is not None and last[1] is entries and len(last[0]) <= len(units) and (
-                    not last[0] or units[len(last[0]) - 1] is last[0][-1]):
+            if last is not None and _extends(last[1], entries) and _extends(last[0], units):
                 start = len(last[0])
             for k in range(start, len(units)):
                 if not _unit_ok(w, b, q, k, units[k]):
@@ -294,6 +299,11 @@ def measure(w: wm.World) -> dict:
     }
 
 
+def _broker_reads(w: wm.World) -> tuple:
+    """What DCL-3/4/6 read: the brokers, whether they are up, and the ghost."""
+    return w.nodes[:len(w.cfg.proto.node.dledger.peers)] + (w.alive, w.ghost)
+
+
 PROTOCOL = "dledger_commitlog"
 LOG_PROPERTIES = [attrs.evolve(p, protocol=PROTOCOL) for p in logspec.PROPERTIES if p.id != "LOG-L"]
 
@@ -307,17 +317,17 @@ PROPERTIES = LOG_PROPERTIES + [
              explain=dcl2_explain, reads=lambda w: (w.ghost.offset_conflicts, w.ghost.order_violations),
              statement="Acknowledged physical offsets are unique and increase in append order: a message "
                        "appended after another was acknowledged lands past it."),
-    Property(id="DCL-3", protocol=PROTOCOL, kind="safety", holds=dcl3, explain=dcl3_problem,
+    Property(id="DCL-3", protocol=PROTOCOL, kind="safety", holds=dcl3, explain=dcl3_problem, reads=_broker_reads,
              statement="Offsets below dividedCommitlogOffset read from the old commitlog, others from DLedger, "
                        "with no hole between them; after the upgrade nothing is written to the old commitlog."),
-    Property(id="DCL-4", protocol=PROTOCOL, kind="safety", holds=dcl4, expected_when=dcl4_expected,
+    Property(id="DCL-4", protocol=PROTOCOL, kind="safety", holds=dcl4, expected_when=dcl4_expected, reads=_broker_reads,
              explain=dcl4_explain,
              statement="Every consume queue unit of a live broker points at the message of that queue and queue "
                        "offset, an entry that was committed (dispatch covers the committed prefix only)."),
     Property(id="DCL-5", protocol=PROTOCOL, kind="expected", holds=dcl5, expected_when=dcl5_expected,
              explain=dcl5_explain, reads=lambda w: (w.ghost.committed_keys,),
              statement="A message the producer sent once (one send call) is committed at most once."),
-    Property(id="DCL-6", protocol=PROTOCOL, kind="safety", holds=dcl6,
+    Property(id="DCL-6", protocol=PROTOCOL, kind="safety", holds=dcl6, reads=_broker_reads,
              statement="Broker ids follow DLedger ids: a SLAVE has brokerId = selfId digits + 1 (n0 -> 1), a "
                        "SYNC_MASTER has 0."),
     Property(id="DCL-L", protocol=PROTOCOL, kind="bounded", holds=dcl_l, explain=dcl_l_explain,

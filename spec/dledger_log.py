@@ -33,10 +33,17 @@ LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself: the T
                "reordered APPEND), and updateCommittedIndex clamps the commit index down to the new end")
 
 
+_SERVERS: list = [None, ()]  # (the world's nodes tuple, its servers): predicates ask many times per step
+
+
 def _servers(w: wm.World) -> tuple:
     """The DLedger servers' nodes (in dledger_commitlog, each broker's DLedger node)."""
+    if _SERVERS[0] is w.nodes:
+        return _SERVERS[1]
     nodes = w.nodes[:len(w.cfg.proto.node.dledger.peers)]
-    return tuple(n.node for n in nodes) if nodes and hasattr(nodes[0], "node") else nodes
+    out = tuple(n.node for n in nodes) if nodes and hasattr(nodes[0], "node") else nodes
+    _SERVERS[0], _SERVERS[1] = w.nodes, out
+    return out
 
 
 def _dl(w: wm.World, i: int) -> Any:
