@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from property_tests.dledger_support import PEERS3, body, leader_store, member, node_cfg
+from reference_impl import dledger_entry_dispatcher as ed
 from reference_impl import dledger_entry_handler as eh
 from reference_impl import dledger_entry_pusher as ep
 from reference_impl import dledger_store as st
@@ -149,8 +150,8 @@ def dispatcher(p: ep.Pusher, peer: str = "n1") -> tuple[int, ep.Dispatcher]:
 def test_a_new_term_starts_in_compare() -> None:
     p = pusher()
     k, d = dispatcher(p)
-    p = ep._put(p, k, d.evolve(type=ep.PushType.APPEND, term=1, leader_id="n0", compare_index=-1, write_index=5))
-    p, d, ok = ep.check_and_fresh_state(CFG, LEADER, p, p.dispatchers[k])
+    p = ed._put(p, k, d.evolve(type=ep.PushType.APPEND, term=1, leader_id="n0", compare_index=-1, write_index=5))
+    p, d, ok = ed.check_and_fresh_state(CFG, LEADER, p, p.dispatchers[k])
     assert ok and (d.type, d.term, d.compare_index) == (ep.PushType.COMPARE, 2, -1)
 
 
@@ -159,35 +160,35 @@ def test_compare_index_left_in_compare_survives_into_a_new_leadership(version: s
     cfg = node_cfg(dledger_version=version)
     p = ep.new_pusher(cfg, "n0", 0)
     k, d = dispatcher(p)
-    p = ep._put(p, k, d.evolve(type=ep.PushType.COMPARE, term=1, leader_id="n0", compare_index=1))
-    _, d, _ = ep.check_and_fresh_state(cfg, LEADER, p, p.dispatchers[k])
+    p = ed._put(p, k, d.evolve(type=ep.PushType.COMPARE, term=1, leader_id="n0", compare_index=1))
+    _, d, _ = ed.check_and_fresh_state(cfg, LEADER, p, p.dispatchers[k])
     assert d.compare_index == compare_index
 
 
 def fresh(p: ep.Pusher, **fields) -> tuple[int, ep.Pusher]:
     k, d = dispatcher(p)
-    return k, ep._put(p, k, d.evolve(term=2, leader_id="n0", **fields))
+    return k, ed._put(p, k, d.evolve(term=2, leader_id="n0", **fields))
 
 
 def test_an_empty_leader_does_not_compare() -> None:
     k, p = fresh(pusher())
-    p, outs = ep.dispatcher_do_work(CFG, LEADER, st.empty(), p, k, 0)
-    assert outs == () and ep.dispatcher_wake_at(CFG, LEADER, st.empty(), p, p.dispatchers[k]) == -1
+    p, outs = ed.dispatcher_do_work(CFG, LEADER, st.empty(), p, k, 0)
+    assert outs == () and ed.dispatcher_wake_at(CFG, LEADER, st.empty(), p, p.dispatchers[k]) == -1
 
 
 def test_compare_sends_the_leaders_end_entry_and_blocks() -> None:
     s = leader_store(CFG.log, 3, term=2)
     k, p = fresh(pusher())
-    p, outs = ep.dispatcher_do_work(CFG, LEADER, s, p, k, 0)
+    p, outs = ed.dispatcher_do_work(CFG, LEADER, s, p, k, 0)
     (send,) = outs
     assert send.msg.type is ep.PushType.COMPARE and send.msg.entry == st.get(s, 2)
-    assert p.dispatchers[k].waiting and ep.dispatcher_wake_at(CFG, LEADER, s, p, p.dispatchers[k]) == -1
+    assert p.dispatchers[k].waiting and ed.dispatcher_wake_at(CFG, LEADER, s, p, p.dispatchers[k]) == -1
 
 
 def compare_reply(s: st.Store, compare_index: int, code: Code, begin: int, end: int):
     k, p = fresh(pusher(), compare_index=compare_index, waiting=1)
     resp = ep.PushEntryResponse(code=code, term=2, index=compare_index, begin_index=begin, end_index=end)
-    p, outs = ep.on_push_response(CFG, LEADER, s, p, ("push", "COMPARE", "n1", 1), resp, 5)
+    p, outs = ed.on_push_response(CFG, LEADER, s, p, ("push", "COMPARE", "n1", 1), resp, 5)
     return p, p.dispatchers[k], outs
 
 
@@ -222,7 +223,7 @@ def test_compare_mismatch_branches(compare_index, begin, end, next_index, trunca
 
 def test_a_failed_compare_sleeps_500_ms_in_compare() -> None:
     k, p = fresh(pusher(), compare_index=3, waiting=1)
-    p, _ = ep.on_push_response(CFG, LEADER, S5, p, ("push", "COMPARE", "n1", 1), None, 100)
+    p, _ = ed.on_push_response(CFG, LEADER, S5, p, ("push", "COMPARE", "n1", 1), None, 100)
     d = p.dispatchers[k]
     assert (d.type, d.waiting, d.sleep_until, d.compare_index) == (ep.PushType.COMPARE, 0, 600, 3)
 
@@ -230,18 +231,18 @@ def test_a_failed_compare_sleeps_500_ms_in_compare() -> None:
 def test_truncate_success_appends_after_the_truncated_index() -> None:
     k, p = fresh(pusher(), type=ep.PushType.TRUNCATE, waiting=4, truncate_index=2)
     resp = ep.PushEntryResponse(code=Code.SUCCESS, term=2, index=2, begin_index=0, end_index=2)
-    p, _ = ep.on_push_response(CFG, LEADER, S5, p, ("push", "TRUNCATE", "n1", 4), resp, 9)
+    p, _ = ed.on_push_response(CFG, LEADER, S5, p, ("push", "TRUNCATE", "n1", 4), resp, 9)
     d = p.dispatchers[k]
     assert (d.type, d.write_index, ep.peer_water_mark(CFG, p, 2, "n1")) == (ep.PushType.APPEND, 3, 2)
 
 
 def test_append_pushes_every_new_entry_then_commits_after_a_quiet_second() -> None:
     k, p = fresh(with_marks(pusher(), 2, n1=1), type=ep.PushType.APPEND, write_index=2)
-    p, outs = ep.dispatcher_do_work(CFG, LEADER, S5, p, k, 100)
+    p, outs = ed.dispatcher_do_work(CFG, LEADER, S5, p, k, 100)
     assert [o.msg.entry.index for o in outs if o.msg.type is ep.PushType.APPEND] == [2, 3, 4]
     d = p.dispatchers[k]
-    assert ep.dispatcher_wake_at(CFG, LEADER, S5, p, d) == 1101  # COMMIT, or the re-push of 2, at 1101
-    p, outs = ep.dispatcher_do_work(CFG, LEADER, S5, p, k, 1101)
+    assert ed.dispatcher_wake_at(CFG, LEADER, S5, p, d) == 1101  # COMMIT, or the re-push of 2, at 1101
+    p, outs = ed.dispatcher_do_work(CFG, LEADER, S5, p, k, 1101)
     kinds = sorted((o.msg.type.value, o.msg.entry.index if o.msg.entry else None) for o in outs)
     assert kinds == [("APPEND", 2), ("COMMIT", None)]
 
@@ -249,20 +250,20 @@ def test_append_pushes_every_new_entry_then_commits_after_a_quiet_second() -> No
 def test_append_replies() -> None:
     k, p = fresh(pusher(), type=ep.PushType.APPEND, write_index=5, pending_map=FrozenMap({3: 0, 4: 0}))
     ok = ep.PushEntryResponse(code=Code.SUCCESS, term=1, index=3)
-    p2, _ = ep.on_push_response(CFG, LEADER, S5, p, ("push", "APPEND", "n1", 9), ok, 5)
+    p2, _ = ed.on_push_response(CFG, LEADER, S5, p, ("push", "APPEND", "n1", 9), ok, 5)
     assert ep.peer_water_mark(CFG, p2, 1, "n1") == 3  # keyed by the reply's (request's) term
     assert 3 not in p2.dispatchers[k].pending_map
     bad = ep.PushEntryResponse(code=Code.INCONSISTENT_STATE, term=2, index=4)
-    p3, _ = ep.on_push_response(CFG, LEADER, S5, p, ("push", "APPEND", "n1", 9), bad, 5)
+    p3, _ = ed.on_push_response(CFG, LEADER, S5, p, ("push", "APPEND", "n1", 9), bad, 5)
     assert p3.dispatchers[k].type is ep.PushType.COMPARE and not p3.dispatchers[k].pending_map
     for other in (None, ep.PushEntryResponse(code=Code.REPEATED_PUSH, term=2, index=4)):
-        assert ep.on_push_response(CFG, LEADER, S5, p, ("push", "APPEND", "n1", 9), other, 5)[0] is p
+        assert ed.on_push_response(CFG, LEADER, S5, p, ("push", "APPEND", "n1", 9), other, 5)[0] is p
 
 
 def test_append_of_an_index_below_the_begin_goes_back_to_compare() -> None:
     s = S5.evolve(entries=S5.entries[3:], begin_index=3)
     k, p = fresh(pusher(), type=ep.PushType.APPEND, write_index=1)
-    p, outs = ep.dispatcher_do_work(CFG, LEADER, s, p, k, 0)
+    p, outs = ed.dispatcher_do_work(CFG, LEADER, s, p, k, 0)
     assert p.dispatchers[k].type is ep.PushType.COMPARE and outs == ()
 
 
@@ -368,7 +369,7 @@ def test_single_thread_processing_never_handles_an_overtaken_push() -> None:
 
 def test_sends_and_responds_are_what_the_world_routes() -> None:
     k, p = fresh(pusher(), type=ep.PushType.APPEND, write_index=0)
-    _, outs = ep.dispatcher_do_work(CFG, LEADER, S5, p, k, 0)
+    _, outs = ed.dispatcher_do_work(CFG, LEADER, S5, p, k, 0)
     assert all(isinstance(o, Send) and o.timeout_ms == 3000 for o in outs)
     h, _ = handle(eh.EntryHandler(), push(ep.PushType.APPEND, S5.entries[0]), 7)
     _, _, outs = eh.do_work(CFG, F, st.empty(), h, 0)

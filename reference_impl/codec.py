@@ -183,6 +183,7 @@ def dump_config(cfg: wm.WorldConfig) -> dict:
         "profile": encode_fields(cfg.profile),
         "script": [scenario.thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
+        "crashable": [cfg.ids[i] for i in cfg.crashable],
     }
 
 
@@ -203,11 +204,13 @@ def load_config(d: Any) -> wm.WorldConfig:
         profile = wm.FaultProfile(**prof)
         script = scenario.parse_actions(d.get("script", []), ids, p)
         down = tuple(ids.index(x) for x in d.get("down", []))
+        crashable = tuple(ids.index(x) for x in d.get("crashable", []))
         proto = p.load_config(d["proto"])
         peers = getattr(getattr(proto, "dledger", proto), "peers", ids)
         if tuple(peers) != ids:
             raise DecodeError(f"the protocol's peers {list(peers)} are not the world's nodes {list(ids)}")
-        return wm.WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down)
+        return wm.WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
+                              crashable=crashable)
     except KeyError as e:
         raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
     except (TypeError, ValueError) as e:

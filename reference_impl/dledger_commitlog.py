@@ -32,8 +32,6 @@ disk loss (their 1 s flush is not modelled); only the batch-less put path.
 from __future__ import annotations
 
 import enum
-from typing import Any
-
 from reference_impl import dledger_store as st
 from reference_impl.election import Code
 from reference_impl.state import EMPTY, FrozenMap, record

@@ -24,7 +24,7 @@ from reference_impl import election as el
 from reference_impl import faults
 from reference_impl import world as wm
 from reference_impl.network import Send
-from reference_impl.state import EMPTY, FrozenMap, record
+from reference_impl.state import EMPTY, FrozenMap, check_fields, record
 
 CLIENT_RPC_TIMEOUT_MS = 3000  # DLedgerClientRpcNettyService: invokeAsync(..., 3000, ...)
 
@@ -36,6 +36,11 @@ class LogWorldConfig:
     client_interval_ms: int = 500
     body_size: int = 16
     forced_leader: str | None = None  # the DLedger tests' harness: elector off, term 0, this node leads
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        if self.client_interval_ms <= 0 or self.body_size < 0:
+            raise ValueError("client_interval_ms must be positive and body_size not negative")
 
 
 @record

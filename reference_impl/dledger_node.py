@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from reference_impl import dledger_entry_dispatcher as ed
 from reference_impl import dledger_entry_handler as eh
 from reference_impl import dledger_entry_pusher as ep
 from reference_impl import dledger_store as st
@@ -140,7 +141,7 @@ def wake_at(cfg: st.NodeConfig, n: DLedgerNode) -> int:
             wake = t
     if m.role is el.Role.LEADER:
         for d in p.dispatchers:
-            t = ep.dispatcher_wake_at(cfg, m, s, p, d)
+            t = ed.dispatcher_wake_at(cfg, m, s, p, d)
             if t >= 0 and (wake < 0 or t < wake):
                 wake = t
         t = ep.checker_wake_at(cfg, m, p)
@@ -179,8 +180,8 @@ def on_tick(cfg: st.NodeConfig, n: DLedgerNode, now: int, draw: int) -> tuple[DL
     if m.role is el.Role.LEADER:
         p = n.pusher
         for k, d in enumerate(p.dispatchers):
-            if 0 <= ep.dispatcher_wake_at(cfg, m, n.store, p, d) <= now:
-                p, o = ep.dispatcher_do_work(cfg, m, n.store, p, k, now)
+            if 0 <= ed.dispatcher_wake_at(cfg, m, n.store, p, d) <= now:
+                p, o = ed.dispatcher_do_work(cfg, m, n.store, p, k, now)
                 outs += o
         if 0 <= ep.checker_wake_at(cfg, m, p) <= now:
             s, p, o = ep.quorum_ack_checker(cfg, m, n.store, p, now)
@@ -216,7 +217,7 @@ def on_response(cfg: st.NodeConfig, n: DLedgerNode, ctx: Any, peer: str, resp: A
                 ) -> tuple[DLedgerNode, tuple]:
     """Complete the future of an RPC this node sent (None: it failed or timed out)."""
     if ctx[0] == "push":
-        p, outs = ep.on_push_response(cfg, n.member, n.store, n.pusher, ctx, resp, now)
+        p, outs = ed.on_push_response(cfg, n.member, n.store, n.pusher, ctx, resp, now)
         return n.evolve(pusher=p), outs
     m, outs = el.on_response(cfg.dledger, n.member, ctx, peer, resp, now)
     return n.evolve(member=m), outs
