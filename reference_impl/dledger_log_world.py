@@ -256,7 +256,9 @@ class Reply:
 
 @record
 class AppendReply:
-    code: el.Code
+    """The last handleAppend's future: `code` None while it is still pending."""
+
+    code: el.Code | None
     index: int
     pos: int
 
@@ -274,12 +276,13 @@ def script_action(w: wm.World, do: str, i: int, args: dict) -> tuple[wm.World, t
     outs: tuple = ()
     if do == "append":
         # DLedgerServer#handleAppend, `count` times (the tests' loops); replies are the futures' states
-        for k in range(args.get("count", 1)):
+        count, pos = args.get("count", 1), -1
+        for k in range(count):
             n, pos, o = dn.handle_append(c, n, _body(w, args, k), w.now)
             outs += o
-        done = [o for o in outs if isinstance(o, ep.AppendResult)]
+        last = [o for o in outs if isinstance(o, ep.AppendResult) and o.ref.key == f"s{w.script_pos}-{count - 1}"]
         outs += (Reply(request=args, reply=AppendReply(
-            code=done[-1].code if done else el.Code.SUCCESS, index=n.store.end_index, pos=pos)),)
+            code=last[0].code if last else None, index=n.store.end_index, pos=pos)),)
     elif do == "append_as_leader":
         s = n.store
         for k in range(args.get("count", 1)):
