@@ -71,7 +71,7 @@ class LogGhost:
     conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
     counted: frozenset = frozenset()  # indexes committed by a leader whose commit-index entry was of an older term
     acked: FrozenMap = EMPTY  # index -> frozenset of entries a leader answered SUCCESS for at that index
-    os_lost: FrozenMap = EMPTY  # index -> frozenset of servers whose OS crash may have lost it (committed/acked)
+    os_lost: tuple = ()  # (server, lo, hi): its OS crash may have lost indexes lo+1..hi (hi: the others' max end)
     appends: int = 0
     results: FrozenMap = EMPTY  # AppendResult code name -> count
     first_ack_after_calm_ms: int = -1
@@ -207,11 +207,12 @@ def ghost_update(g: LogGhost, w: wm.World, i: int, obs: Any) -> LogGhost:
     elif isinstance(obs, ClientResult):
         g = g.evolve(appends=g.appends + 1)
     elif isinstance(obs, wm.Crash) and obs.os and obs.node in servers(w):
+        # What the crash dropped is past the surviving end; an entry that can be (or was) committed
+        # or acknowledged was also in another node's log then (the leader's at least).
         end = store_of(w, obs.node).end_index
-        node_id = w.cfg.ids[obs.node]
-        for index in list(g.committed) + list(g.acked):
-            if index > end:
-                g = g.evolve(os_lost=g.os_lost.set(index, g.os_lost.get(index, frozenset()) | {node_id}))
+        others = max((store_of(w, j).end_index for j in servers(w) if j != obs.node), default=-1)
+        if others > end:
+            g = g.evolve(os_lost=g.os_lost + ((w.cfg.ids[obs.node], end, others),))
     elif isinstance(obs, (wm.Restart, wm.Calm)):
         for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
             if w.alive[j]:

@@ -68,8 +68,9 @@ def _cause(w: wm.World, index: int) -> str | None:
     g = w.ghost
     if index in g.counted:
         return FIGURE_8.format(i=index, v=w.cfg.proto.node.log.dledger_version)
-    if index in g.os_lost:
-        return OS_LOST.format(who=", ".join(sorted(g.os_lost[index])), i=index)
+    who = sorted({node for node, lo, hi in g.os_lost if lo < index <= hi})
+    if who:
+        return OS_LOST.format(who=", ".join(who), i=index)
     terms = {e.term for e in [g.committed.get(index)] if e is not None}
     terms |= {e.term for e in g.conflicts.get(index, ())} | {e.term for e in g.acked.get(index, ())}
     for t in sorted(terms):
