@@ -67,6 +67,7 @@ class ClientResult:
 @record
 class LogGhost:
     elected: FrozenMap = EMPTY  # term -> frozenset of server ids that became LEADER in it
+    regressed: FrozenMap = EMPTY  # term -> a higher term that had a leader before this one led it
     committed: FrozenMap = EMPTY  # index -> the first entry any node committed there
     conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
     counted: frozenset = frozenset()  # indexes committed by a leader whose commit-index entry was of an older term
@@ -203,6 +204,9 @@ def ghost_update(g: LogGhost, w: wm.World, i: int, obs: Any) -> LogGhost:
                 g = g.evolve(first_ack_after_calm_ms=w.now)
     elif isinstance(obs, el.RoleChanged) and obs.role is el.Role.LEADER:
         node_id = w.cfg.ids[i]
+        higher = max((t for t in g.elected if t > obs.term), default=None)
+        if higher is not None:
+            g = g.evolve(regressed=g.regressed.set(obs.term, higher))
         g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
     elif isinstance(obs, ClientResult):
         g = g.evolve(appends=g.appends + 1)

@@ -26,6 +26,8 @@ OS_LOST = ("an OS crash of {who} may have dropped index {i} from its unflushed t
            "appends from the page cache and flushes every flushFileInterval)")
 RELED = ("{who} lost its unflushed log tail (and its currterm file) in an OS crash and led term {t} again, "
          "so two different entries carry term {t}")
+REGRESSED = ("term {t} was led after term {higher} had been (terms went back: {who} lost currterm files in OS "
+             "crashes), so what term {t} committed is outranked by logs of term {higher}")
 TWO_LEADERS = ("{leaders} both led term {t} (ELE-1: {who} lost a currterm file in an OS crash), "
                "so their entries of term {t} differ")
 LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself: the TRUNCATE was decided on stale "
@@ -52,8 +54,11 @@ def _dl(w: wm.World, i: int) -> Any:
 
 
 def _reled(w: wm.World, term: int) -> str | None:
-    """A node that lost writes in an OS crash led `term` (again, or besides another leader)."""
+    """A node that lost writes in an OS crash led `term` (again, or besides another leader), or
+    `term` was led after a higher one (lost term files let terms go back)."""
     lost = {w.cfg.ids[i] for i in w.history.lost_writes}
+    if term in w.ghost.regressed and lost:
+        return REGRESSED.format(t=term, higher=w.ghost.regressed[term], who=", ".join(sorted(lost)))
     leaders = w.ghost.elected.get(term, frozenset())
     who = sorted(lost & leaders)
     if who:
