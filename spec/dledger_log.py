@@ -255,10 +255,20 @@ def log4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     for i, (nb, na, ub, ua) in enumerate(zip(_servers(before), _servers(after), before.alive, after.alive)):
         old, new = nb.store.committed_index, na.store.committed_index
         if ub and ua and new < old:
-            dropped = _dropped(nb.store, na.store)
             return _violated(after, f"{after.cfg.ids[i]}'s committed index went from {old} to {new}",
-                             _leader_held(after, i, dropped) if dropped else None)
+                             _decrease_cause(after, i, nb.store, na.store, new, old))
     return True
+
+
+def _decrease_cause(w: wm.World, i: int, sb: st.Store, sa: st.Store, new: int, old: int) -> str | None:
+    """updateCommittedIndex clamps to the end, so a commit index goes back only once the log was cut
+    below it (now, or by an earlier truncation): the cause is that of the entries it covered."""
+    causes = [_cause(w, index) for index in range(new + 1, old + 1)]
+    if causes and all(causes):
+        return causes[0]
+    dropped = _dropped(sb, sa) or [e for e in (w.ghost.committed.get(k) for k in range(new + 1, old + 1))
+                                   if e is not None]
+    return _leader_held(w, i, dropped) if dropped else None
 
 
 # --- LOG-5: no two different entries are ever committed at one index ---
