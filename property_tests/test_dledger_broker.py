@@ -239,3 +239,32 @@ def test_producer_without_a_master_fails_at_once_and_polls() -> None:
     p = cc.Producer(self_id="p0", route=FrozenMap({2: "n1"}), next_poll_ms=99999)
     p, outs = cc.producer_on_tick(W, p, 0)
     assert outs[0].status == "FAILED" and p.next_poll_ms == 0
+
+
+def test_after_a_failover_a_slave_learns_its_master_only_at_its_next_periodic_registration() -> None:
+    """changeToSlave / changeToMaster register one-way, so the surviving slave's masterAddr names the
+    old master (or nothing) until its periodic registration (every 30 s) answers with the new one."""
+    from reference_impl import chooser
+    from reference_impl import dledger_commitlog_world as cw
+    from reference_impl import world as wm
+
+    w = wm.init(cw.make_config(3, {"producers": 0, "consumers": 0}))
+    ch = chooser.SeededChooser(7)
+    while not any(b.broker_role is bk.BrokerRole.SYNC_MASTER for b in w.nodes[:3]) or w.now < 31_000:
+        w, _ = wm.step(w, ch.choose(w))
+    old = next(i for i, b in enumerate(w.nodes[:3]) if b.broker_role is bk.BrokerRole.SYNC_MASTER)
+    w, _ = wm.apply_fault(w, wm.Crash(node=old))
+    mastered_at, learned_at, new = None, None, None
+    while learned_at is None and w.now < 120_000:
+        w, obs = wm.step(w, ch.choose(w))
+        for i, o in obs:
+            if isinstance(o, bk.BecameMaster) and mastered_at is None:
+                mastered_at, new = w.now, w.cfg.ids[i]
+        if new is not None:
+            slave = next(b for i, b in enumerate(w.nodes[:3]) if i != old and w.cfg.ids[i] != new)
+            if slave.master_addr == new:
+                learned_at = w.now
+            else:
+                assert slave.master_addr in (w.cfg.ids[old], None)
+    assert mastered_at is not None and learned_at is not None
+    assert 0 < learned_at - mastered_at <= 30_000 + 20

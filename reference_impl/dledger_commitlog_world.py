@@ -246,7 +246,7 @@ def observe(c: CommitLogWorldConfig, n: Any, alive: bool) -> dict:
         d = lw.observe(c, n.node, alive)
         d.update(broker_role=n.broker_role.value if alive else None, broker_id=n.broker_id,
                  divided_offset=n.store.divided_offset, max_phy_offset=cl.get_max_offset(n.node.store),
-                 dispatched=cl.dispatch_behind_bytes(n.node.store, n.store) == 0,
+                 dispatched=cl.dispatch_behind_bytes(n.node.store, n.store) == 0, master_addr=n.master_addr,
                  queue_max_offsets=[len(n.store.consume_queues.get(q, ())) for q in range(c.queues)])
         return d
     if isinstance(n, cc.NameServer):
