@@ -188,6 +188,11 @@ def test_simulate_master_crash_replay_and_check_trace(tmp_path, capsys):
     assert "match the reference" in capsys.readouterr().out
 
 
+def test_simulate_defaults_to_two_brokers(capsys):
+    assert cli.main(["simulate", "--protocol", "offsets", "--faults", "master-crash", "--steps", "300", "--quiet"]) == 0
+    assert "0 unexpected violation(s)" in capsys.readouterr().out
+
+
 def test_check_trace_rejects_a_wrong_offset_table(tmp_path, capsys):
     out = io.StringIO()
     cfg = make_config(2, {}).evolve(profile=faults.profile("none"))

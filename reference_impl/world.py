@@ -235,6 +235,7 @@ class Protocol:
     script_action: Callable | None = None  # (world, do, node_index, args) -> (world, obs): protocol actions
     script_actions: tuple[str, ...] = ()  # the names script_action understands
     bench_nodes: tuple[int, ...] = (3,)  # cluster sizes `rmqspec bench` measures
+    default_nodes: int = 3  # `--nodes` when the command line gives none
     # Protocol-specific world events (e.g. a TCP stream delivering a segment of bytes):
     ext_init: Callable | None = None  # (cfg) -> the initial World.ext
     ext_deadline: Callable | None = None  # (world) -> earliest time one of its events is due, -1: none

@@ -48,7 +48,7 @@ def build_parser() -> Parser:
 
     sim = sub.add_parser("simulate", help="run one history and print a timeline")
     sim.add_argument("--protocol", default=None, help=f"one of: {', '.join(wm.protocol_names())}")
-    sim.add_argument("--nodes", type=_positive, default=None, help="number of nodes (default 3)")
+    sim.add_argument("--nodes", type=_positive, default=None, help="number of nodes (default 3; offsets: 2)")
     sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser (default 1)")
     sim.add_argument("--steps", type=_positive, default=None, help="maximum events (default 5000)")
     sim.add_argument("--faults", default=None, help=f"fault profile: {', '.join(faults.names())} (some protocols add their own)")
@@ -104,7 +104,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int
             raise UsageError(f"--config is not JSON: {e}") from None
         if not isinstance(overrides, dict):
             raise UsageError("--config must be a JSON object")
-    nodes = args.nodes or 3
+    nodes = args.nodes or p.default_nodes
     if nodes > 64:
         raise UsageError("--nodes must be at most 64")
     try:
