@@ -147,14 +147,21 @@ def ext_init(cfg: wm.WorldConfig) -> RebalanceClock:
     return RebalanceClock(due=tuple((0, None) for _ in cfg.ids))
 
 
+_ROLES: dict = {}  # cfg.ids -> (consumer indices, route source index, broker indices)
+
+
+def _roles(w: wm.World) -> tuple:
+    hit = _ROLES.get(w.cfg.ids)
+    if hit is None:
+        c, ids = w.cfg.proto, w.cfg.ids
+        hit = _ROLES[ids] = (tuple(i for i, x in enumerate(ids) if x in c.consumers), ids.index(c.namesrv),
+                             tuple(ids.index(b) for b in c.brokers))
+    return hit
+
+
 def _members(w: wm.World) -> tuple[str, ...]:
-    c = w.cfg.proto
-    return tuple(x for i, x in enumerate(w.cfg.ids) if x in c.consumers and w.alive[i])
-
-
-def _consumers(w: wm.World) -> list[int]:
-    c = w.cfg.proto
-    return [i for i, x in enumerate(w.cfg.ids) if x in c.consumers]
+    ids, alive = w.cfg.ids, w.alive
+    return tuple(ids[i] for i in _roles(w)[0] if alive[i])
 
 
 def _view(n: Consumer, members: tuple) -> tuple:
@@ -164,12 +171,17 @@ def _view(n: Consumer, members: tuple) -> tuple:
     return n.incarnation, members, bool(n.broker_addrs)
 
 
+_PENDING: list = [None, None]  # (world, result) of the last scan: the world asks twice per step
+
+
 def _pending(w: wm.World) -> tuple[list, int]:
-    c = w.cfg.proto
+    if _PENDING[0] is w:
+        return _PENDING[1]
+    consumers, ns, brokers = _roles(w)
     members = _members(w)
     events: list = []
     due = -1
-    for i in _consumers(w):
+    for i in consumers:
         if not w.alive[i]:
             continue
         t, seen = w.ext.due[i]
@@ -177,15 +189,15 @@ def _pending(w: wm.World) -> tuple[list, int]:
             t = w.now
         events.append((t, Rebalance(node=i)))
         due = t if due < 0 or t < due else due
-    ns = w.cfg.ids.index(c.namesrv)
     if w.alive[ns]:
         live = w.nodes[ns].live
-        for k, b in enumerate(c.brokers):
-            i = w.cfg.ids.index(b)
-            if not w.alive[i] and b in live and (i, ns) not in w.net.cut:
+        for i in brokers:
+            if not w.alive[i] and w.cfg.ids[i] in live and (i, ns) not in w.net.cut:
                 events.append((w.now, ChannelDestroyed(node=i)))
                 due = w.now
-    return events, due
+    result = (events, due)
+    _PENDING[0], _PENDING[1] = w, result
+    return result
 
 
 def ext_deadline(w: wm.World) -> int:
