@@ -57,6 +57,7 @@ def key_of(topic: str = TOPIC, group: str = GROUP) -> str:
 
 
 def is_slave(b: Broker) -> bool:
+    """BrokerRole.SLAVE: a brokerId other than MixAll.MASTER_ID."""
     return b.broker_id != MASTER_ID
 
 
@@ -99,6 +100,7 @@ def put_all(slave: FrozenMap, master: FrozenMap) -> FrozenMap:
 
 
 def boot(c: OffsetsConfig, node_id: str, broker_id: int, now: int) -> Broker:
+    """BrokerStartup: an empty store, then start()."""
     return start(c, Broker(id=node_id, broker_id=broker_id, store=Store(cqs=((),) * c.queues)), now)
 
 
@@ -120,12 +122,15 @@ def crash(b: Broker, kind: str) -> Broker:
 
 
 def wake_at(b: Broker) -> int:
+    """The earliest time one of the broker's scheduled tasks is due (-1: never)."""
     times = [t for t in (b.next_persist_ms, b.next_register_ms, b.next_sync_ms,
                          -1 if b.ha_in_flight else b.next_ha_ms) if t >= 0]
     return min(times) if times else -1
 
 
 def on_tick(c: OffsetsConfig, b: Broker, now: int) -> tuple[Broker, Out]:
+    """BrokerController's scheduled tasks that are due: ConsumerOffsetManager#persist, registerBrokerAll,
+    SlaveSynchronize#syncAll, and the slave's replication request."""
     outs: Out = ()
     if 0 <= b.next_persist_ms <= now:
         b = persist(b).evolve(next_persist_ms=now + c.flush_consumer_offset_interval)
@@ -143,6 +148,7 @@ def on_tick(c: OffsetsConfig, b: Broker, now: int) -> tuple[Broker, Out]:
 
 
 def master_of(c: OffsetsConfig) -> str:
+    """The master's address, the slave's HA master (haMasterAddress is static here)."""
     return c.brokers[0]
 
 
@@ -204,6 +210,7 @@ def put_message(c: OffsetsConfig, b: Broker, msg: SendMessage) -> tuple[Broker, 
 
 
 def append(s: Store, queue_id: int, unit: CqUnit) -> Store:
+    """CommitLog#putMessage + ReputMessageService's dispatch to the consume queue, at once."""
     cqs = s.cqs[:queue_id] + (s.cqs[queue_id] + (unit,),) + s.cqs[queue_id + 1:]
     return Store(cqs=cqs, max_phy=unit.phy + unit.size, log=s.log + ((queue_id, unit),))
 
@@ -398,6 +405,7 @@ def on_message(b: Broker, msg) -> tuple[Broker, Out]:
 
 
 def on_response(c: OffsetsConfig, b: Broker, ctx: tuple, resp, now: int) -> tuple[Broker, Out]:
+    """A broker's RPC returned (None: failed): replication, registration or getAllConsumerOffset."""
     kind = ctx[0]
     if kind == "ha":
         return on_ha_batch(c, b, resp, now), ()

@@ -147,6 +147,7 @@ def on_pull_response(c: OffsetsConfig, n: Consumer, queue_id: int, offset: int, 
 
 
 def _set_pull(n: Consumer, queue_id: int, ps: PullState) -> Consumer:
+    """Replace one queue's PullRequest/ProcessQueue state."""
     return n.evolve(assigned=n.assigned.set(queue_id, ps))
 
 
@@ -286,6 +287,7 @@ def _want_route(n: Consumer, now: int) -> Consumer:
 
 
 def consumer_wake(n: Consumer) -> int:
+    """The earliest time one of the consumer's tasks is due (-1: never)."""
     times = [n.next_persist_ms, n.next_consume_ms, -1 if n.route_in_flight else n.next_route_ms]
     times += [ps.next_pull_ms for ps in n.assigned.values() if not ps.in_flight and ps.next_offset >= 0]
     due = [t for t in times if t >= 0]
@@ -293,6 +295,7 @@ def consumer_wake(n: Consumer) -> int:
 
 
 def consumer_tick(c: OffsetsConfig, n: Consumer, now: int) -> tuple[Consumer, Out]:
+    """MQClientInstance's scheduled tasks (route poll, persistAll), consumption and due pulls."""
     outs: Out = ()
     if not n.route_in_flight and 0 <= n.next_route_ms <= now:
         n = n.evolve(route_in_flight=True, next_route_ms=now + c.poll_name_server_interval)
@@ -328,6 +331,7 @@ def consume_one(c: OffsetsConfig, n: Consumer, now: int) -> tuple[Consumer, Out]
 
 
 def consumer_response(c: OffsetsConfig, n: Consumer, ctx: tuple, peer: str, resp, now: int) -> tuple[Consumer, Out]:
+    """A consumer's RPC returned (None: failed): a route fetch, a pull or an offset query."""
     kind, inc = ctx[0], ctx[1]
     if inc != n.incarnation:
         return n, ()
@@ -347,6 +351,7 @@ def consumer_response(c: OffsetsConfig, n: Consumer, ctx: tuple, peer: str, resp
 
 
 def producer_wake(c: OffsetsConfig, p: Producer) -> int:
+    """When the producer sends next (-1: done or waiting)."""
     return p.next_send_ms if not p.in_flight and p.sent < c.messages else -1
 
 
@@ -361,6 +366,7 @@ def producer_tick(c: OffsetsConfig, p: Producer, now: int) -> tuple[Producer, Ou
 
 def producer_response(c: OffsetsConfig, p: Producer, ctx: tuple, resp: SendResult | None, now: int
                       ) -> tuple[Producer, Out]:
+    """DefaultMQProducer#send returned (None: timeout or connection failure)."""
     ok = resp is not None and resp.code is ResponseCode.SUCCESS
     p = p.evolve(in_flight=False, next_send_ms=now + c.send_interval_ms, acked=p.acked + ok, failed=p.failed + (not ok))
     return p, (Sent(msg_id=ctx[1], ok=ok),)
@@ -398,6 +404,7 @@ def on_channel_destroy(rs: RouteSource, addr: str) -> RouteSource:
 
 
 def boot_route_source(node_id: str, now: int) -> RouteSource:
+    """NamesrvController#initialize: scanNotActiveBroker 5 s after start, then every 10 s."""
     return RouteSource(id=node_id, next_scan_ms=now + 5000)
 
 

@@ -65,15 +65,18 @@ class Ghost:
 
 
 def init(cfg: Any) -> Ghost:
+    """Nothing consumed, nothing held."""
     q = cfg.proto.queues
     return Ghost(done=(0,) * q, stored=(0,) * q)
 
 
 def held_max(g: Ghost, queue_id: int) -> int:
+    """The highest offset any broker has held for the queue (-1: none)."""
     return max((v for (_, q), v in g.peak.items() if q == queue_id), default=-1)
 
 
 def _value(b: Broker, queue_id: int) -> int:
+    """A broker's offset for the group's queue (-1: none)."""
     inner = b.offset_table.get(key_of())
     return inner.get(queue_id, -1) if inner is not None else -1
 
@@ -91,6 +94,7 @@ def _see_value(g: Ghost, broker: str, queue_id: int, old: int, new: int, now: in
 
 
 def _broker_role(w: Any, broker: str) -> str:
+    """Which of the two brokers `broker` is."""
     return "master" if broker == w.cfg.proto.brokers[0] else "slave"
 
 
@@ -125,6 +129,7 @@ def _regression_cause(g: Ghost, w: Any, broker: str | None, queue_id: int, answe
 
 
 def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
+    """Fold one observation (or a fault event, node -1) into the ghost."""
     t = type(o)
     now = w.now
     if t is Consumed:

@@ -58,6 +58,7 @@ class RebalanceClock:
 
 
 def boot(c: OffsetsConfig, node_id: str, i: int, now: int) -> Any:
+    """Start node `node_id`: broker, route source, producer or consumer."""
     if node_id in c.brokers:
         return ob.boot(c, node_id, c.brokers.index(node_id), now)
     if node_id == c.namesrv:
@@ -68,6 +69,7 @@ def boot(c: OffsetsConfig, node_id: str, i: int, now: int) -> Any:
 
 
 def wake_at(c: OffsetsConfig, n: Any) -> int:
+    """Dispatch on the node's type."""
     t = type(n)
     if t is Broker:
         return ob.wake_at(n)
@@ -79,6 +81,7 @@ def wake_at(c: OffsetsConfig, n: Any) -> int:
 
 
 def on_tick(c: OffsetsConfig, n: Any, now: int, draw: int) -> tuple[Any, tuple]:
+    """Dispatch on the node's type."""
     t = type(n)
     if t is Broker:
         return ob.on_tick(c, n, now)
@@ -90,6 +93,7 @@ def on_tick(c: OffsetsConfig, n: Any, now: int, draw: int) -> tuple[Any, tuple]:
 
 
 def on_request(c: OffsetsConfig, n: Any, msg: Any, rpc: int, now: int) -> tuple[Any, Any, tuple]:
+    """Brokers' request processors; the route source's REGISTER_BROKER and GET_ROUTEINFO_BY_TOPIC."""
     if type(n) is Broker:
         return ob.on_request(c, n, msg, rpc, now)
     if type(n) is RouteSource:
@@ -102,6 +106,7 @@ def on_request(c: OffsetsConfig, n: Any, msg: Any, rpc: int, now: int) -> tuple[
 
 
 def on_response(c: OffsetsConfig, n: Any, ctx: Any, peer: str, resp: Any, now: int) -> tuple[Any, tuple]:
+    """Dispatch on the node's type."""
     t = type(n)
     if t is Broker:
         return ob.on_response(c, n, ctx, resp, now)
@@ -111,6 +116,7 @@ def on_response(c: OffsetsConfig, n: Any, ctx: Any, peer: str, resp: Any, now: i
 
 
 def on_message(c: OffsetsConfig, n: Any, msg: Any, peer: str, now: int) -> tuple[Any, tuple]:
+    """One-way requests: updateConsumerOffsetOneway to a broker."""
     if type(n) is Broker:
         return ob.on_message(n, msg)
     raise TypeError(f"{n.id} takes no one-way {msg!r}")
@@ -130,6 +136,7 @@ def crash(c: OffsetsConfig, n: Any, kind: str) -> Any:
 
 
 def restart(c: OffsetsConfig, n: Any, now: int) -> Any:
+    """A broker starts from its CommitLog and consumerOffset.json; a client starts afresh."""
     t = type(n)
     if t is Broker:
         return ob.start(c, n.evolve(incarnation=n.incarnation + 1), now)
@@ -144,6 +151,7 @@ def restart(c: OffsetsConfig, n: Any, now: int) -> Any:
 
 
 def ext_init(cfg: wm.WorldConfig) -> RebalanceClock:
+    """Every consumer's RebalanceService is due at once."""
     return RebalanceClock(due=tuple((0, None) for _ in cfg.ids))
 
 
@@ -151,6 +159,7 @@ _ROLES: dict = {}  # cfg.ids -> (consumer indices, route source index, broker in
 
 
 def _roles(w: wm.World) -> tuple:
+    """Consumer, route source and broker indexes of a world's ids (cached)."""
     hit = _ROLES.get(w.cfg.ids)
     if hit is None:
         c, ids = w.cfg.proto, w.cfg.ids
@@ -160,6 +169,7 @@ def _roles(w: wm.World) -> tuple:
 
 
 def _members(w: wm.World) -> tuple[str, ...]:
+    """The group: live consumers."""
     ids, alive = w.cfg.ids, w.alive
     return tuple(ids[i] for i in _roles(w)[0] if alive[i])
 
@@ -175,6 +185,7 @@ _PENDING: list = [None, None]  # (world, result) of the last scan: the world ask
 
 
 def _pending(w: wm.World) -> tuple[list, int]:
+    """The world's own events and the earliest due time (cached per world)."""
     if _PENDING[0] is w:
         return _PENDING[1]
     consumers, ns, brokers = _roles(w)
@@ -201,14 +212,17 @@ def _pending(w: wm.World) -> tuple[list, int]:
 
 
 def ext_deadline(w: wm.World) -> int:
+    """The earliest due time of a Rebalance or ChannelDestroyed (-1: none)."""
     return _pending(w)[1]
 
 
 def ext_events(w: wm.World, horizon: int) -> list:
+    """Rebalance and ChannelDestroyed events due by the horizon."""
     return [ev for t, ev in _pending(w)[0] if t <= horizon]
 
 
 def ext_apply(w: wm.World, ev: Any, now: int) -> tuple[wm.World, tuple]:
+    """Run a consumer's rebalance, or drop a dead broker from the route source."""
     c: OffsetsConfig = w.cfg.proto
     if now != w.now:
         w = w.evolve(now=now)
@@ -230,6 +244,7 @@ def ext_apply(w: wm.World, ev: Any, now: int) -> tuple[wm.World, tuple]:
 
 
 def _table(t: Any) -> dict:
+    """An offset table as JSON-friendly nested dicts."""
     return {k: {str(q): v for q, v in sorted(inner.items())} for k, inner in sorted(t.items())}
 
 
@@ -269,6 +284,7 @@ def describe(node_id: str, now: dict, before: dict | None) -> str | None:
 
 
 def describe_obs(w: wm.World, node_id: str, o: Any) -> str | None:
+    """Timeline lines for slave syncs that change offsets, resumes, and lower commits."""
     name = type(o).__name__
     if name == "OffsetsSynced" and any(o.before.get(k) != v for k, v in o.table.items()):
         return f"syncConsumerOffset from {o.master}: {_table(o.table)}"
@@ -280,6 +296,7 @@ def describe_obs(w: wm.World, node_id: str, o: Any) -> str | None:
 
 
 def final_line(observed: dict) -> str:
+    """The summary's final line: each broker's offsets and what each consumer consumed."""
     parts = []
     for node, o in observed.items():
         if o.get("role") in ("MASTER", "SLAVE"):
@@ -316,6 +333,7 @@ _KEYS = {a.name for a in OffsetsConfig.__attrs_attrs__} - {"brokers", "namesrv",
 
 
 def _check(c: OffsetsConfig) -> OffsetsConfig:
+    """Validate a config (bad input exits 2)."""
     from reference_impl.state import check_fields
 
     check_fields(c)
@@ -355,15 +373,17 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> wm.WorldConfig
 
 
 def load_config(d: dict) -> OffsetsConfig:
+    """The config from a trace header."""
     kw = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "type"}
     return _check(OffsetsConfig(**kw))
 
 
 # --- fault profiles, calibrated for this world (docs/offsets.md) ---
 # A world of 2 brokers, 1 producer and 2 consumers takes about 2,800 events per simulated
-# minute when idle, 5,000-6,000 while the producer sends. Crashes pick among the brokers and consumers; a down node restarts
-# after ~20-40 s on average, long enough for the route to lose the master (and commits to
-# go to the slave) and for the master's return to trigger the slave's sync.
+# minute when idle, 5,000-6,000 while the producer sends. Crashes pick among the brokers
+# and consumers; a down node restarts after ~20-40 s on average, long enough for the route
+# to lose the master (and commits to go to the slave) and for the master's return to
+# trigger the slave's sync.
 
 CALM_AT_MS = 240_000
 
