@@ -149,6 +149,15 @@ def test_slave_sync_put_all_overwrites_offsets_committed_to_the_slave():
     assert result.measures["regressions_slave_sync"] == 1 and result.measures["duplicates_regression"] > 50
 
 
+def test_master_restart_loses_unpersisted_commits():
+    """A master restart loads the consumerOffset.json of up to 5 s before: a queue handed over before any
+    consumer re-commits is read back there."""
+    result = run("master_restart_loses_commits.json")
+    assert result.ok(), [(v.property, v.detail) for v in result.unexpected]
+    assert "loaded consumerOffset.json" in violated(result)["OFF-2"]
+    assert result.measures["regressions_master_restart"] == 1 and result.measures["duplicates_regression"] > 5
+
+
 # --- the seeded fuzzer ---
 
 
