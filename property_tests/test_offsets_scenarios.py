@@ -230,3 +230,20 @@ def test_offsets_registers_named_fault_profiles():
     for name in ("gentle", "crash", "partition", "standard", "master-crash"):
         p = faults.profile(name, "offsets")
         assert p.calm_at_ms is not None and p.any_faults()
+
+
+def test_scenario_actions_persist_offsets_and_rebalance():
+    from reference_impl import offsets_world as ow
+    from reference_impl import world as wm
+
+    w = wm.init(make_config(2, {}))
+    pick = chooser.SeededChooser(0)
+    while w.now < 2000:
+        w, _ = wm.step(w, pick.choose(w))
+    c0 = w.cfg.ids.index("c0")
+    w2, obs = ow.script_action(w, "persist_offsets", c0, {})
+    assert [type(o).__name__ for _, o in obs] == ["CommitSent"]
+    w3, _ = ow.script_action(w2, "rebalance", c0, {})
+    assert w3.ext.due[c0][0] == w.now + C.rebalance_interval_ms
+    with pytest.raises(ValueError):
+        ow.script_action(w, "rebalance", w.cfg.ids.index("p0"), {})
