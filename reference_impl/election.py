@@ -43,7 +43,7 @@ import enum
 from typing import Any
 
 from reference_impl.network import Respond, Send
-from reference_impl.state import EMPTY, FrozenMap, record
+from reference_impl.state import EMPTY, FrozenMap, check_fields, record
 
 DRAW_SPAN = 1 << 16
 
@@ -123,6 +123,23 @@ class DLedgerConfig:
     rpc_timeout_ms: int = 3000  # DLedgerRpcNettyService: invokeAsync(..., 3000, ...)
     maintainer_sleep_ms: int = 10  # StateMaintainer.doWork: sleep(10)
     check_preferred_leader_interval_ms: int = 1000  # DLedgerServer.startup: scheduleAtFixedRate(1000, 1000)
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        positive = ("heart_beat_time_interval_ms", "max_heart_beat_leak", "min_vote_interval_ms",
+                    "max_vote_interval_ms", "min_take_leadership_vote_interval_ms",
+                    "max_take_leadership_vote_interval_ms", "rpc_timeout_ms", "maintainer_sleep_ms",
+                    "check_preferred_leader_interval_ms")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        # Random#nextInt(max - min) throws unless the bound is positive.
+        if self.min_vote_interval_ms >= self.max_vote_interval_ms:
+            raise ValueError("min_vote_interval_ms must be below max_vote_interval_ms")
+        if self.min_take_leadership_vote_interval_ms >= self.max_take_leadership_vote_interval_ms:
+            raise ValueError("min_take_leadership_vote_interval_ms must be below max_take_leadership_vote_interval_ms")
+        if not self.peers or len(set(self.peers)) != len(self.peers):
+            raise ValueError("peers must be distinct ids")
 
     def peer_size(self) -> int:
         """MemberState#peerSize"""
@@ -429,8 +446,10 @@ def handle_role_change(cfg: DLedgerConfig, m: Member, term: int, role: Role) -> 
 def handle_vote(cfg: DLedgerConfig, m: Member, req: VoteRequest, self_vote: bool) -> tuple[Member, VoteResponse, Out]:
     """DLedgerLeaderElector#handleVote: the guards in Java order; the log check precedes the term check."""
 
+    curr_term = m.curr_term  # every reply carries the term as it was on entry
+
     def reply(result: VoteResult, term: int | None = None) -> VoteResponse:
-        return VoteResponse(term=m.curr_term if term is None else term, vote_result=result)
+        return VoteResponse(term=curr_term if term is None else term, vote_result=result)
 
     if not cfg.is_peer_member(req.leader_id):
         return m, reply(VoteResult.REJECT_UNKNOWN_LEADER), ()
@@ -539,12 +558,12 @@ def maintain_as_leader(cfg: DLedgerConfig, m: Member, now: int) -> tuple[Member,
     """DLedgerLeaderElector#maintainAsLeader: a heartbeat round when the interval has passed."""
     if elapsed(now, m.last_send_heart_beat_time) <= cfg.heart_beat_time_interval_ms:
         return m, ()
-    m = m.evolve(last_send_heart_beat_time=now)
-    return send_heartbeats(cfg, m, now)
+    return send_heartbeats(cfg, m, now, last_send_heart_beat_time=now)
 
 
-def send_heartbeats(cfg: DLedgerConfig, m: Member, now: int) -> tuple[Member, Out]:
-    """DLedgerLeaderElector#sendHeartbeats, up to beatLatch.await: send, then block."""
+def send_heartbeats(cfg: DLedgerConfig, m: Member, now: int, **also: Any) -> tuple[Member, Out]:
+    """DLedgerLeaderElector#sendHeartbeats, up to beatLatch.await: send, then block.
+    `also`: fields the caller changes in the same breath (one copy of the member instead of two)."""
     seq = m.round_seq + 1
     sends = tuple(
         Send(dst=peer, ctx=("hb", seq),
@@ -553,7 +572,7 @@ def send_heartbeats(cfg: DLedgerConfig, m: Member, now: int) -> tuple[Member, Ou
              timeout_ms=cfg.rpc_timeout_ms)
         for peer in cfg.peers if peer != m.self_id)
     hb = HeartBeatRound(seq=seq, term=m.curr_term, deadline=now + cfg.heart_beat_time_interval_ms)
-    return m.evolve(round=hb, round_seq=seq), sends
+    return m.evolve(round=hb, round_seq=seq, **also), sends
 
 
 def on_heart_beat_response(cfg: DLedgerConfig, m: Member, seq: int, peer: str, resp: HeartBeatResponse | None,
@@ -561,10 +580,13 @@ def on_heart_beat_response(cfg: DLedgerConfig, m: Member, seq: int, peer: str, r
     """The whenComplete callback of one heartbeat future; a failed RPC is a NETWORK_ERROR response."""
     code = Code.NETWORK_ERROR if resp is None else resp.code
     # peersLiveTable is written even by a reply that comes after its round ended.
-    m = m.evolve(peers_live_table=m.peers_live_table.set(peer, code != Code.NETWORK_ERROR))
+    live = code is not Code.NETWORK_ERROR
+    table = m.peers_live_table
+    if table.get(peer) is not live:
+        table = table.set(peer, live)
     hb = m.round
     if not isinstance(hb, HeartBeatRound) or hb.seq != seq:
-        return m
+        return m if table is m.peers_live_table else m.evolve(peers_live_table=table)
     succ, not_ready, max_term, inconsistent = hb.succ_num, hb.not_ready_num, hb.max_term, hb.inconsist_leader
     if code is Code.SUCCESS:
         succ += 1
@@ -578,17 +600,18 @@ def on_heart_beat_response(cfg: DLedgerConfig, m: Member, seq: int, peer: str, r
     released = hb.released_at
     if released < 0 and (cfg.is_quorum(succ) or cfg.is_quorum(succ + not_ready) or all_num == cfg.peer_size()):
         released = now
-    return m.evolve(round=hb.evolve(all_num=all_num, succ_num=succ, not_ready_num=not_ready, max_term=max_term,
-                                    inconsist_leader=inconsistent, released_at=released))
+    return m.evolve(peers_live_table=table, round=hb.evolve(
+        all_num=all_num, succ_num=succ, not_ready_num=not_ready, max_term=max_term, inconsist_leader=inconsistent,
+        released_at=released))
 
 
 def finish_heart_beat_round(cfg: DLedgerConfig, m: Member, hb: HeartBeatRound, now: int) -> tuple[Member, Out]:
     """The rest of sendHeartbeats once beatLatch.await returns."""
-    m = m.evolve(round=None)
     if cfg.is_quorum(hb.succ_num):
-        return m.evolve(last_succ_heart_beat_time=now), ()
+        return m.evolve(round=None, last_succ_heart_beat_time=now), ()
     if cfg.is_quorum(hb.succ_num + hb.not_ready_num):
-        return m.evolve(last_send_heart_beat_time=-1), ()  # resend at once
+        return m.evolve(round=None, last_send_heart_beat_time=-1), ()  # resend at once
+    m = m.evolve(round=None)
     if hb.max_term > hb.term:
         reason, term = "max_term", hb.max_term
     elif hb.inconsist_leader:
