@@ -241,3 +241,21 @@ def write_event_trace(cfg: wm.WorldConfig, evs: list, path: str, extra: dict | N
             writer.step(i, w, ev, after, obs)
             w = after
         writer.close({"steps": len(evs), "source": "model_checks"})
+
+
+def print_report(res: ExploreResult, out) -> None:  # noqa: ANN001
+    print(f"explore {res.protocol}: {res.nodes} nodes, faults {res.profile}, bound {res.bound}, "
+          f"draws {list(res.draws)}, symmetry {'on' if res.symmetry else 'off'}", file=out)
+    state = "complete" if res.complete else "CUT SHORT by --max-states"
+    print(f"  {res.distinct_states} distinct states, {res.transitions} transitions, {res.seconds:.1f} s, "
+          f"{res.states_per_s:.0f} distinct states/s ({state})", file=out)
+    print(f"  new states by depth: {res.levels}", file=out)
+    if not res.found:
+        print("  every property held in every state", file=out)
+    for f in res.found.values():
+        tag = f"expected ({f.expected})" if f.expected else "UNEXPECTED"
+        where = f"; trace {f.trace}" if f.trace else ""
+        print(f"  {f.property} violated at depth {f.depth}, {tag}{where}", file=out)
+    for row in res.coverage:
+        print(f"  random: {row['histories']} histories visit {row['in_exhaustive']} of the "
+              f"{res.distinct_states} states ({100 * row['coverage']:.2f}%) in {row['seconds']} s", file=out)

@@ -130,17 +130,34 @@ class Decoder:
 # --- inductiveness ---
 
 
+def induction_universe(spec: sy.SymbolicSpec, nodes: int | None) -> sy.Universe:
+    """Parametric (any cluster size) when `nodes` is None, else `nodes` nodes with the
+    spec's bounded integer kinds (bit-vectors: a finite-domain query)."""
+    if nodes is None:
+        return sy.parametric(spec.kinds)
+    ranges = {k: range(lo, hi + 1) for k, (lo, hi) in spec.induction_bounds.items()}
+    return sy.finite_nodes(spec.kinds, tuple(f"n{i}" for i in range(nodes)), ranges, bitvec=True)
+
+
+def _new_solver(u: sy.Universe, timeout_ms: int) -> z3.Solver:
+    sol = z3.SolverFor("QF_BV") if u.extra.get("bitvec") else z3.Solver()
+    sol.set("timeout", timeout_ms)
+    return sol
+
+
 def inductive(spec: sy.SymbolicSpec, inv_id: str, switches: frozenset[str] = frozenset(),
-              timeout_ms: int = QUERY_TIMEOUT_MS) -> Outcome:
-    """Prove the invariant `inv_id` inductive together with its support, for any cluster size."""
+              timeout_ms: int = QUERY_TIMEOUT_MS, nodes: int | None = None) -> Outcome:
+    """Prove the invariant `inv_id` inductive together with its support: for any cluster
+    size (nodes None), or for every state of a fixed cluster with bounded integers."""
     start = time.perf_counter()
-    u = sy.parametric(spec.kinds)
+    u = induction_universe(spec, nodes)
     s, s2 = sy.declare(u, spec.variables, "s"), sy.declare(u, spec.variables, "s2")
-    axioms = spec.axioms(u)
     support = [spec.invariant(i) for i in spec.invariant(inv_id).support or (inv_id,)]
     unknown = []
-    sol = _solver(timeout_ms)
-    sol.add(axioms)
+    sol = _new_solver(u, timeout_ms)
+    sol.add(spec.axioms(u))
+    sol.add(sy.domain_constraints(u, spec.variables, s) + sy.domain_constraints(u, spec.variables, s2))
+    sol.push()
     sol.add([c for _, c in spec.init(u, s)])
     for inv in support:
         sol.push()
@@ -153,15 +170,16 @@ def inductive(spec: sy.SymbolicSpec, inv_id: str, switches: frozenset[str] = fro
         if r == z3.unknown:
             unknown.append(f"init/{inv.id}")
         sol.pop()
+    sol.pop()
+    sol.add([inv.formula(u, s) for inv in support])
+    after = {inv.id: inv.formula(u, s2) for inv in support}
     for action in spec.next_actions(switches):
-        sol = _solver(timeout_ms)
-        sol.add(axioms)
-        sol.add([inv.formula(u, s) for inv in support])
+        sol.push()
         params, clauses = spec.clauses(u, action, s, s2)
-        sol.add([c for _, c in clauses])
-        for inv in support:
+        sol.add([c for _, c in clauses] + [sy.in_domain(u, k, params[n]) for n, k in action.params])
+        for inv in support:  # one query per invariant: much faster than one query for all of them
             sol.push()
-            sol.add(z3.Not(inv.formula(u, s2)))
+            sol.add(z3.Not(after[inv.id]))
             r = sol.check()
             if r == z3.sat:
                 dec = Decoder(sol.model(), u, spec)
@@ -174,6 +192,7 @@ def inductive(spec: sy.SymbolicSpec, inv_id: str, switches: frozenset[str] = fro
             if r == z3.unknown:
                 unknown.append(f"{action.name}/{inv.id}")
             sol.pop()
+        sol.pop()
     if unknown:
         return Outcome("unknown", time.perf_counter() - start, "solver gave up on " + ", ".join(unknown))
     aux = [i.id for i in support if i.id != inv_id]
@@ -208,16 +227,23 @@ def step_property(spec: sy.SymbolicSpec, prop_id: str, switches: frozenset[str] 
 
 
 def vacuity(spec: sy.SymbolicSpec, inv_ids: Sequence[str], switches: frozenset[str] = frozenset(),
-            timeout_ms: int = QUERY_TIMEOUT_MS) -> list[str]:
+            node_ids: Sequence[str] = ("n0", "n1", "n2"), timeout_ms: int = QUERY_TIMEOUT_MS) -> list[str]:
     """What would make a proof over these invariants vacuous: an unsatisfiable Init with
-    them, or actions of Next that cannot fire from any state satisfying them."""
-    u = sy.parametric(spec.kinds)
+    them, or actions of Next that cannot fire (changing what they claim to change) from
+    any state satisfying them. Asked on a finite cluster: a witness there is a witness."""
+    bounds = spec.bmc_bounds or {}
+    ranges = {k: range(lo, hi + 1) for k, (lo, hi) in bounds.items()}
+    for kind, theory in spec.kinds.items():
+        if theory == "int" and kind not in ranges:
+            ranges[kind] = range(-1, 4)
+    u = sy.finite_nodes(spec.kinds, node_ids, ranges, bitvec=True)
     s, s2 = sy.declare(u, spec.variables, "s"), sy.declare(u, spec.variables, "s2")
-    invs = [spec.invariant(i).formula(u, s) for i in inv_ids]
     problems = []
-    sol = _solver(timeout_ms)
+    sol = z3.SolverFor("QF_BV")
+    sol.set("timeout", timeout_ms)
     sol.add(spec.axioms(u))
-    sol.add(invs)
+    sol.add(sy.domain_constraints(u, spec.variables, s) + sy.domain_constraints(u, spec.variables, s2))
+    sol.add([spec.invariant(i).formula(u, s) for i in inv_ids])
     sol.push()
     sol.add([c for _, c in spec.init(u, s)])
     if sol.check() != z3.sat:
@@ -225,7 +251,8 @@ def vacuity(spec: sy.SymbolicSpec, inv_ids: Sequence[str], switches: frozenset[s
     sol.pop()
     for action in spec.next_actions(switches):
         sol.push()
-        sol.add(spec.relation(u, action, s, s2))
+        params, clauses = spec.clauses(u, action, s, s2)
+        sol.add([c for _, c in clauses] + [sy.in_domain(u, k, params[n]) for n, k in action.params])
         if action.changes:  # an action that changes something must be able to change it
             sol.add(z3.Or([s[v] != s2[v] for v in action.changes]))
         if sol.check() != z3.sat:
@@ -243,7 +270,8 @@ def _args(params: dict) -> str:
 
 def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef], node_ids: Sequence[str],
         depth: int, switches: frozenset[str] = frozenset(), init_state: Any = None,
-        bounds: dict[str, tuple[int, int]] | None = None, every: int = 4, timeout_ms: int = 60_000) -> Outcome:
+        bounds: dict[str, tuple[int, int]] | None = None, two_state: bool = False, every: int = 4,
+        timeout_ms: int = 60_000) -> Outcome:
     """Search traces of up to `depth` actions from Init (or from the abstract state
     `init_state`) on the cluster `node_ids`, with integer kinds within `bounds`
     (default -1..depth), for a state where `bad` holds. Returns "violated" with a
@@ -253,7 +281,8 @@ def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef
     lost (`lossless`: loss enables no action in these models); a step may stutter, so
     asking for `bad` after k steps covers every shorter trace, and the query is made at
     every `every`-th depth only (a satisfiable query is cheap, an unsatisfiable one at a
-    large depth is not). Stutter steps are removed from the trace."""
+    large depth is not). Stutter steps are removed from the trace. `two_state`: `bad`
+    is called as bad(u, state, previous_state), for step properties."""
     start = time.perf_counter()
     ranges = {k: range(lo, hi + 1) for k, (lo, hi) in (bounds or {}).items()}
     for kind, theory in spec.kinds.items():
@@ -270,20 +299,26 @@ def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef
     if init_state is not None:
         lit = spec.concrete(u, init_state)
         sol.add([states[0][v.name] == lit[v.name] for v in spec.variables])
-    actions = spec.next_actions(switches)
+    actions = [a for a in spec.next_actions(switches) if not spec.bmc_actions or a.name in spec.bmc_actions]
     picks: list[list[tuple[z3.BoolRef, sy.Action | None, dict]]] = []
     last_unsat = -1
+
+    def bad_at(j: int) -> z3.BoolRef:
+        if two_state:
+            return bad(u, states[j], states[j - 1]) if j > 0 else z3.BoolVal(False)
+        return bad(u, states[j])
+
     for k in range(depth + 1):
         if k % every == 0 or k == depth:
             sol.push()
-            sol.add(bad(u, states[k]))
+            sol.add(bad_at(k))
             r = sol.check()
             if r == z3.sat:
                 model, found = sol.model(), k
                 sol.pop()
                 for j in range(k - 1, last_unsat, -1):  # the shortest trace: shorter depths are cheap to ask
                     sol.push()
-                    sol.add(bad(u, states[j]))
+                    sol.add(bad_at(j))
                     if sol.check() != z3.sat:
                         sol.pop()
                         break

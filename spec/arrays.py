@@ -18,6 +18,28 @@ from typing import Any
 import z3
 
 
+# Values known to be constants, by Python identity: the finite domains of a universe
+# register theirs, so that indexing with them skips the (slow) z3py inspection.
+_KNOWN: dict[int, tuple[z3.ExprRef, int]] = {}
+
+
+def register_values(values: Sequence[z3.ExprRef]) -> None:
+    if len(_KNOWN) > 200_000:
+        _KNOWN.clear()  # entries hold their values alive; forget old universes
+    for v in values:
+        _KNOWN[id(v)] = (v, v.get_id())
+
+
+def _value_id(e: z3.ExprRef) -> int | None:
+    """The AST id of `e` if it is a constant value (number, boolean, enum constant), else None."""
+    hit = _KNOWN.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if _is_value(e):
+        return e.get_id()
+    return None
+
+
 def _is_value(e: z3.ExprRef) -> bool:
     if z3.is_int_value(e) or z3.is_bv_value(e) or z3.is_true(e) or z3.is_false(e):
         return True
@@ -42,8 +64,15 @@ def fast_eq(a: z3.ExprRef, b: z3.ExprRef) -> z3.BoolRef:
     return z3.BoolRef(z3.Z3_mk_eq(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
 
 
+def fast_implies(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
+    return z3.BoolRef(z3.Z3_mk_implies(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
+
+
 def fast_if(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
     return z3.z3._to_expr_ref(z3.Z3_mk_ite(c.ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), c.ctx)
+
+
+_POINTS: dict[int, tuple[Any, list]] = {}  # id(domains) -> (domains, their points)
 
 
 class FiniteArray:
@@ -55,8 +84,16 @@ class FiniteArray:
     def __init__(self, domains: Sequence[Sequence[z3.ExprRef]], cells: dict[tuple, z3.ExprRef],
                  points: list | None = None) -> None:
         self.domains = domains
-        self.points = points if points is not None else [
-            (tuple(v.get_id() for v in p), p) for p in itertools.product(*domains)]
+        if points is None:
+            hit = _POINTS.get(id(domains))
+            if hit is not None and hit[0] is domains:
+                points = hit[1]
+            else:
+                points = [(tuple(v.get_id() for v in p), p) for p in itertools.product(*domains)]
+                if len(_POINTS) > 10_000:
+                    _POINTS.clear()
+                _POINTS[id(domains)] = (domains, points)
+        self.points = points
         self.cells = cells
 
     def _new(self, cells: dict) -> FiniteArray:
@@ -66,8 +103,9 @@ class FiniteArray:
         """Per dimension: the id of a concrete index, or the condition `index == v` for each value v."""
         out = []
         for i, dom in zip(idx, self.domains):
-            if _is_value(i):
-                out.append((i.get_id(), None))
+            vid = _value_id(i)
+            if vid is not None:
+                out.append((vid, None))
             else:
                 out.append((None, {v.get_id(): fast_eq(i, v) for v in dom}))
         return out
@@ -140,9 +178,12 @@ def sel(a: Array, *idx: z3.ExprRef) -> z3.ExprRef:
     return a.select(idx) if isinstance(a, FiniteArray) else z3.Select(a, *idx)
 
 
+_TRUE, _FALSE = z3.BoolVal(True), z3.BoolVal(False)  # shared, so equal cells are the same object
+
+
 def _val(v: Any) -> z3.ExprRef:
     if isinstance(v, bool):
-        return z3.BoolVal(v)
+        return _TRUE if v else _FALSE
     if isinstance(v, int):
         return z3.IntVal(v)
     return v
@@ -151,7 +192,7 @@ def _val(v: Any) -> z3.ExprRef:
 def store(a: Array, *idx_and_value: z3.ExprRef) -> Array:
     *idx, value = idx_and_value
     if isinstance(value, bool):
-        value = z3.BoolVal(value)
+        value = _val(value)
     return a.store(idx, value) if isinstance(a, FiniteArray) else z3.Store(a, *idx, value)
 
 
@@ -162,7 +203,7 @@ def add(a: Array, *idx: z3.ExprRef) -> Array:
 
 def subset(a: Array, b: Array) -> z3.BoolRef:
     if isinstance(a, FiniteArray):
-        return fast_and([z3.Implies(a.cells[k], b.cells[k]) for k, _ in a.points if a.cells[k] is not b.cells[k]])
+        return fast_and([fast_implies(a.cells[k], b.cells[k]) for k, _ in a.points if a.cells[k] is not b.cells[k]])
     return z3.IsSubset(a, b)
 
 
@@ -195,14 +236,14 @@ def literal(domains: Sequence[Sequence[z3.ExprRef]] | None, sorts: Sequence[z3.S
             key = tuple(v.get_id() for v in point)
             if key not in arr.cells:
                 raise KeyError(f"{[str(v) for v in point]} is outside the finite universe")
-            arr.cells[key] = value
+            arr.cells[key] = _val(value)
         return arr
     if len(sorts) == 1:
         arr = z3.K(sorts[0], default)
     else:
         arr = z3.Lambda([z3.FreshConst(s) for s in sorts], default)
     for point, value in points.items():
-        arr = z3.Store(arr, *point, value)
+        arr = z3.Store(arr, *point, _val(value))
     return arr
 
 

@@ -414,6 +414,7 @@ SPEC = sy.SymbolicSpec(
     protocol="election", kinds=KINDS, variables=VARIABLES, init=init, actions=ACTIONS, invariants=INVARIANTS,
     step_properties=STEP_PROPERTIES, axioms=sy.quorum_axioms, abstract=abstract, concrete=concrete,
     universe_for=universe_for, profiles=PROFILES, reference="election",
-    bmc_bounds={"term": (-1, 3), "index": (-1, 0)}, bmc_depth=12, doc=__doc__.split("\n\n")[0])
+    bmc_bounds={"term": (-1, 3), "index": (-1, 0)}, bmc_depth=12,
+    fault_actions={"crash": "crash", "lose_term_file": "os_crash", "restart": "restart"}, doc=__doc__.split("\n\n")[0])
 
 sy.register(SPEC)

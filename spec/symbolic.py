@@ -79,7 +79,7 @@ class Universe:
         return inner, bound
 
     def forall(self, kinds: Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
-        inner, bound = self._bind(kinds, body, lambda ps: z3.And(ps) if len(ps) != 1 else ps[0])
+        inner, bound = self._bind(kinds, body, arrays.fast_and)
         return z3.ForAll(bound, inner) if bound else inner
 
     def exists(self, kinds: Sequence[str], body: Callable[..., z3.BoolRef]) -> z3.BoolRef:
@@ -105,9 +105,15 @@ def _theory(u: Universe, kind: str, theory: str | None, serial: int) -> z3.SortR
 
 
 def num(u: Universe, kind: str, value: int) -> z3.ExprRef:
-    """The integer `value` in the representation of an integer kind."""
-    sort = u.sort(kind)
-    return z3.BitVecVal(value, sort) if isinstance(sort, z3.BitVecSortRef) else z3.IntVal(value)
+    """The integer `value` in the representation of an integer kind (one object per value,
+    registered as a known constant)."""
+    cache = u.extra.setdefault("nums", {})
+    v = cache.get((kind, value))
+    if v is None:
+        sort = u.sort(kind)
+        v = cache[(kind, value)] = z3.BitVecVal(value, sort) if isinstance(sort, z3.BitVecSortRef) else z3.IntVal(value)
+        arrays.register_values([v])
+    return v
 
 
 def is_num(u: Universe, kind: str) -> bool:
@@ -160,6 +166,11 @@ def finite_nodes(kinds: dict[str, str | None], node_ids: Sequence[str],
                 u.sorts[kind] = z3.BitVecSort(max(abs(v) for v in vals).bit_length() + 3)
             u.finite[kind] = [num(u, kind, v) for v in vals]
     u.node_of = dict(zip(node_ids, consts))
+    for vals in u.finite.values():
+        arrays.register_values(vals)
+    for kind in kinds:
+        if f"enum:{kind}" in u.extra:
+            arrays.register_values(list(u.extra[f"enum:{kind}"].values()))
     if "quorum" in kinds:
         size = len(node_ids) // 2 + 1
         subsets = list(itertools.combinations(range(len(node_ids)), size))
@@ -266,9 +277,14 @@ class State:
 
 
 def _domains(u: Universe, index: Sequence[str]) -> list | None:
-    """The finite domains of the index kinds, or None if one of them is symbolic."""
-    doms = [u.values(k) for k in index]
-    return None if any(d is None for d in doms) else doms
+    """The finite domains of the index kinds, or None if one of them is symbolic (one
+    list per universe and index, so FiniteArrays can share their table of points)."""
+    cache = u.extra.setdefault("domains", {})
+    key = tuple(index)
+    if key not in cache:
+        doms = [u.values(k) for k in index]
+        cache[key] = None if any(d is None for d in doms) else doms
+    return cache[key]
 
 
 def _value_sort(u: Universe, var: Var) -> z3.SortRef:
@@ -361,6 +377,10 @@ class SymbolicSpec:
     reference: str | None = None  # the reference_impl protocol the abstraction reads, if it exists
     bmc_bounds: dict[str, tuple[int, int]] = attrs.field(factory=dict)  # integer kind -> (lo, hi) for BMC
     bmc_depth: int = 12
+    bmc_actions: tuple[str, ...] = ()  # the actions BMC searches with (default: all of Next)
+    induction_nodes: tuple[int, ...] = ()  # () : proofs for any cluster size; else these fixed sizes
+    induction_bounds: dict[str, tuple[int, int]] = attrs.field(factory=dict)  # integer kinds, fixed-size proofs
+    fault_actions: dict[str, str] = attrs.field(factory=dict)  # action -> the reference's fault kind
     doc: str = ""
 
     def profile(self, name: str) -> Profile:

@@ -1,0 +1,197 @@
+"""`rmqspec prove`: every safety property of every symbolic spec, under each version profile.
+
+For each profile of a spec (spec/symbolic.py Profile) the run
+
+1. checks the proofs cannot be vacuous (Init satisfiable with the invariants, every
+   action of Next able to fire);
+2. tries to prove each state property inductive with its auxiliary invariants, for any
+   cluster size (`inductive, any N`), and each step property for every action;
+3. where that fails, runs bounded model checking on a 3-node cluster from the
+   reference's initial state, to tell a real violation (a trace from Init) from a
+   too-weak invariant (a counterexample to induction that no run reaches);
+4. for a real violation of a protocol whose reference exists, searches a reference
+   history that follows the trace (model_checks.replay) and writes it as a trace file
+   that `rmqspec replay` re-runs.
+
+A row is ok when its result is what the profile states: proved, or violated with a
+counterexample when the profile names the known cause. Anything else (a property the
+profile expects to hold that is not proved, a known violation the checkers no longer
+find, a solver that gives up) fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import attrs
+import z3
+
+from model_checks import induction
+from spec import symbolic as sy
+
+BMC_NODES = ("n0", "n1", "n2")
+
+
+@attrs.define
+class Row:
+    protocol: str
+    property: str
+    profile: str
+    method: str
+    result: str  # "proved", "violated", "unknown", "ok" (sanity), "vacuous"
+    ok: bool
+    seconds: float
+    expected: str | None = None  # the known cause, when the profile expects a violation
+    detail: str = ""
+    cti: dict | None = None
+    trace: list | None = None
+    replay: dict | None = None
+
+    def summary(self) -> dict:
+        return attrs.asdict(self)
+
+
+def _reference_init(spec: sy.SymbolicSpec) -> Any:
+    """The abstract initial state of the reference world (3 nodes), if the reference exists."""
+    if spec.reference is None or spec.abstract is None:
+        return None
+    from reference_impl import world as wm
+
+    try:
+        p = wm.protocol(spec.reference)
+    except KeyError:
+        return None
+    return spec.abstract(wm.init(p.make_config(len(BMC_NODES), {})))
+
+
+def _bmc(spec: sy.SymbolicSpec, prop: str, switches: frozenset[str], init: Any, depth: int) -> induction.Outcome:
+    step = next((p for p in spec.step_properties if p.id == prop), None)
+    if step is not None:
+        def bad(u, s, prev=None):  # noqa: ANN001
+            return z3.Not(step.formula(u, prev, s)) if prev is not None else z3.BoolVal(False)
+        return induction.bmc(spec, bad, BMC_NODES, depth, switches, init, spec.bmc_bounds, two_state=True)
+    inv = spec.invariant(prop)
+    return induction.bmc(spec, lambda u, s: z3.Not(inv.formula(u, s)), BMC_NODES, depth, switches, init,
+                         spec.bmc_bounds)
+
+
+def _method(spec: sy.SymbolicSpec, prop: str) -> str:
+    if any(p.id == prop for p in spec.step_properties):
+        return "step, any N"
+    inv = spec.invariant(prop)
+    aux = [i for i in inv.support if i != prop]
+    quorum = " + quorum axiom" if "quorum" in spec.kinds else ""
+    return "inductive, any N" + quorum + (f" + {len(aux)} aux" if aux else "")
+
+
+def prove_property(spec: sy.SymbolicSpec, profile: sy.Profile, prop: str, out_dir: str | None = None,
+                   bmc_depth: int | None = None, replay: bool = True) -> Row:
+    start = time.perf_counter()
+    expected = profile.expected.get(prop)
+    is_step = any(p.id == prop for p in spec.step_properties)
+    outcome = (induction.step_property(spec, prop, profile.switches) if is_step
+               else induction.inductive(spec, prop, profile.switches))
+    row = Row(protocol=spec.protocol, property=prop, profile=profile.name, method=_method(spec, prop),
+              result=outcome.status, ok=False, seconds=0.0, expected=expected, detail=outcome.detail)
+    if outcome.status == "proved":
+        row.ok = expected is None
+        if expected is not None:
+            row.detail += " -- but the profile expects a violation: the model lost it"
+    elif outcome.status == "violated":
+        row.cti = outcome.cti
+        depth = bmc_depth or spec.bmc_depth
+        bmc = _bmc(spec, prop, profile.switches, _reference_init(spec), depth)
+        row.method += f"; BMC {len(BMC_NODES)} nodes, k<={depth}"
+        row.detail = f"CTI: {outcome.detail}"
+        if bmc.status == "violated":
+            row.trace = bmc.trace
+            row.detail += f"; BMC: a trace of {len(bmc.trace) - 1} steps from Init"
+            row.ok = expected is not None
+            if replay:
+                row.replay = _replay(spec, prop, bmc.trace, out_dir)
+                row.detail += "; " + row.replay["message"]
+        else:
+            row.result = "unknown"  # not inductive, yet no trace within the bound
+            row.detail += f"; BMC: {bmc.detail or bmc.status}"
+    row.seconds = time.perf_counter() - start
+    return row
+
+
+def _replay(spec: sy.SymbolicSpec, prop: str, trace: list, out_dir: str | None) -> dict:
+    from model_checks import witness
+
+    if spec.reference is None:
+        return {"found": False, "message": "reference replay: no executable reference for this protocol yet"}
+    return witness.reference_history(spec, prop, trace, out_dir)
+
+
+def sanity(spec: sy.SymbolicSpec, profile: sy.Profile) -> Row:
+    start = time.perf_counter()
+    holding = [inv for inv in spec.invariants if inv.property is not None and inv.property not in profile.expected]
+    ids: list[str] = []
+    for inv in holding:
+        ids += [i for i in inv.support or (inv.id,) if i not in ids]
+    problems = induction.vacuity(spec, ids, profile.switches)
+    n = len(spec.next_actions(profile.switches))
+    return Row(protocol=spec.protocol, property="(Next)", profile=profile.name, method="vacuity",
+               result="vacuous" if problems else "ok", ok=not problems, seconds=time.perf_counter() - start,
+               detail="; ".join(problems) or f"Init satisfiable with {len(ids)} invariants; all {n} actions fire")
+
+
+def properties_of(spec: sy.SymbolicSpec) -> list[str]:
+    out = [inv.property for inv in spec.invariants if inv.property is not None]
+    return sorted(out + [p.id for p in spec.step_properties], key=_id_key)
+
+
+def _id_key(prop: str) -> tuple:
+    head, _, num = prop.rpartition("-")
+    return (head, int(num)) if num.isdigit() else (prop, 0)
+
+
+def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: bool = True) -> list[Row]:
+    rows = []
+    for name in protocols or sy.names():
+        spec = sy.for_protocol(name)
+        for profile in spec.profiles:
+            rows.append(sanity(spec, profile))
+            for prop in properties_of(spec):
+                rows.append(prove_property(spec, profile, prop, out_dir, replay=replay))
+    return rows
+
+
+def print_table(rows: list[Row], out: Any) -> None:
+    head = ("property", "profile", "method", "result", "seconds")
+    cells = []
+    for r in rows:
+        result = r.result
+        if r.expected is not None and r.result == "violated":
+            result = "violated (expected)"
+        if not r.ok:
+            result = result.upper() + " !"
+        cells.append((f"{r.protocol}/{r.property}", r.profile, r.method, result, f"{r.seconds:.2f}"))
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(head)]
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths))
+    print(line, file=out)
+    print("  ".join("-" * w for w in widths), file=out)
+    for c in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(c, widths)), file=out)
+    for r in rows:
+        if r.result in ("violated", "unknown") or not r.ok:
+            print(f"\n{r.protocol}/{r.property} under {r.profile}: {r.result}"
+                  + (f" -- known cause: {r.expected}" if r.expected else ""), file=out)
+            print(f"  {r.detail}", file=out)
+            if r.trace:
+                print("  BMC trace:", file=out)
+                for i, st in enumerate(r.trace):
+                    args = ", ".join(f"{k}={v}" for k, v in st["params"].items())
+                    print(f"    {i:2d}. {st['action']}({args})", file=out)
+            if r.replay and r.replay.get("trace"):
+                print(f"  reference trace: {r.replay['trace']}  (rmqspec replay {r.replay['trace']})", file=out)
+
+
+def default_out_dir() -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), "rmqspec-prove")
