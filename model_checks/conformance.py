@@ -119,8 +119,12 @@ def _two_steps(spec: sy.SymbolicSpec, u: sy.Universe, s: sy.State, s2: sy.State)
 
 
 def _closest(spec: sy.SymbolicSpec, u: sy.Universe, s: sy.State, s2: sy.State) -> str:
+    """The action that comes closest: among those that may change every variable the step
+    changed (if any may), the one with the longest satisfiable prefix of clauses."""
+    changed = {v.name for v in spec.variables if not v.lossy and not sy.evaluate(s[v.name] == s2[v.name])}
+    covering = [a for a in spec.actions if changed <= set(a.changes)]
     best: tuple[int, str, str] | None = None
-    for action in spec.actions:
+    for action in covering or spec.actions:
         params, clauses = spec.clauses(u, action, s, s2)
         sol = z3.Solver()
         sol.add(_params_in_domain(u, action, params))

@@ -104,13 +104,13 @@ def crash_keeps_term_and_vote(term: int, voted: int, lose_term_file: bool) -> tu
 
 def group(size: int) -> el.DLedgerConfig:
     """A group of `size` peers (isQuorum reads only how many there are)."""
-    return el.DLedgerConfig(peers=range(size))
+    return el.DLedgerConfig(peers=tuple(f"n{i}" for i in range(size)))
 
 
 def quorums_intersect(peers: int, a: int, b: int) -> bool:
     """MemberState#isQuorum (num >= peerSize / 2 + 1): any two quorums of one group share a member.
 
-    pre: 1 <= peers <= 64 and 0 <= a <= peers and 0 <= b <= peers
+    pre: 1 <= peers <= 9 and 0 <= a <= peers and 0 <= b <= peers
     post: implies(__return__, a + b > peers)
     """
     cfg = group(peers)
@@ -120,7 +120,7 @@ def quorums_intersect(peers: int, a: int, b: int) -> bool:
 def quorum_is_monotone(peers: int, a: int, b: int) -> bool:
     """isQuorum is monotone and the whole group is a quorum.
 
-    pre: 1 <= peers <= 64 and 0 <= a <= b <= peers
+    pre: 1 <= peers <= 9 and 0 <= a <= b <= peers
     post: implies(__return__, group(peers).is_quorum(b))
     post: group(peers).is_quorum(peers)
     """

@@ -271,7 +271,7 @@ def _args(params: dict) -> str:
 def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef], node_ids: Sequence[str],
         depth: int, switches: frozenset[str] = frozenset(), init_state: Any = None,
         bounds: dict[str, tuple[int, int]] | None = None, two_state: bool = False, every: int = 4,
-        timeout_ms: int = 60_000) -> Outcome:
+        timeout_ms: int = 60_000, shortest: bool = True, schedule: Sequence[str] | None = None) -> Outcome:
     """Search traces of up to `depth` actions from Init (or from the abstract state
     `init_state`) on the cluster `node_ids`, with integer kinds within `bounds`
     (default -1..depth), for a state where `bad` holds. Returns "violated" with a
@@ -282,7 +282,11 @@ def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef
     asking for `bad` after k steps covers every shorter trace, and the query is made at
     every `every`-th depth only (a satisfiable query is cheap, an unsatisfiable one at a
     large depth is not). Stutter steps are removed from the trace. `two_state`: `bad`
-    is called as bad(u, state, previous_state), for step properties."""
+    is called as bad(u, state, previous_state), for step properties. `shortest`: after a
+    hit, ask the depths below it for a shorter trace (off when an unsatisfiable query at
+    those depths is too costly). `schedule`: a fixed sequence of action names, one per
+    step (no stutter); `bad` is asked after the last step only (used to expand a trace
+    found over macro actions into a trace of Next)."""
     start = time.perf_counter()
     ranges = {k: range(lo, hi + 1) for k, (lo, hi) in (bounds or {}).items()}
     for kind, theory in spec.kinds.items():
@@ -302,6 +306,9 @@ def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef
     actions = [a for a in spec.next_actions(switches) if not spec.bmc_actions or a.name in spec.bmc_actions]
     picks: list[list[tuple[z3.BoolRef, sy.Action | None, dict]]] = []
     last_unsat = -1
+    if schedule is not None:
+        depth, every = len(schedule), len(schedule) + 1
+        by_name = {a.name: a for a in spec.next_actions(switches)}
 
     def bad_at(j: int) -> z3.BoolRef:
         if two_state:
@@ -316,7 +323,7 @@ def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef
             if r == z3.sat:
                 model, found = sol.model(), k
                 sol.pop()
-                for j in range(k - 1, last_unsat, -1):  # the shortest trace: shorter depths are cheap to ask
+                for j in range(k - 1, last_unsat if shortest else k - 1, -1):  # the shortest trace: shorter depths are cheap to ask
                     sol.push()
                     sol.add(bad_at(j))
                     if sol.check() != z3.sat:
@@ -334,10 +341,12 @@ def bmc(spec: sy.SymbolicSpec, bad: Callable[[sy.Universe, sy.State], z3.BoolRef
         if k == depth:
             break
         nxt = sy.declare(u, spec.variables, f"b{k + 1}")
-        stutter = z3.Bool(f"stutter{k}!{u.name}")
-        sol.add(z3.Implies(stutter, z3.And([states[k][v.name] == nxt[v.name] for v in spec.variables])))
-        step: list = [(stutter, None, {})]
-        for action in actions:
+        step: list = []
+        if schedule is None:
+            stutter = z3.Bool(f"stutter{k}!{u.name}")
+            sol.add(z3.Implies(stutter, z3.And([states[k][v.name] == nxt[v.name] for v in spec.variables])))
+            step.append((stutter, None, {}))
+        for action in actions if schedule is None else [by_name[schedule[k]]]:
             flag = z3.Bool(f"act{k}_{action.name}!{u.name}")
             params, clauses = spec.clauses(u, action, states[k], nxt)
             in_range = [sy.in_domain(u, kind, params[name]) for name, kind in action.params]

@@ -67,14 +67,41 @@ def _reference_init(spec: sy.SymbolicSpec) -> Any:
 
 
 def _bmc(spec: sy.SymbolicSpec, prop: str, switches: frozenset[str], init: Any, depth: int) -> induction.Outcome:
+    """BMC from Init. A spec with macro actions (switch `macro`: compositions of Next steps,
+    e.g. a whole election) is searched with them first, and a trace found that way is
+    expanded into its actions of Next and searched again with that schedule: the trace
+    reported is always a trace of Next."""
     step = next((p for p in spec.step_properties if p.id == prop), None)
     if step is not None:
         def bad(u, s, prev=None):  # noqa: ANN001
             return z3.Not(step.formula(u, prev, s)) if prev is not None else z3.BoolVal(False)
-        return induction.bmc(spec, bad, BMC_NODES, depth, switches, init, spec.bmc_bounds, two_state=True)
-    inv = spec.invariant(prop)
-    return induction.bmc(spec, lambda u, s: z3.Not(inv.formula(u, s)), BMC_NODES, depth, switches, init,
-                         spec.bmc_bounds)
+        two = True
+    else:
+        inv = spec.invariant(prop)
+
+        def bad(u, s):  # noqa: ANN001
+            return z3.Not(inv.formula(u, s))
+        two = False
+    if not any(a.optional == "macro" for a in spec.actions):
+        return induction.bmc(spec, bad, BMC_NODES, depth, switches, init, spec.bmc_bounds, two_state=two)
+    found = induction.bmc(spec, bad, BMC_NODES, depth, switches | {"macro"}, init, spec.bmc_bounds, two_state=two,
+                          every=depth, shortest=False)
+    if found.status != "violated":
+        found.detail = f"over macro steps: {found.detail}"
+        return found
+    schedule = []
+    for st in found.trace[1:]:
+        if st["action"] == "elect":  # campaign, a grant from each other quorum member, become_leader
+            schedule += ["campaign"] + ["grant_vote"] * (len(BMC_NODES) // 2) + ["become_leader"]
+        else:
+            schedule.append(st["action"])
+    full = induction.bmc(spec, bad, BMC_NODES, len(schedule), switches, init, spec.bmc_bounds, two_state=two,
+                         schedule=schedule)
+    full.seconds += found.seconds
+    if full.status != "violated":
+        full.status = "unknown"
+        full.detail = f"a trace over macro steps ({len(found.trace) - 1}) does not expand into Next: {full.detail}"
+    return full
 
 
 def _method(spec: sy.SymbolicSpec, prop: str) -> str:
@@ -82,8 +109,27 @@ def _method(spec: sy.SymbolicSpec, prop: str) -> str:
         return "step, any N"
     inv = spec.invariant(prop)
     aux = [i for i in inv.support if i != prop]
+    more = f" + {len(aux)} aux" if aux else ""
+    if spec.induction_nodes:  # a finite-domain proof: every state of the bounded cluster
+        bounds = ", ".join(f"{k} <= {hi}" for k, (_, hi) in spec.induction_bounds.items())
+        return f"inductive, N={'/'.join(map(str, spec.induction_nodes))} ({bounds})" + more
     quorum = " + quorum axiom" if "quorum" in spec.kinds else ""
-    return "inductive, any N" + quorum + (f" + {len(aux)} aux" if aux else "")
+    return "inductive, any N" + quorum + more
+
+
+def _inductive(spec: sy.SymbolicSpec, prop: str, switches: frozenset[str]) -> induction.Outcome:
+    """Parametric when the spec allows it, else one finite-domain proof per cluster size."""
+    if not spec.induction_nodes:
+        return induction.inductive(spec, prop, switches)
+    total, out = 0.0, None
+    for n in spec.induction_nodes:
+        out = induction.inductive(spec, prop, switches, nodes=n)
+        total += out.seconds
+        if out.status != "proved":
+            out.detail = f"N={n}: {out.detail}"
+            break
+    out.seconds = total
+    return out
 
 
 def prove_property(spec: sy.SymbolicSpec, profile: sy.Profile, prop: str, out_dir: str | None = None,
@@ -92,7 +138,7 @@ def prove_property(spec: sy.SymbolicSpec, profile: sy.Profile, prop: str, out_di
     expected = profile.expected.get(prop)
     is_step = any(p.id == prop for p in spec.step_properties)
     outcome = (induction.step_property(spec, prop, profile.switches) if is_step
-               else induction.inductive(spec, prop, profile.switches))
+               else _inductive(spec, prop, profile.switches))
     row = Row(protocol=spec.protocol, property=prop, profile=profile.name, method=_method(spec, prop),
               result=outcome.status, ok=False, seconds=0.0, expected=expected, detail=outcome.detail)
     if outcome.status == "proved":
@@ -150,14 +196,18 @@ def _id_key(prop: str) -> tuple:
     return (head, int(num)) if num.isdigit() else (prop, 0)
 
 
-def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: bool = True) -> list[Row]:
+def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: bool = True,
+        profile: str | None = None) -> list[Row]:
+    """Every row of every profile (or of the profile named `profile`) of each spec."""
     rows = []
     for name in protocols or sy.names():
         spec = sy.for_protocol(name)
-        for profile in spec.profiles:
-            rows.append(sanity(spec, profile))
+        for prof in spec.profiles:
+            if profile is not None and prof.name != profile:
+                continue
+            rows.append(sanity(spec, prof))
             for prop in properties_of(spec):
-                rows.append(prove_property(spec, profile, prop, out_dir, replay=replay))
+                rows.append(prove_property(spec, prof, prop, out_dir, replay=replay))
     return rows
 
 
@@ -195,3 +245,7 @@ def default_out_dir() -> str:
     import tempfile
 
     return os.path.join(tempfile.gettempdir(), "rmqspec-prove")
+
+
+def profile_names(protocols: list[str] | None = None) -> list[str]:
+    return sorted({p.name for name in protocols or sy.names() for p in sy.for_protocol(name).profiles})

@@ -71,6 +71,10 @@ def build_parser() -> Parser:
 
     prv = sub.add_parser("prove", help="Z3 proofs of the safety properties, per version profile")
     prv.add_argument("--protocol", default=None, help="one symbolic spec (default: all)")
+    prv.add_argument("--profile", default=None,
+                     help="one version profile (election: 4.9.4, 4.9.4+os-crash; dledger_log: 0.2.6, fixed)")
+    prv.add_argument("--os-crash", action="store_true",
+                     help="only the profiles with OS crashes that lose the un-fsynced currterm file")
     prv.add_argument("--out", default=None, help="directory for reference witness traces (default: a temp dir)")
     prv.add_argument("--no-witness", action="store_true", help="skip the search for reference witnesses")
     prv.add_argument("--contracts", type=float, default=8.0, metavar="SECONDS",
@@ -274,8 +278,15 @@ def cmd_prove(args: argparse.Namespace) -> int:
         raise UsageError(f"unknown protocol {args.protocol!r}; symbolic specs: {', '.join(symbolic.names())}")
     if args.contracts < 0:
         raise UsageError("--contracts must be 0 or more seconds")
+    protocols = [args.protocol] if args.protocol else None
+    if args.profile is not None and args.profile not in prove.profile_names(protocols):
+        raise UsageError(f"unknown profile {args.profile!r}; known: {', '.join(prove.profile_names(protocols))}")
+    if args.os_crash:  # the election model under OS crashes that lose the currterm file
+        if protocols not in (None, ["election"]) or args.profile not in (None, "4.9.4+os-crash"):
+            raise UsageError("--os-crash selects election's 4.9.4+os-crash profile; drop --protocol/--profile")
+        protocols, args.profile = ["election"], "4.9.4+os-crash"
     out_dir = args.out or prove.default_out_dir()
-    rows = prove.run([args.protocol] if args.protocol else None, out_dir, replay=not args.no_witness)
+    rows = prove.run(protocols, out_dir, replay=not args.no_witness, profile=args.profile)
     conds, secs = crosshair_run.run(args.contracts) if args.contracts else ([], 0.0)
     ok = all(r.ok for r in rows) and not any(c.status == "counterexample" for c in conds)
     if args.json:

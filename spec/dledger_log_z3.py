@@ -231,6 +231,48 @@ def commit_current_term(u, s, s2, l, k):
     return _commit(u, s, s2, l, k, current_term=True)
 
 
+def elect(u, s, s2, c, t2, q):
+    """A macro step for bounded model checking only (switch `macro`): campaign(c, t2), then
+    grant_vote by every other member of the quorum q (each behind t2, its log not fresher),
+    then become_leader(c). It is their composition, so a trace over it is a trace of Next
+    once expanded; model_checks.prove expands it and asks BMC for the expanded trace."""
+    e, lt = sel(s.end, c), last_term(s, c)
+
+    def inq(n):
+        return sy.in_quorum(u, n, q)
+
+    def fresh_enough(v):
+        return z3.Or(lt > last_term(s, v), z3.And(lt == last_term(s, v), e >= sel(s.end, v)))
+
+    return [
+        ("term grows", t2 > sel(s.cur, c)),
+        ("the candidate is in the quorum", inq(c)),
+        ("self vote: term not below ledgerEndTerm", t2 >= lt),
+        ("every other voter is behind the term", u.forall(["node"], lambda v: z3.Implies(
+            z3.And(inq(v), v != c), z3.And(t2 > sel(s.cur, v), t2 >= last_term(s, v))))),
+        ("every other voter's log is not fresher", u.forall(["node"], lambda v: z3.Implies(
+            z3.And(inq(v), v != c), fresh_enough(v)))),
+        ("sends VoteRequest", sy.sends(u, s2.vreq, add(s.vreq, c, t2, e, lt))),
+        ("voters at t2", s2.cur == sy.tabulate(u, V["cur"], lambda n: z3.If(inq(n), t2, sel(s.cur, n)))),
+        ("the candidate leads, other voters do not", s2.leads == sy.tabulate(u, V["leads"], lambda n: z3.If(
+            n == c, True, z3.If(inq(n), False, sel(s.leads, n))))),
+        ("votes persisted", s2.has_vote == sy.tabulate(u, V["has_vote"], lambda n: z3.Or(inq(n), sel(s.has_vote, n)))),
+        ("votes recorded", s2.vote == sy.tabulate(u, V["vote"], lambda n: z3.If(inq(n), c, sel(s.vote, n)))),
+        ("grants in the ghost", s2.grants == sy.tabulate(u, V["grants"], lambda v, t, cc: z3.Or(
+            z3.And(inq(v), t == t2, cc == c), sel(s.grants, v, t, cc)))),
+        ("requests answered: index", s2.gri == sy.tabulate(u, V["gri"], lambda v, t: z3.If(
+            z3.And(inq(v), t == t2), e, sel(s.gri, v, t)))),
+        ("requests answered: term", s2.grt == sy.tabulate(u, V["grt"], lambda v, t: z3.If(
+            z3.And(inq(v), t == t2), lt, sel(s.grt, v, t)))),
+        ("elected in the ghost", s2.elected == add(s.elected, t2, c)),
+        ("leader of the term", s2.ldr == store(s.ldr, t2, c)),
+        ("leader log of the term", s2.ll == sy.tabulate(u, V["ll"], lambda tt, i: z3.If(
+            tt == t2, sel(s.log, c, i), sel(s.ll, tt, i)))),
+        ("leader log end of the term", s2.le == store(s.le, t2, e)),
+        ("own watermark", s2.wm == store(s.wm, t2, c, z3.If(e > sel(s.wm, t2, c), e, sel(s.wm, t2, c)))),
+    ]
+
+
 def lose_messages(u, s, s2):
     """A step that changes no node: a rejected request, a reply, a loss."""
     return []
@@ -255,6 +297,9 @@ ACTIONS = (
            optional="count_commit"),
     Action("commit_current_term", (("l", "node"), ("k", "index")), ("cpt",), commit_current_term,
            commit_current_term.__doc__, optional="current_term_commit"),
+    Action("elect", (("c", "node"), ("t2", "term"), ("q", "quorum")),
+           ("cur", "leads", "vreq", "vote", "has_vote", "grants", "gri", "grt", "elected", "ldr", "ll", "le", "wm"),
+           elect, elect.__doc__, optional="macro"),
     Action("lose_messages", (), (), lose_messages, lose_messages.__doc__),
 )
 
@@ -422,9 +467,8 @@ PROFILES = (
 SPEC = sy.SymbolicSpec(
     protocol="dledger_log", kinds=KINDS, variables=VARIABLES, init=init, actions=ACTIONS, invariants=INVARIANTS,
     axioms=sy.quorum_axioms, profiles=PROFILES, reference=None,
-    bmc_bounds={"term": (-1, 4), "index": (-1, 0)}, bmc_depth=16,
-    bmc_actions=("campaign", "grant_vote", "become_leader", "append", "replicate", "commit_by_count",
-                 "commit_current_term"),
+    bmc_bounds={"term": (-1, 4), "index": (-1, 0)}, bmc_depth=8,
+    bmc_actions=("elect", "append", "replicate", "commit_by_count", "commit_current_term"),
     induction_nodes=(3,), induction_bounds={"term": (-1, 3), "index": (-1, 1)}, doc=__doc__.split("\n\n")[0])
 
 sy.register(SPEC)

@@ -201,6 +201,14 @@ def quorum_axioms(u: Universe) -> list[z3.BoolRef]:
     return [u.forall(["quorum", "quorum"], lambda q1, q2: u.exists(["node"], lambda n: z3.And(m(n, q1), m(n, q2))))]
 
 
+def in_quorum(u: Universe, n: z3.ExprRef, q: z3.ExprRef) -> z3.BoolRef:
+    """Node `n` is a member of quorum `q` (a quorum-valued parameter)."""
+    members = u.extra.get("quorum_members")
+    if members is not None:
+        return z3.Or([z3.And(q == u.finite["quorum"][i], z3.Or([n == m for m in ns])) for i, ns in members.items()])
+    return member(u)(n, q)
+
+
 def some_quorum(u: Universe, pred: Callable[[z3.ExprRef], z3.BoolRef]) -> z3.BoolRef:
     """Some quorum all of whose members satisfy `pred`."""
     members = u.extra.get("quorum_members")

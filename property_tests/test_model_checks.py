@@ -1,0 +1,152 @@
+"""model_checks: the Z3 proofs of the election properties, conformance of reference steps to the
+symbolic relation, the exhaustive explorer, and the `prove` / `explore` command lines."""
+
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model_checks import conformance as conf
+from model_checks import crosshair_run, explore, induction, prove
+from reference_impl import chooser, election_world, faults
+from reference_impl import world as wm
+from rmqspec import cli, runner
+from spec import symbolic as sy
+
+SPEC = sy.for_protocol("election")
+DEFAULT, OS_CRASH = SPEC.profile("4.9.4"), SPEC.profile("4.9.4+os-crash")
+
+
+def test_election_safety_is_inductive_for_any_cluster_size():
+    for prop in ("ELE-1", "ELE-2", "ELE-4", "ELE-5"):
+        row = prove.prove_property(SPEC, DEFAULT, prop, replay=False)
+        assert (row.result, row.ok) == ("proved", True), (prop, row.detail)
+        assert "any N" in row.method
+    assert prove.prove_property(SPEC, DEFAULT, "ELE-3", replay=False).result == "proved"
+
+
+def test_the_proofs_are_not_vacuous():
+    row = prove.sanity(SPEC, DEFAULT)
+    assert row.ok, row.detail
+
+
+def test_dropping_an_auxiliary_invariant_gives_a_counterexample_to_induction():
+    """ELE-2 alone is not inductive: the CTI is a voter whose grant is not its recorded vote."""
+    weak = attrs.evolve(SPEC, invariants=tuple(
+        attrs.evolve(i, support=("ELE-2",)) if i.id == "ELE-2" else i for i in SPEC.invariants))
+    out = induction.inductive(weak, "ELE-2")
+    assert out.status == "violated" and out.cti["breaks"] == "ELE-2", out.detail
+    assert out.cti["action"] in ("grant_vote", "request_vote")
+
+
+def test_os_crash_losing_the_term_file_breaks_induction_and_bmc_finds_a_trace():
+    for prop in ("ELE-2", "ELE-3"):
+        row = prove.prove_property(SPEC, OS_CRASH, prop, replay=False)
+        assert row.result == "violated" and row.ok and row.expected, (prop, row.detail)
+        assert row.cti is not None and row.trace
+        assert any(st_["action"] == "lose_term_file" for st_ in row.trace)
+    # ELE-4 does not depend on persisted votes: still inductive with OS crashes
+    assert prove.prove_property(SPEC, OS_CRASH, "ELE-4", replay=False).result == "proved"
+
+
+def _history(profile: str, seed: int, steps: int):
+    cfg = election_world.make_config(3).evolve(profile=faults.profile(profile, "election"))
+    checker = conf.StepChecker(SPEC)
+    runner.run(cfg, chooser.SeededChooser(seed).choose, steps, hooks=(checker,))
+    return checker
+
+
+@settings(max_examples=4, deadline=None)
+@given(seed=st.integers(1, 10_000), profile=st.sampled_from(["standard", "hostile"]))
+def test_random_reference_steps_are_steps_of_the_spec(seed, profile):
+    checker = _history(profile, seed, 250)
+    assert not checker.mismatches, checker.mismatches
+
+
+def test_conformance_sees_many_kinds_of_step():
+    checker = _history("standard", 1, 600)
+    assert not checker.mismatches
+    kinds = {a for name in checker.by_action for a in name.split("+")}
+    assert {"request_vote", "grant_vote", "become_leader", "become_follower", "next_term"} <= kinds, kinds
+
+
+def test_recorded_trace_steps_conform(tmp_path):
+    path = tmp_path / "t.jsonl"
+    cfg = election_world.make_config(3).evolve(profile=faults.profile("standard", "election"))
+    with open(path, "w", encoding="utf-8") as f:
+        runner.simulate(cfg, 5, 300, trace_out=f)
+    checker, result = conf.check_trace(SPEC, str(path))
+    assert result.mismatch is None and not checker.mismatches
+    assert checker.steps - checker.stutters > 20
+
+
+def test_a_step_the_spec_does_not_allow_is_reported_with_its_first_failing_clause():
+    w = wm.init(election_world.make_config(3))
+    before = SPEC.abstract(w)
+    # n0 becomes leader of term 0 with no vote granted: become_leader's quorum guard fails
+    after = before.evolve(role=("LEADER", *before.role[1:]), leader=("n0", *before.leader[1:]),
+                          elected=frozenset({(0, "n0")}))
+    verdict = conf.check_step(SPEC, before, after)
+    assert not verdict.ok
+    assert "closest is become_leader" in verdict.message, verdict.message
+    assert "a quorum granted it a vote in currTerm" in verdict.message, verdict.message
+
+
+def test_explorer_checks_every_state_and_symmetry_reduces():
+    cfg = election_world.make_config(3)
+    sym = explore.Explorer(cfg, depth=6, limit=1).run()
+    plain = explore.Explorer(cfg, depth=6, limit=1, use_symmetry=False).run()
+    assert sym.complete and plain.complete and not sym.found and not plain.found
+    assert sym.distinct_states < plain.distinct_states
+
+
+def test_explorer_finds_the_lost_term_file_and_writes_a_replayable_trace(tmp_path):
+    prof = wm.FaultProfile(name="os", os_crash=0.1, restart=0.1)
+    cfg = election_world.make_config(3).evolve(profile=prof)
+    ex = explore.Explorer(cfg, depth=4, limit=1)
+    res = ex.run()
+    assert "ELE-3" in res.found and res.found["ELE-3"].expected, res.found
+    explore.write_traces(ex, str(tmp_path))
+    with open(res.found["ELE-3"].trace, encoding="utf-8") as f:
+        again = runner.replay(f)
+    assert again.mismatch is None and any(v.property == "ELE-3" for v in again.run.violations)
+
+
+def test_crosshair_confirms_or_leaves_unknown_never_a_counterexample():
+    from model_checks import contracts
+
+    conds, _ = crosshair_run.run(1.0, mods=(contracts,))
+    assert conds and not [c for c in conds if c.status == "counterexample"]
+    assert any(c.status == "confirmed" for c in conds)
+
+
+def _cli(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_prove_command_table_json_and_bad_input(capsys):
+    code, out, _ = _cli(capsys, "prove", "--protocol", "election", "--profile", "4.9.4", "--contracts", "0")
+    assert code == 0, out
+    assert "election/ELE-1" in out and "proved" in out
+    code, out, _ = _cli(capsys, "prove", "--protocol", "election", "--profile", "4.9.4", "--contracts", "0",
+                        "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and {r["property"] for r in rows} >= {"ELE-1", "ELE-2", "ELE-4", "ELE-5"}
+    for argv in (("prove", "--protocol", "nope"), ("prove", "--profile", "nope"), ("prove", "--contracts", "-1"),
+                 ("explore", "--nodes", "9"), ("explore", "--protocol", "nope"), ("explore", "--draws", "x")):
+        code, _, err = _cli(capsys, *argv)
+        assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, (argv, err)
+
+
+def test_explore_command_reports_states_per_second(capsys):
+    code, out, _ = _cli(capsys, "explore", "--nodes", "3", "--depth", "5", "--max-term", "1", "--coverage", "20",
+                        "--json")
+    res = json.loads(out)
+    assert code == 0 and res["complete"] and res["distinct_states"] > 10 and res["states_per_s"] > 0
+    assert res["coverage"][0]["histories"] == 20
