@@ -62,7 +62,7 @@ def conformance(steps: int = 1500) -> Part:
     bad, checked = [], 0
     for name in sy.names():
         spec = sy.for_protocol(name)
-        if spec.reference is None or spec.reference not in wm.protocol_names():
+        if spec.reference is None or spec.abstract is None or spec.reference not in wm.protocol_names():
             continue
         p = wm.protocol(spec.reference)
         for prof in ("standard", "hostile"):

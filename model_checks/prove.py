@@ -170,6 +170,9 @@ def _replay(spec: sy.SymbolicSpec, prop: str, trace: list, out_dir: str | None) 
 
     if spec.reference is None:
         return {"found": False, "message": "reference replay: no executable reference for this protocol yet"}
+    if prop in spec.witness_scenarios:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        return witness.scenario_history(spec, prop, os.path.join(root, spec.witness_scenarios[prop]), out_dir)
     return witness.reference_history(spec, prop, trace, out_dir)
 
 
@@ -196,19 +199,35 @@ def _id_key(prop: str) -> tuple:
     return (head, int(num)) if num.isdigit() else (prop, 0)
 
 
-def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: bool = True,
-        profile: str | None = None) -> list[Row]:
-    """Every row of every profile (or of the profile named `profile`) of each spec."""
-    rows = []
-    for name in protocols or sy.names():
-        spec = sy.for_protocol(name)
-        for prof in spec.profiles:
-            if profile is not None and prof.name != profile:
-                continue
-            rows.append(sanity(spec, prof))
-            for prop in properties_of(spec):
-                rows.append(prove_property(spec, prof, prop, out_dir, replay=replay))
+def _profile_rows(name: str, profile: str, out_dir: str | None, replay: bool) -> list[Row]:
+    spec = sy.for_protocol(name)
+    prof = spec.profile(profile)
+    rows = [sanity(spec, prof)]
+    for prop in properties_of(spec):
+        rows.append(prove_property(spec, prof, prop, out_dir, replay=replay))
     return rows
+
+
+def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: bool = True,
+        profile: str | None = None, jobs: int = 1) -> list[Row]:
+    """Every row of every profile (or of the profile named `profile`) of each spec; the
+    (protocol, profile) pairs run in `jobs` worker processes (rows keep their order)."""
+    tasks = [(name, prof.name) for name in protocols or sy.names() for prof in sy.for_protocol(name).profiles
+             if profile is None or prof.name == profile]
+    if jobs <= 1 or len(tasks) <= 1:
+        return [row for name, prof in tasks for row in _profile_rows(name, prof, out_dir, replay)]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # the longest tasks first, so two workers finish together
+    order = sorted(range(len(tasks)), key=lambda i: -_WEIGHT.get(tasks[i], 1))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {i: pool.submit(_profile_rows, *tasks[i], out_dir, replay) for i in order}
+        return [row for i in range(len(tasks)) for row in futures[i].result()]
+
+
+# Rough seconds per (protocol, profile), to schedule the longest first.
+_WEIGHT = {("election", "4.9.4+os-crash"): 30, ("dledger_log", "0.2.6"): 30, ("dledger_log", "fixed"): 20}
 
 
 def print_table(rows: list[Row], out: Any) -> None:

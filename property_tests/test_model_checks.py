@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from model_checks import conformance as conf
 from model_checks import crosshair_run, explore, induction, prove
+from property_tests import mutants
 from reference_impl import chooser, election_world, faults
+from reference_impl import election as el
 from reference_impl import world as wm
 from rmqspec import cli, runner
 from spec import symbolic as sy
@@ -104,16 +106,18 @@ def test_explorer_checks_every_state_and_symmetry_reduces():
     assert sym.distinct_states < plain.distinct_states
 
 
-def test_explorer_finds_the_lost_term_file_and_writes_a_replayable_trace(tmp_path):
-    prof = wm.FaultProfile(name="os", os_crash=0.1, restart=0.1)
-    cfg = election_world.make_config(3).evolve(profile=prof)
-    ex = explore.Explorer(cfg, depth=4, limit=1)
+def test_explorer_finds_a_mutant_violation_and_writes_a_replayable_trace(tmp_path, monkeypatch):
+    """A candidate that counts its own vote as a quorum (two nodes, so the quorum is both): the explorer reaches an unexpected ELE-4
+    violation and writes the path to it as a trace that `rmqspec replay` re-runs."""
+    monkeypatch.setattr(el, "finish_vote_round", mutants.parse_own_vote_as_quorum)
+    ex = explore.Explorer(election_world.make_config(2), depth=6, limit=1)
     res = ex.run()
-    assert "ELE-3" in res.found and res.found["ELE-3"].expected, res.found
+    assert "ELE-4" in res.found and res.found["ELE-4"].expected is None, res.found
+    assert [f.property for f in res.unexpected()]
     explore.write_traces(ex, str(tmp_path))
-    with open(res.found["ELE-3"].trace, encoding="utf-8") as f:
+    with open(res.found["ELE-4"].trace, encoding="utf-8") as f:
         again = runner.replay(f)
-    assert again.mismatch is None and any(v.property == "ELE-3" for v in again.run.violations)
+    assert again.mismatch is None and any(v.property == "ELE-4" for v in again.run.violations)
 
 
 def test_crosshair_confirms_or_leaves_unknown_never_a_counterexample():

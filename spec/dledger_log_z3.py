@@ -466,7 +466,8 @@ PROFILES = (
 
 SPEC = sy.SymbolicSpec(
     protocol="dledger_log", kinds=KINDS, variables=VARIABLES, init=init, actions=ACTIONS, invariants=INVARIANTS,
-    axioms=sy.quorum_axioms, profiles=PROFILES, reference=None,
+    axioms=sy.quorum_axioms, profiles=PROFILES, reference="dledger_log",
+    witness_scenarios={"LOG-2": "property_tests/scenarios/dledger_log/figure8_commit_by_counting.json"},
     bmc_bounds={"term": (-1, 4), "index": (-1, 0)}, bmc_depth=8,
     bmc_actions=("elect", "append", "replicate", "commit_by_count", "commit_current_term"),
     induction_nodes=(3,), induction_bounds={"term": (-1, 3), "index": (-1, 1)}, doc=__doc__.split("\n\n")[0])

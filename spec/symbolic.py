@@ -389,6 +389,8 @@ class SymbolicSpec:
     induction_nodes: tuple[int, ...] = ()  # () : proofs for any cluster size; else these fixed sizes
     induction_bounds: dict[str, tuple[int, int]] = attrs.field(factory=dict)  # integer kinds, fixed-size proofs
     fault_actions: dict[str, str] = attrs.field(factory=dict)  # action -> the reference's fault kind
+    # property -> a scenario script (path from the repository root) staging a BMC trace in the reference
+    witness_scenarios: dict[str, str] = attrs.field(factory=dict)
     doc: str = ""
 
     def profile(self, name: str) -> Profile:
