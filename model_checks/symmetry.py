@@ -28,6 +28,11 @@ from reference_impl.state import FrozenMap
 # Ghost fields that are tuples indexed by node position (not by id), per ghost class.
 PER_NODE_FIELDS: dict[str, tuple[str, ...]] = {"ElectionGhost": ("cut_since",)}
 
+# Protocols whose node states never hold a message or RPC id (in the symmetric
+# configurations the explorer reduces: election keeps an RPC id only for a leadership
+# transfer, which needs a preferred leader, and that breaks symmetry anyway).
+ID_FREE = frozenset({"election"})
+
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -118,6 +123,7 @@ class _Fingerprints:
         self.blind = [{x: ("#self" if j == i else "#other") for j, x in enumerate(cfg.ids)} for i in range(n)]
         self.index = {p: k for k, p in enumerate(self.perms)}
         self.blind_memo: dict[tuple[int, int], tuple[Any, int]] = {}
+        self.id_free = cfg.protocol in ID_FREE
 
     def part(self, obj: Any, k: int, blank: tuple[str, ...] = ()) -> int:
         key = (id(obj), k)
@@ -130,11 +136,8 @@ class _Fingerprints:
         self.memo[key] = (obj, h)
         return h
 
-    def env(self, e: Any, k: int, perm: tuple[int, ...]) -> int:
-        return hash((self.part(e.msg, k), perm[e.src], perm[e.dst], e.id, e.sent_ms, e.rpc, e.reply))
-
     def rpc(self, r: Any, k: int, perm: tuple[int, ...]) -> int:
-        return hash((self.part(r.ctx, k), perm[r.requester], perm[r.responder], r.id, r.deadline_ms))
+        return hash((self.part(r.ctx, k), perm[r.requester], perm[r.responder], r.deadline_ms))
 
     def under(self, w: wm.World, k: int) -> int:
         perm = self.perms[k]
@@ -151,8 +154,25 @@ class _Fingerprints:
         per_node_h = tuple(_permute(getattr(ghost, f), perm) for f in per_node)
         h = w.history
         lost = frozenset(perm[i] for i in h.lost_writes)
-        return hash((w.now, tuple(nodes), tuple(alive),
-                     tuple(self.env(e, k, perm) for e in net.flight), tuple(self.rpc(r, k, perm) for r in net.rpcs),
+        # Message and RPC ids are names the network hands out in send order, and a node
+        # sends to its peers in id order, so renaming the nodes does not commute with
+        # stepping on the ids: hash the network without them (RPCs by content, envelopes
+        # per link in send order, a reply by the content of its RPC while it is open).
+        # Only where no node state holds an id (ID_FREE): a node that keeps an RPC id to
+        # answer later would tie its state to one RPC, which dropping ids would lose.
+        if self.id_free:
+            rpc_h = {r.id: self.rpc(r, k, perm) for r in net.rpcs}
+            links: dict[tuple[int, int], list[int]] = {}
+            for e in sorted(net.flight, key=_env_id):
+                links.setdefault((perm[e.src], perm[e.dst]), []).append(hash((
+                    self.part(e.msg, k), e.sent_ms, rpc_h.get(e.rpc, ("closed", e.rpc)) if e.rpc else 0, e.reply)))
+            flight_h: Any = frozenset((link, tuple(hs)) for link, hs in links.items())
+            rpcs_h: Any = tuple(sorted(rpc_h.values()))
+        else:
+            flight_h = tuple(hash((self.part(e.msg, k), perm[e.src], perm[e.dst], e.id, e.sent_ms, e.rpc, e.reply))
+                             for e in net.flight)
+            rpcs_h = tuple(hash((self.rpc(r, k, perm), r.id)) for r in net.rpcs)
+        return hash((w.now, tuple(nodes), tuple(alive), flight_h, rpcs_h,
                      frozenset((perm[a], perm[b]) for a, b in net.cut), net.next_id, ghost_h, per_node_h,
                      h.evolve(lost_writes=lost) if lost else h, w.script_pos, w.vars, w.ext))
 
@@ -188,6 +208,10 @@ class _Fingerprints:
 
     def __call__(self, w: wm.World) -> int:
         return min(self.under(w, k) for k in self.candidates(w))
+
+
+def _env_id(e: Any) -> int:
+    return e.id
 
 
 def fingerprinter(cfg: wm.WorldConfig, enabled: bool = True) -> Callable[[wm.World], int]:
