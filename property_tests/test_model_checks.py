@@ -154,3 +154,11 @@ def test_explore_command_reports_states_per_second(capsys):
     res = json.loads(out)
     assert code == 0 and res["complete"] and res["distinct_states"] > 10 and res["states_per_s"] > 0
     assert res["coverage"][0]["histories"] == 20
+
+
+def test_prove_exits_1_when_a_row_is_not_as_its_profile_states(capsys, monkeypatch):
+    """A profile that expects ELE-4 to be violated, while the model proves it: the row fails."""
+    wrong = attrs.evolve(DEFAULT, expected={"ELE-4": "a made-up cause"})
+    monkeypatch.setitem(sy._SPECS, "election", attrs.evolve(SPEC, profiles=(wrong,)))
+    code, out, _ = _cli(capsys, "prove", "--protocol", "election", "--contracts", "0", "--jobs", "1")
+    assert code == 1 and "PROVED !" in out, out
