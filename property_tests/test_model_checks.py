@@ -162,3 +162,12 @@ def test_prove_exits_1_when_a_row_is_not_as_its_profile_states(capsys, monkeypat
     monkeypatch.setitem(sy._SPECS, "election", attrs.evolve(SPEC, profiles=(wrong,)))
     code, out, _ = _cli(capsys, "prove", "--protocol", "election", "--contracts", "0", "--jobs", "1")
     assert code == 1 and "PROVED !" in out, out
+
+
+def test_every_state_random_histories_visit_is_in_the_exhaustive_set():
+    """Symmetry reduction must not lose states: an orbit a random history reaches within the
+    bound was stored by the BFS (this failed while fingerprints kept message ids)."""
+    ex = explore.Explorer(election_world.make_config(3), depth=7, limit=2)
+    ex.run()
+    row = ex.random_coverage([60])[0]
+    assert row["distinct_visited"] == row["in_exhaustive"] > 20, row

@@ -79,8 +79,8 @@ def build_parser() -> Parser:
     prv.add_argument("--out", default=None, help="directory for reference witness traces (default: a temp dir)")
     prv.add_argument("--no-witness", action="store_true", help="skip the search for reference witnesses")
     prv.add_argument("--jobs", type=_positive, default=2, help="worker processes (default 2)")
-    prv.add_argument("--contracts", type=float, default=8.0, metavar="SECONDS",
-                     help="CrossHair time per contract condition; 0 skips CrossHair (default 8)")
+    prv.add_argument("--contracts", type=float, default=2.0, metavar="SECONDS",
+                     help="CrossHair time per contract condition; 0 skips CrossHair (default 2)")
     prv.add_argument("--json", action="store_true")
 
     exp = sub.add_parser("explore", help="exhaustive exploration with symmetry reduction")
