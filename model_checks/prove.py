@@ -120,7 +120,18 @@ def _method(spec: sy.SymbolicSpec, prop: str) -> str:
 def _inductive(spec: sy.SymbolicSpec, prop: str, switches: frozenset[str]) -> induction.Outcome:
     """Parametric when the spec allows it, else one finite-domain proof per cluster size."""
     if not spec.induction_nodes:
-        return induction.inductive(spec, prop, switches)
+        # with a finite-domain fallback, give the parametric queries less time
+        out = induction.inductive(spec, prop, switches, timeout_ms=5_000 if spec.induction_bounds else
+                                  induction.QUERY_TIMEOUT_MS)
+        if out.status == "unknown" and spec.induction_bounds:
+            # Quantified counterexamples are hard for Z3's model finder: look for a CTI on
+            # a finite cluster instead (a CTI there is a CTI; no CTI there proves nothing).
+            small = induction.inductive(spec, prop, switches, nodes=len(BMC_NODES))
+            if small.status == "violated":
+                small.detail = f"any N: {out.detail}; N={len(BMC_NODES)}: {small.detail}"
+                small.seconds += out.seconds
+                return small
+        return out
     total, out = 0.0, None
     for n in spec.induction_nodes:
         out = induction.inductive(spec, prop, switches, nodes=n)
@@ -169,7 +180,7 @@ def _replay(spec: sy.SymbolicSpec, prop: str, trace: list, out_dir: str | None) 
     from model_checks import witness
 
     if spec.reference is None:
-        return {"found": False, "message": "reference replay: no executable reference for this protocol yet"}
+        return {"found": False, "message": "reference replay: this symbolic spec has no mapping to the reference yet"}
     if prop in spec.witness_scenarios:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         return witness.scenario_history(spec, prop, os.path.join(root, spec.witness_scenarios[prop]), out_dir)

@@ -171,3 +171,22 @@ def test_every_state_random_histories_visit_is_in_the_exhaustive_set():
     ex.run()
     row = ex.random_coverage([60])[0]
     assert row["distinct_visited"] == row["in_exhaustive"] > 20, row
+
+
+def test_ha_prefix_is_inductive_and_needs_the_offset_check():
+    """HA-1 for any number of slaves; without HA-6's check (append only at the slave's max
+    offset) it is no longer inductive; an OS crash that truncates the master breaks it."""
+    from spec import ha_z3
+
+    ha = sy.for_protocol("ha")
+    assert prove.prove_property(ha, ha.profile("4.9.4"), "HA-1", replay=False).result == "proved"
+
+    def no_offset_check(u, s, s2, n, o, b):
+        return [c for c in ha_z3.receive(u, s, s2, n, o, b) if not c[0].startswith("offset is")]
+
+    weak = attrs.evolve(ha, actions=tuple(attrs.evolve(a, body=no_offset_check) if a.name == "receive" else a
+                                          for a in ha.actions))
+    out = induction.inductive(weak, "HA-1", nodes=3)  # a finite CTI: Z3 finds quantified ones only sometimes
+    assert out.status == "violated" and out.cti["action"] == "receive", out.detail
+    row = prove.prove_property(ha, ha.profile("4.9.4+os-crash"), "HA-1", replay=False)
+    assert row.result == "violated" and row.ok and any(st_["action"] == "truncate" for st_ in row.trace)

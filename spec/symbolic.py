@@ -436,6 +436,7 @@ _SPECS: dict[str, SymbolicSpec] = {}
 SPEC_MODULES = {
     "election": "spec.election_z3",
     "dledger_log": "spec.dledger_log_z3",
+    "ha": "spec.ha_z3",
 }
 
 
