@@ -85,7 +85,7 @@ def contracts(timeout: float = 1.0) -> Part:
                 f"{len(conds)} conditions: {n['confirmed']} confirmed, {n['unknown']} unknown, no counterexample")
 
 
-def explore(depth: int = 6) -> Part:
+def explore(depth: int = 10) -> Part:
     from model_checks import explore as ex
 
     bad, states = [], 0
