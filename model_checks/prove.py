@@ -257,6 +257,9 @@ def print_table(rows: list[Row], out: Any) -> None:
     print("  ".join("-" * w for w in widths), file=out)
     for c in cells:
         print("  ".join(v.ljust(w) for v, w in zip(c, widths)), file=out)
+    print("\nprofiles:", file=out)
+    for name, prof in dict.fromkeys((r.protocol, r.profile) for r in rows):
+        print(f"  {name} {prof}: {sy.for_protocol(name).profile(prof).description}", file=out)
     for r in rows:
         if r.result in ("violated", "unknown") or not r.ok:
             print(f"\n{r.protocol}/{r.property} under {r.profile}: {r.result}"
