@@ -23,6 +23,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+check: $(STAMP)
+	$(BIN)/rmqspec check
+
 bench: $(STAMP)
 	$(BIN)/rmqspec bench
 
