@@ -1,0 +1,166 @@
+"""`rmqspec fuzz`: many seeded histories of every protocol, on Spark or in one process.
+
+The run: make the plan (spark_harness.plan), run it on the chosen engine
+(spark_harness.engines) into an Aggregate, replay and shrink the shortest failing
+history of each violated property on the driver (spark_harness.counterexample),
+then write report.json, report.md and plots (spark_harness.report) and print a
+summary table. Exit 1 when any history violated a property unexpectedly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import IO
+
+import attrs
+
+from spark_harness import counterexample, engines, shrink
+from spark_harness import report as report_mod
+from spark_harness.aggregate import Aggregate
+from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec
+from spark_harness.plan import make_plan
+from spark_harness.progress import Progress
+
+
+@attrs.define(kw_only=True)
+class FuzzOptions:
+    protocol: str = "all"
+    histories: int = 1000  # per protocol
+    steps: int = DEFAULT_STEPS
+    seed: int = 1
+    master: str = "local[*]"  # a Spark master URL, "none" (one process), or engines.SUBMITTED
+    out: str = "out/fuzz"
+    faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
+    nodes: list[int] | None = None  # cluster sizes, or None: the protocol's bench_nodes
+    imports: tuple[str, ...] = ()
+    parquet: str | None = None  # where Spark writes the per-history rows (default OUT/histories.parquet)
+    counterexamples: bool = True
+    shrink_budget: int = shrink.DEFAULT_BUDGET
+    tail_ms: int = TAIL_MS
+    progress: bool = True
+
+
+@attrs.define
+class FuzzResult:
+    report: dict
+    aggregate: Aggregate
+    exit_code: int
+
+
+def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
+    """Run a fuzz job (module docstring). Raises plan.PlanError for bad arguments and
+    rmqspec.java.JavaMissing when Spark is asked for and no Java is found."""
+    log = log if log is not None else sys.stdout
+    plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
+                     opts.tail_ms)
+    out = opts.out
+    os.makedirs(out, exist_ok=True)
+    progress = Progress(plan.total, enabled=opts.progress)
+    timing: dict[str, float] = {}
+    outputs: dict = {"dir": out}
+    print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
+          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}", file=log)
+    if opts.master == "none":
+        start = time.perf_counter()
+        agg = engines.run_local(plan, os.path.join(out, "histories.jsonl"), progress)
+        timing["job_s"] = time.perf_counter() - start
+        master = "none"
+        outputs["histories"] = "histories.jsonl"
+    else:
+        start = time.perf_counter()
+        spark = engines.session(opts.master)
+        timing["startup_s"] = time.perf_counter() - start
+        parquet = opts.parquet or os.path.abspath(os.path.join(out, "histories.parquet"))
+        start = time.perf_counter()
+        try:
+            agg = engines.run_spark(plan, spark, parquet, progress, ship_dir=os.path.join(out, "_ship"))
+            master = spark.sparkContext.master
+        finally:
+            timing["job_s"] = time.perf_counter() - start
+            spark.stop()
+        outputs["histories"] = parquet if opts.parquet else "histories.parquet"
+    progress.finish()
+    start = time.perf_counter()
+    cexs = shrink_failures(plan, agg, os.path.join(out, "counterexamples"), opts) if opts.counterexamples else {}
+    timing["shrink_s"] = time.perf_counter() - start
+    if cexs:
+        outputs["counterexamples"] = "counterexamples"
+    rep = report_mod.build(plan, agg, master, timing, outputs, cexs)
+    report_mod.write(rep, out)
+    print(summary(rep, out), file=log)
+    return FuzzResult(report=rep, aggregate=agg, exit_code=1 if rep["unexpected_histories"] else 0)
+
+
+def shrink_failures(plan, agg: Aggregate, directory: str, opts: FuzzOptions) -> dict:
+    """One shrunk counterexample per violated property: from its shortest unexpected
+    failure if any, else from its shortest expected one."""
+    out = {}
+    for protocol in plan.protocols:
+        pa = agg.protocols.get(protocol)
+        for pid, tally in sorted(pa.violations.items()) if pa else ():
+            first, expected = (tally.first_unexpected, False) if tally.first_unexpected else (tally.first_expected, True)
+            spec = HistorySpec(protocol=protocol, profile=first["profile"], nodes=first["nodes"], seed=first["seed"],
+                               steps=plan.steps, tail_ms=plan.tail_ms)
+            try:
+                out[(protocol, pid)] = counterexample.from_fuzz(
+                    spec, first["step"], shrink.Target(property=pid, expected=expected), directory, plan.imports,
+                    opts.shrink_budget)
+            except ValueError as e:  # the history does not fail again on replay: report it, do not hide it
+                out[(protocol, pid)] = {"error": str(e), "verified": False}
+    return out
+
+
+def summary(r: dict, out: str) -> str:
+    w = max([len(p) for p in r["by_protocol"]] + [8]) + 2
+    lines = ["", f"{'protocol':<{w}}{'profile':<12}{'histories':>10}{'events':>12}{'violating':>11}{'unexpected':>11}"]
+    for p, v in r["by_protocol"].items():
+        for name, pr in v["profiles"].items():
+            lines.append(f"{p:<{w}}{name:<12}{pr['histories']:>10,}{pr['steps']:>12,}"
+                         f"{pr['violating_histories']:>11,}{pr['unexpected_histories']:>11,}")
+        viol = sum(pr["violating_histories"] for pr in v["profiles"].values())
+        unexp = sum(pr["unexpected_histories"] for pr in v["profiles"].values())
+        lines.append(f"{p:<{w}}{'(all)':<12}{v['histories']:>10,}{v['steps']:>12,}{viol:>11,}{unexp:>11,}")
+    lines.append("")
+    for p, v in r["by_protocol"].items():
+        c = v["coverage"]
+        lines.append(f"coverage  {p}: actions {c['actions']['hit']}/{c['actions']['total']}, branches "
+                     f"{c['branches']['hit']}/{c['branches']['total']}, about "
+                     f"{c['distinct_states']['estimate']:,} distinct states "
+                     f"(±{c['distinct_states']['relative_error']:.1%})")
+        stats = [f"{k[5:]} p50 {s['p50']:g} p99 {s['p99']:g}" for k, s in v["stats"].items()
+                 if k.startswith("stat:") and s.get("count")]
+        if stats:
+            lines.append(f"measured  {p}: " + " | ".join(stats))
+    if r["violations"]:
+        lines += ["", "violations:"]
+        for key, v in r["violations"].items():
+            verdict = f"UNEXPECTED in {v['unexpected']:,}" if v["unexpected"] else "expected"
+            lines.append(f"  {key:<14} {verdict:<18} {v['histories']:>7,} histories")
+            cex = v.get("counterexample") or {}
+            if cex.get("trace"):
+                lines.append(f"      {cex['choices']} chosen events ({cex['faults']} faults): {cex['replay']}")
+            elif cex.get("error"):
+                lines.append(f"      not reproduced on replay: {cex['error']}")
+    else:
+        lines += ["", "violations: none"]
+    lines += ["", f"{r['histories']:,} histories, {r['steps']:,} events in {r['wall_s']} s "
+                  f"({r['steps_per_s'] or 0:,} events/s) on {r['master']}",
+              f"report: {os.path.join(out, 'report.json')}, {os.path.join(out, 'report.md')}"]
+    return "\n".join(lines)
+
+
+def profiles_table() -> str:
+    """The fault profiles of every protocol (`rmqspec fuzz --list-profiles`)."""
+    from reference_impl import faults
+    from reference_impl import world as wm
+
+    lines = []
+    for name in wm.protocol_names():
+        lines.append(f"{name}:")
+        for prof in faults.names(name):
+            p = faults.profile(prof, name)
+            tail = f"faults stop at {p.calm_at_ms / 1000:g} s" if p.calm_at_ms is not None else "no quiet tail"
+            lines.append(f"  {prof:<10} {tail:<24} {p.description}")
+    return "\n".join(lines)
