@@ -10,7 +10,7 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from property_tests import mutants
+from property_tests import protocol_mutants as mutants
 from reference_impl import chooser
 from rmqspec import cli, runner
 from spark_harness import aggregate, coverage, fuzz, plan, report, shrink, sketch
@@ -171,7 +171,7 @@ def test_shrinking_an_expected_violation_finds_the_lost_term_file():
 
 def test_fuzz_none_on_the_mutant_writes_a_shrunk_counterexample_with_picture_and_replay_command(tmp_path):
     out = tmp_path / "fz"
-    code, stdout, _ = cli_run("fuzz", "--import", "property_tests.mutants", "--protocol", "election_mutant",
+    code, stdout, _ = cli_run("fuzz", "--import", "property_tests.protocol_mutants", "--protocol", "election_mutant",
                               "--histories", "6", "--faults", "gentle,crash", "--master", "none", "--out", str(out),
                               "--no-progress")
     assert code == 1, stdout
@@ -181,7 +181,7 @@ def test_fuzz_none_on_the_mutant_writes_a_shrunk_counterexample_with_picture_and
     cex = ele2["counterexample"]
     assert cex["verified"] and cex["one_minimal"] and cex["choices"] <= 3 and cex["faults"] == 0
     assert os.path.exists(cex["picture"]) and os.path.getsize(cex["picture"]) > 1000
-    assert cex["replay"] == f"rmqspec replay --import property_tests.mutants {cex['trace']}"
+    assert cex["replay"] == f"rmqspec replay --import property_tests.protocol_mutants {cex['trace']}"
     assert cex["replay"] in stdout and cex["replay"] in (out / "report.md").read_text()
     code, stdout, _ = cli_run(*cex["replay"].split()[1:], "--quiet")
     assert code == 1 and "ELE-2" in stdout and "UNEXPECTED" in stdout
@@ -200,10 +200,10 @@ def test_the_same_seed_range_gives_the_same_report(tmp_path):
 
 def test_shrink_command_minimises_a_simulated_trace(tmp_path):
     trace = tmp_path / "t.jsonl"
-    code, _, _ = cli_run("simulate", "--import", "property_tests.mutants", "--protocol", "election_mutant",
+    code, _, _ = cli_run("simulate", "--import", "property_tests.protocol_mutants", "--protocol", "election_mutant",
                          "--seed", "2", "--steps", "200", "--trace", str(trace), "--quiet")
     assert code == 1
-    code, stdout, _ = cli_run("shrink", "--import", "property_tests.mutants", str(trace), "--json")
+    code, stdout, _ = cli_run("shrink", "--import", "property_tests.protocol_mutants", str(trace), "--json")
     entry = json.loads(stdout)
     assert code == 0 and entry["verified"] and entry["property"] in ("ELE-1", "ELE-2") and not entry["expected"]
     assert entry["choices"] < entry["original_events"]

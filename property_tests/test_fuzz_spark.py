@@ -19,7 +19,7 @@ try:
 except java.JavaMissing as e:  # make installs a JDK wheel; without one there is no Spark to test
     pytest.skip(str(e), allow_module_level=True)
 
-ARGS = dict(protocol="all", histories=6, faults=["gentle", "standard", "hostile"], imports=("property_tests.mutants",),
+ARGS = dict(protocol="all", histories=6, faults=["gentle", "standard", "hostile"], imports=("property_tests.protocol_mutants",),
             counterexamples=False)
 
 
@@ -64,7 +64,7 @@ def test_spark_submit_runs_the_shipped_package(tmp_path, baseline):
     env = os.environ | {"JAVA_HOME": java.find_java_home(), "PYSPARK_PYTHON": sys.executable,
                         "PYSPARK_DRIVER_PYTHON": sys.executable}
     argv = [cluster.spark_bin("spark-submit"), "--master", "local[2]", "--py-files", zip_path, ship.submit_script(),
-            "--import", "property_tests.mutants", "--protocol", "all", "--histories", "6",
+            "--import", "property_tests.protocol_mutants", "--protocol", "all", "--histories", "6",
             "--faults", "gentle,standard,hostile", "--no-counterexamples", "--no-progress", "--out", str(tmp_path / "o")]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 1, done.stderr[-2000:]  # the mutant's unexpected violations

@@ -11,6 +11,8 @@ from reference_impl import world
 
 PROTOCOL_MODULES = {
     "election": "reference_impl.election_world",
+    "nameserver": "reference_impl.nameserver_world",
+    "ha": "reference_impl.ha_world",
 }
 
 for _name, _module in PROTOCOL_MODULES.items():

@@ -149,7 +149,10 @@ def decode_event(w: wm.World, d: Any) -> Any:
         if kind == "ext":
             p = wm.protocol(w.cfg.protocol)
             want = d.get("event")
-            for ev in p.ext_events(w, wm.horizon(w)) if p.ext_events is not None else ():
+            candidates = list(p.ext_events(w, wm.horizon(w))) if p.ext_events is not None else []
+            if p.ext_faults is not None:  # the protocol's own fault kinds
+                candidates += [ev for ev in wm.fault_events(w) if not isinstance(ev, wm.FAULT_EVENTS)]
+            for ev in candidates:
                 if encode(ev) == want:
                     return ev
             raise DecodeError(f"no protocol event {want!r} is enabled here")
@@ -166,14 +169,24 @@ def decode_event(w: wm.World, d: Any) -> Any:
 # --- configs ---
 
 
+def encode_observation(w: wm.World, obs: Any) -> dict:
+    """An observation as a trace records it; world events (faults) name nodes by id."""
+    if isinstance(obs, (wm.Crash, wm.Restart, wm.Partition, wm.CutLink, wm.Heal, wm.Calm)):
+        return encode_event(w, obs)
+    return encode(obs)
+
+
 def dump_config(cfg: wm.WorldConfig) -> dict:
+    from reference_impl import scenario
+
     return {
         "protocol": cfg.protocol,
         "ids": list(cfg.ids),
         "proto": encode_fields(cfg.proto),
         "profile": encode_fields(cfg.profile),
-        "script": [a.source for a in cfg.script],
+        "script": [scenario.thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
+        "crashable": [cfg.ids[i] for i in cfg.crashable],
     }
 
 
@@ -186,13 +199,21 @@ def load_config(d: Any) -> wm.WorldConfig:
     try:
         p = wm.protocol(d["protocol"])
         ids = tuple(d["ids"])
+        if len(set(ids)) != len(ids) or not all(isinstance(x, str) for x in ids):
+            raise DecodeError("config.ids must be distinct strings")
         prof = dict(d.get("profile", {}))
-        prof["delay_ms"] = tuple(prof.get("delay_ms", (1, 5)))
+        delay = prof.get("delay_ms", (1, 5))
+        prof["delay_ms"] = tuple(delay) if isinstance(delay, list) else delay
         profile = wm.FaultProfile(**prof)
         script = scenario.parse_actions(d.get("script", []), ids, p)
         down = tuple(ids.index(x) for x in d.get("down", []))
-        return wm.WorldConfig(protocol=p.name, ids=ids, proto=p.load_config(d["proto"]), profile=profile,
-                              script=script, down=down)
+        crashable = tuple(ids.index(x) for x in d.get("crashable", []))
+        proto = p.load_config(d["proto"])
+        dledger = getattr(proto, "dledger", None)
+        if dledger is not None and tuple(dledger.peers) != ids:
+            raise DecodeError(f"the DLedger peers {list(dledger.peers)} are not the world's nodes {list(ids)}")
+        return wm.WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
+                              crashable=crashable)
     except KeyError as e:
         raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
     except (TypeError, ValueError) as e:

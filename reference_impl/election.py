@@ -43,7 +43,7 @@ import enum
 from typing import Any
 
 from reference_impl.network import Respond, Send
-from reference_impl.state import EMPTY, FrozenMap, record
+from reference_impl.state import EMPTY, FrozenMap, check_fields, record
 
 DRAW_SPAN = 1 << 16
 
@@ -123,6 +123,23 @@ class DLedgerConfig:
     rpc_timeout_ms: int = 3000  # DLedgerRpcNettyService: invokeAsync(..., 3000, ...)
     maintainer_sleep_ms: int = 10  # StateMaintainer.doWork: sleep(10)
     check_preferred_leader_interval_ms: int = 1000  # DLedgerServer.startup: scheduleAtFixedRate(1000, 1000)
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        positive = ("heart_beat_time_interval_ms", "max_heart_beat_leak", "min_vote_interval_ms",
+                    "max_vote_interval_ms", "min_take_leadership_vote_interval_ms",
+                    "max_take_leadership_vote_interval_ms", "rpc_timeout_ms", "maintainer_sleep_ms",
+                    "check_preferred_leader_interval_ms")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        # Random#nextInt(max - min) throws unless the bound is positive.
+        if self.min_vote_interval_ms >= self.max_vote_interval_ms:
+            raise ValueError("min_vote_interval_ms must be below max_vote_interval_ms")
+        if self.min_take_leadership_vote_interval_ms >= self.max_take_leadership_vote_interval_ms:
+            raise ValueError("min_take_leadership_vote_interval_ms must be below max_take_leadership_vote_interval_ms")
+        if not self.peers or len(set(self.peers)) != len(self.peers):
+            raise ValueError("peers must be distinct ids")
 
     def peer_size(self) -> int:
         """MemberState#peerSize"""
@@ -429,8 +446,10 @@ def handle_role_change(cfg: DLedgerConfig, m: Member, term: int, role: Role) -> 
 def handle_vote(cfg: DLedgerConfig, m: Member, req: VoteRequest, self_vote: bool) -> tuple[Member, VoteResponse, Out]:
     """DLedgerLeaderElector#handleVote: the guards in Java order; the log check precedes the term check."""
 
+    curr_term = m.curr_term  # every reply carries the term as it was on entry
+
     def reply(result: VoteResult, term: int | None = None) -> VoteResponse:
-        return VoteResponse(term=m.curr_term if term is None else term, vote_result=result)
+        return VoteResponse(term=curr_term if term is None else term, vote_result=result)
 
     if not cfg.is_peer_member(req.leader_id):
         return m, reply(VoteResult.REJECT_UNKNOWN_LEADER), ()

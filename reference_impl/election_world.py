@@ -214,6 +214,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> wm.WorldConfig
 
 def load_config(d: dict) -> ElectionConfig:
     dl = {k: v for k, v in d["dledger"].items() if k != "type"}
+    if not isinstance(dl.get("peers"), list):
+        raise ValueError("dledger.peers must be a list of node ids")
     dl["peers"] = tuple(dl["peers"])
     return ElectionConfig(dledger=el.DLedgerConfig(**dl), ledger_end_index=tuple(d.get("ledger_end_index", ())),
                           ledger_end_term=tuple(d.get("ledger_end_term", ())))

@@ -145,13 +145,15 @@ def fail_now(net: Network, rpc_id: int, now: int) -> Network:
                                  else r for r in net.rpcs))
 
 
-def node_down(net: Network, node: int, now: int) -> Network:
+def node_down(net: Network, node: int, now: int, reset: bool = True) -> Network:
     """A node's process died: its sockets are gone.
 
     Messages to or from it vanish; RPCs it was serving fail at once for their
     requesters (connection reset); RPCs it had issued are forgotten with it.
+    `reset` False: the machine went down with it and sends no RST, so the RPCs it was
+    serving run until their deadlines.
     """
     flight = tuple(e for e in net.flight if e.src != node and e.dst != node)
-    rpcs = tuple(r.evolve(deadline_ms=now) if r.responder == node and r.deadline_ms > now else r
+    rpcs = tuple(r.evolve(deadline_ms=now) if reset and r.responder == node and r.deadline_ms > now else r
                  for r in net.rpcs if r.requester != node)
     return net.evolve(flight=flight, rpcs=rpcs)

@@ -9,7 +9,9 @@ observed field, `{"max": "term"}` the largest value of a field over live nodes.
 
 Expectations (`expect`) are checked against the observable state (the trace's `state`),
 so the same language serves every protocol. With `within_ms` an expectation must come
-true at some step inside the window. Everything here is pure: evaluation reads the world.
+true at some step inside the window. A role reference that names no node (or several)
+stops an action, but only makes an expectation false for the moment, so a window can
+wait for it. Everything here is pure: evaluation reads the world.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ COMPARATORS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ge": lambd
 
 class ScenarioError(ValueError):
     """A script that cannot run: unknown action, bad reference, malformed value."""
+
+
+class Unresolved(ScenarioError):
+    """A role reference (`@LEADER`) that names no node, or several, at this moment.
+    An action cannot run then; an expectation is simply not (yet) true."""
 
 
 @record
@@ -130,9 +137,9 @@ def resolve(w: wm.World, v: Any, obs: dict | None = None) -> Any:
             matches = sorted(i for i, o in obs.items() if o.get("alive") and o.get("role") == m.group(1))
             k = int(m.group(2) or 0)
             if m.group(2) is None and len(matches) != 1:
-                raise ScenarioError(f"{v} names {len(matches)} nodes at t={w.now} ms, not exactly one")
+                raise Unresolved(f"{v} names {len(matches)} nodes at t={w.now} ms, not exactly one")
             if k >= len(matches):
-                raise ScenarioError(f"{v}: only {len(matches)} live node(s) are {m.group(1)} at t={w.now} ms")
+                raise Unresolved(f"{v}: only {len(matches)} live node(s) are {m.group(1)} at t={w.now} ms")
             return matches[k]
         return v
     if isinstance(v, FrozenMap):
@@ -246,7 +253,10 @@ def evaluate(w: wm.World, action: Action) -> tuple[bool, str]:
     clauses = spec if isinstance(spec, tuple) else (spec,)
     obs = observed(w)
     for clause in clauses:
-        ok, message = _clause(w, clause, obs)
+        try:
+            ok, message = _clause(w, clause, obs)
+        except Unresolved as e:
+            ok, message = False, str(e)
         if not ok:
             return False, f"t={w.now} ms: {message}"
     return True, f"t={w.now} ms: {describe(action)}"

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import attrs
+
 from reference_impl import network as net_mod
 from reference_impl.network import Network, Respond, Send
 from reference_impl.state import EMPTY, FrozenMap, record
@@ -119,12 +121,18 @@ class Scripted:
 FAULT_EVENTS = (Drop, Duplicate, Crash, Restart, Partition, CutLink, Heal)
 
 
+def _ext_weights(v: Any) -> tuple[tuple[str, float], ...]:
+    return tuple((str(k), float(w)) for k, w in v)
+
+
 @record
 class FaultProfile:
     """Which faults may happen, how often (weights the seeded chooser uses per step), and when they stop.
 
     `delay_ms` is the window within which a message is delivered unless lost.
     `calm_at_ms`: from then on no faults; links heal and down nodes restart (the quiet tail).
+    `ext`: weights of the protocol's own fault kinds (`Protocol.ext_faults`), e.g. HA's
+    `conn_drop`; `getattr(profile, kind)` reads them like the generic weights.
     """
 
     name: str = "none"
@@ -140,10 +148,32 @@ class FaultProfile:
     heal: float = 0.0
     calm_at_ms: int | None = None
     description: str = ""
+    ext: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_ext_weights)
+
+    def __getattr__(self, name: str) -> float:
+        # only reached for names that are not fields: the protocol's own fault kinds
+        if not name.startswith("_"):
+            for kind, weight in object.__getattribute__(self, "ext"):
+                if kind == name:
+                    return weight
+        raise AttributeError(name)
+
+    def __attrs_post_init__(self) -> None:
+        d = self.delay_ms
+        if not (isinstance(d, tuple) and len(d) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
+                                                             for x in d) and 0 <= d[0] <= d[1]):
+            raise ValueError(f"delay_ms must be two integers 0 <= min <= max, got {d!r}")
+        for name in ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way",
+                     "heal"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                raise ValueError(f"fault weight {name} must be a non-negative number, got {v!r}")
+        if self.calm_at_ms is not None and (not isinstance(self.calm_at_ms, int) or self.calm_at_ms < 0):
+            raise ValueError(f"calm_at_ms must be a non-negative integer or null, got {self.calm_at_ms!r}")
 
     def any_faults(self) -> bool:
         return any((self.loss, self.duplicate, self.crash, self.os_crash, self.disk_loss, self.partition,
-                    self.one_way))
+                    self.one_way)) or any(w for _, w in self.ext)
 
 
 @record
@@ -210,6 +240,16 @@ class Protocol:
     ext_deadline: Callable | None = None  # (world) -> earliest time one of its events is due, -1: none
     ext_events: Callable | None = None  # (world, horizon) -> its events enabled by the horizon
     ext_apply: Callable | None = None  # (world, event, now) -> (world, observations)
+    # (c, n) -> bool for a down node: True when its machine is off, so it neither refuses
+    # connections nor resets them and RPCs to it time out (None: a down node always refuses).
+    down_is_silent: Callable | None = None
+    # Readable output (rmqspec timeline and summary); None: the election-style defaults.
+    describe: Callable | None = None  # (node_id, observed now, observed before | None) -> timeline text | None
+    describe_obs: Callable | None = None  # (world, node_id, observation) -> timeline text | None
+    final_line: Callable | None = None  # (observed state of every node) -> the summary's "final:" text
+    # Protocol-specific fault kinds (FaultProfile.ext names their weights); applied through ext_apply,
+    # which should record them as faults (History.last_fault_ms):
+    ext_faults: Callable | None = None  # (world, kind) -> the fault events of that kind enabled now
 
 
 _REGISTRY: dict[str, Callable[[], Protocol]] = {}
@@ -394,6 +434,11 @@ def fault_kinds(w: World) -> list[str]:
         kinds.append("one_way")
     if prof.heal and cut:
         kinds.append("heal")
+    if prof.ext:
+        ext_faults = protocol(w.cfg.protocol).ext_faults
+        for kind, weight in prof.ext:
+            if weight and ext_faults is not None and ext_faults(w, kind):
+                kinds.append(kind)
     return kinds
 
 
@@ -417,6 +462,8 @@ def fault_events(w: World, kinds: Sequence[str] | None = None) -> list:
             events.extend(CutLink(src=a, dst=b) for a in range(n) for b in range(n) if a != b and (a, b) not in cut)
         elif kind == "heal":
             events.append(Heal())
+        elif kind not in FAULT_KINDS:
+            events.extend(protocol(w.cfg.protocol).ext_faults(w, kind))
     return events
 
 
@@ -523,7 +570,11 @@ def _fault(w: World, **history: Any) -> World:
 
 
 def _on_drop(w: World, ev: Drop) -> tuple[World, tuple]:
-    return _fault(w.evolve(net=net_mod.remove(w.net, ev.env))), ()
+    env = net_mod.find(w.net, ev.env)
+    w = w.evolve(net=net_mod.remove(w.net, ev.env))
+    if (env.src, env.dst) in w.net.cut:
+        return w, ()  # lost behind a cut link: a consequence of that fault, not a new one
+    return _fault(w), ()
 
 
 def _on_duplicate(w: World, ev: Duplicate) -> tuple[World, tuple]:
@@ -535,7 +586,8 @@ def crash_node(w: World, i: int, kind: str = "process") -> World:
     p = protocol(w.cfg.protocol)
     n = p.crash(w.cfg.proto, w.nodes[i], kind)
     alive = w.alive[:i] + (False,) + w.alive[i + 1:]
-    w = set_node(w, i, n).evolve(alive=alive, net=net_mod.node_down(w.net, i, w.now))
+    reset = p.down_is_silent is None or not p.down_is_silent(w.cfg.proto, n)
+    w = set_node(w, i, n).evolve(alive=alive, net=net_mod.node_down(w.net, i, w.now, reset))
     h = w.history
     return _fault(w, crashes=h.crashes + 1, os_crashes=h.os_crashes + (kind != "process"),
                   disk_losses=h.disk_losses + (kind == "disk"),
@@ -641,7 +693,7 @@ def _hot_deliver(w: World, ev: Deliver, now: int) -> tuple[World, tuple]:
         net = net_mod.close_rpc(net, env.rpc)
         n, outs = p.on_response(w.cfg.proto, w.nodes[dst], rpc.ctx, w.cfg.ids[env.src], env.msg, now)
     elif not w.alive[dst]:
-        if env.rpc:
+        if env.rpc and (p.down_is_silent is None or not p.down_is_silent(w.cfg.proto, w.nodes[dst])):
             net = net_mod.fail_now(net, env.rpc, now)  # connection refused
         return w.evolve(now=now, net=net), ()
     elif env.rpc:

@@ -211,8 +211,10 @@ def print_summary(result: Any, trace_path: str | None) -> None:
     print()
     print(f"summary: {result.steps} events, {w.now / 1000:.1f} s simulated, stopped: {result.stopped}")
     final = scenario.observed(w)
-    print("  final:  " + "  ".join(
-        f"{n}:{o.get('role') or 'down'}@{o.get('term')}" for n, o in final.items()))
+    final_line = wm.protocol(w.cfg.protocol).final_line
+    print("  final:  " + (final_line(final) if final_line is not None else "  ".join(
+        f"{n}:{o.get('role') or 'down'}" + (f"@{o['term']}" if o.get("term") is not None else "")
+        for n, o in final.items())))
     if result.measures:
         print("  stats:  " + ", ".join(f"{k}={v}" for k, v in result.measures.items()))
     props_checked = len(_props(w.cfg.protocol))

@@ -96,8 +96,10 @@ def run(cfg: wm.WorldConfig, choose: Callable[[wm.World], Any], steps: int, unti
     monitor = props.Monitor(properties if properties is not None else props.for_protocol(cfg.protocol))
     monitor.start(w)
     expectations = Expectations()
+    scripted = bool(cfg.script)  # expectations only come from a script
     stopped = "steps"
     i = 0
+    step, check = wm.step, monitor.check
     while i < steps:
         if until_ms is not None and wm.horizon(w) > until_ms:
             stopped = "until"
@@ -107,9 +109,10 @@ def run(cfg: wm.WorldConfig, choose: Callable[[wm.World], Any], steps: int, unti
             stopped = "idle"
             break
         i += 1
-        after, obs = wm.step(w, event)
-        monitor.check(i, w, event, after, obs)
-        expectations.see(after, obs)
+        after, obs = step(w, event)
+        check(i, w, event, after, obs)
+        if scripted:
+            expectations.see(after, obs)
         for hook in hooks:
             hook(i, w, event, after, obs)
         w = after
@@ -161,7 +164,10 @@ class TraceChooser:
             if "result" in d:
                 self.result = d["result"]
                 return None
-            self.line, self.step = n, d.get("i", self.step + 1)
+            step = d.get("i", self.step + 1)
+            if not isinstance(step, int) or isinstance(step, bool):
+                raise trace_mod.TraceError(f"line {n}: step number 'i' must be an integer")
+            self.line, self.step = n, step
             if not isinstance(d.get("event"), dict):
                 raise trace_mod.TraceError(f"line {n}: step lacks an 'event' object")
             try:

@@ -60,25 +60,34 @@ class Timeline:
         self.lines += 1
 
     def __call__(self, i: int, before: wm.World, ev: Any, after: wm.World, obs: tuple) -> None:
+        p = wm.protocol(after.cfg.protocol)
+        describe = p.describe or (lambda node_id, now, prev: describe_node(now, prev))
         if self.prev is None:
             self.prev = scenario.observed(before)
             for node_id, o in self.prev.items():
-                self._line(before.now, node_id, describe_node(o, None))
+                text = describe(node_id, o, None)
+                if text:
+                    self._line(before.now, node_id, text)
         what = describe_event(before, ev)
         if what:
             self._line(after.now, "--", what)
-        for _, o in obs:
+        for k, o in obs:
             if isinstance(o, scenario.Expectation):
                 self._line(after.now, "--", ("expect ok: " if o.ok else "EXPECT FAILED: ") + o.message)
             elif hasattr(o, "reply") and hasattr(o, "request"):
                 self._line(after.now, "--", f"reply {codec.encode(o.reply)}")
+            elif p.describe_obs is not None:
+                node_id = after.cfg.ids[k] if k >= 0 else "--"
+                text = p.describe_obs(after, node_id, o)
+                if text:
+                    self._line(after.now, node_id, text)
         changed = [i for i, (a, b) in enumerate(zip(before.nodes, after.nodes)) if a is not b] + [
             i for i, (a, b) in enumerate(zip(before.alive, after.alive)) if a != b]
         if not changed:
             return
         now = scenario.observed(after)
         for node_id in sorted({after.cfg.ids[i] for i in changed}):
-            text = describe_node(now[node_id], self.prev.get(node_id))
+            text = describe(node_id, now[node_id], self.prev.get(node_id))
             if text:
                 self._line(after.now, node_id, text)
         self.prev = now

@@ -33,7 +33,7 @@ def state_of(w: wm.World) -> dict:
 def obs_of(w: wm.World, obs: tuple) -> list[dict]:
     out = []
     for i, o in obs:
-        d = codec.encode(o)
+        d = codec.encode_observation(w, o)
         d["node"] = w.cfg.ids[i] if i >= 0 else None
         out.append(d)
     return out

@@ -100,6 +100,17 @@ def ele4(w: wm.World) -> bool:
     return True
 
 
+def ele4_explain(w: wm.World) -> str:
+    quorum = _dl(w).is_quorum
+    bad = []
+    for term, leaders in w.ghost.elected.items():
+        for leader in leaders:
+            voters = sorted(v for v in w.cfg.ids if leader in w.ghost.grants.get((v, term), ()))
+            if not quorum(len(voters)):
+                bad.append(f"{leader} led term {term} with ACCEPTs from {voters} only")
+    return "; ".join(bad)
+
+
 # --- ELE-5: a follower of term t records leader L only if L became leader in t ---
 
 
@@ -235,7 +246,7 @@ PROPERTIES = [
              statement="A node accepts at most one candidate per term, across crashes."),
     Property(id="ELE-3", protocol="election", kind="safety", holds_step=ele3, expected_when=ele3_expected,
              statement="A node's currTerm never decreases, across crashes."),
-    Property(id="ELE-4", protocol="election", kind="safety", holds=ele4,
+    Property(id="ELE-4", protocol="election", kind="safety", holds=ele4, explain=ele4_explain,
              reads=lambda w: (w.ghost.elected, w.ghost.grants),
              statement="A node becomes leader of term t only with a quorum of ACCEPTs for term t."),
     Property(id="ELE-5", protocol="election", kind="safety", holds=ele5, explain=ele5_explain,

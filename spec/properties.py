@@ -54,7 +54,9 @@ class Violation:
 
 
 class Monitor:
-    """Checks every property at every step; keeps the first violation of each."""
+    """Checks every property at every step; keeps the first violation of each, unless a
+    later one has no known cause while the first had one (an unexpected violation is
+    never hidden behind an expected one)."""
 
     def __init__(self, properties: list[Property]) -> None:
         self.state_props = [p for p in properties if p.holds is not None]
@@ -63,9 +65,12 @@ class Monitor:
         self._passed: dict[str, tuple] = {}  # property id -> what it read when it last held
 
     def _record(self, p: Property, i: int, w: Any, event: Any = None) -> None:
-        if p.id in self.violations:
+        seen = self.violations.get(p.id)
+        if seen is not None and (seen.expected is None or p.expected_when is None):
             return
         cause = p.expected_when(w, event) if p.expected_when else None
+        if seen is not None and cause is not None:
+            return  # still explained; a later violation without a known cause replaces the first
         detail = p.explain(w) if p.explain else p.statement
         self.violations[p.id] = Violation(property=p.id, step=i, t_ms=w.now, expected=cause, detail=detail)
 
