@@ -75,6 +75,36 @@ def _warm(_: int) -> int:
     return sum(r["steps"] for c in p.chunks(1) for r in plan_mod.run_chunk(p, c))
 
 
+def tree_cpu_s() -> float | None:
+    """CPU seconds (user + system) used so far by this process and all its live
+    descendants (Spark's JVM and Python workers, a pool's processes), from Linux's
+    /proc; None elsewhere. Reaped children count through their parent's cutime."""
+    import os
+
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        parent, cpu = {}, {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            parent[int(name)] = int(fields[1])
+            cpu[int(name)] = sum(int(x) for x in fields[11:15])
+    except (OSError, ValueError):
+        return None
+    total, frontier = 0, [os.getpid()]
+    while frontier:
+        pid = frontier.pop()
+        total += cpu.get(pid, 0)
+        frontier += [c for c, p in parent.items() if p == pid]
+    return total / tick
+
+
 def _peak_rss_mib(protocol: str, histories: int) -> float:
     """Peak RSS of a fresh `--master none` run of `histories` histories (a subprocess)."""
     import subprocess
@@ -111,24 +141,29 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
     load_before = os.getloadavg()
     rows, views = [], {}
 
-    def row(engine: str, workers: int, agg, seconds: float, startup: float) -> None:
+    def row(engine: str, workers: int, agg, seconds: float, startup: float, cpu: float | None) -> None:
         rows.append({"engine": engine, "workers": workers, "histories": agg.histories, "events": agg.steps,
                      "seconds": round(seconds, 2), "startup_s": round(startup, 2),
-                     "histories_per_s": round(agg.histories / seconds, 1), "events_per_s": round(agg.steps / seconds)})
+                     "histories_per_s": round(agg.histories / seconds, 1), "events_per_s": round(agg.steps / seconds),
+                     "cpu_s": None if cpu is None else round(cpu, 2)})
         views[engine] = report.deterministic_view(report.build(plan, agg, engine, {}, {}, {}))
 
-    start = time.perf_counter()
+    def cpu_since(before: float | None) -> float | None:
+        now = tree_cpu_s()
+        return None if before is None or now is None else now - before
+
+    start, cpu0 = time.perf_counter(), tree_cpu_s()
     agg = engines.run_local(plan, os.path.join(tmp, "one.jsonl"), quiet)
-    row("one process", 1, agg, time.perf_counter() - start, 0.0)
+    row("one process", 1, agg, time.perf_counter() - start, 0.0, cpu_since(cpu0))
 
     start = time.perf_counter()
     pool = multiprocessing.get_context("spawn").Pool(cores)
     pool.map(_warm, range(cores))
     startup = time.perf_counter() - start
     try:
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), tree_cpu_s()
         agg = engines.run_processes(plan, cores, os.path.join(tmp, "pool.jsonl"), quiet, pool=pool)
-        row("multiprocessing", cores, agg, time.perf_counter() - start, startup)
+        row("multiprocessing", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
     finally:
         pool.close()
         pool.join()
@@ -139,15 +174,19 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
     engines.run_spark(warm, spark, os.path.join(tmp, "warm.parquet"), quiet)
     startup = time.perf_counter() - start
     try:
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), tree_cpu_s()
         agg = engines.run_spark(plan, spark, os.path.join(tmp, "spark.parquet"), quiet)
-        row(f"spark local[{cores}]", cores, agg, time.perf_counter() - start, startup)
+        row(f"spark local[{cores}]", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
     finally:
         spark.stop()
 
     one = rows[0]["events_per_s"]
     for r in rows:
         r["speedup"] = round(r["events_per_s"] / one, 2)
+        # CPU spent per unit of work relative to one process: what the engine costs on top,
+        # whatever else the machine runs (wall-clock ratios suffer from other load; this does not).
+        r["cpu_efficiency"] = (round(rows[0]["cpu_s"] / r["cpu_s"], 3) if r["cpu_s"] and rows[0]["cpu_s"]
+                               else None)
     memory = {n: _peak_rss_mib(protocol, n) for n in (max(1, histories // 8), max(2, histories // 2))}
     return {"protocol": protocol, "cores": cores, "histories": histories, "rows": rows,
             "spark_vs_one": rows[2]["speedup"],
@@ -159,12 +198,15 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
 
 def print_fuzz(r: dict) -> None:
     print(f"rmqspec bench --fuzz: {r['protocol']}, {r['histories']} histories per engine, {r['cores']} cores")
-    print(f"{'engine':<20}{'histories/s':>12}{'events/s':>11}{'speedup':>9}{'seconds':>9}{'start-up s':>12}")
+    print(f"{'engine':<20}{'histories/s':>12}{'events/s':>11}{'speedup':>9}{'seconds':>9}{'start-up s':>12}"
+          f"{'CPU s':>8}{'CPU eff.':>10}")
     for x in r["rows"]:
         print(f"{x['engine']:<20}{x['histories_per_s']:>12}{x['events_per_s']:>11,}{x['speedup']:>9}"
-              f"{x['seconds']:>9}{x['startup_s']:>12}")
+              f"{x['seconds']:>9}{x['startup_s']:>12}{x['cpu_s'] if x['cpu_s'] is not None else '-':>8}"
+              f"{x['cpu_efficiency'] if x['cpu_efficiency'] is not None else '-':>10}")
     print(f"Spark vs one process {r['spark_vs_one']}x, vs multiprocessing {r['spark_vs_multiprocessing']}x; "
           f"same results on every engine: {r['same_results']}")
     print("driver peak RSS (--master none): " + ", ".join(f"{n} histories {m} MiB"
                                                            for n, m in r["driver_peak_rss_mib"].items()))
-    print(f"load average before {r['loadavg_before']}, after {r['loadavg_after']} (other work on the machine skews ratios)")
+    print(f"load average before {r['loadavg_before']}, after {r['loadavg_after']} (other work on the machine skews "
+          "wall-clock ratios; CPU efficiency = one process's CPU seconds / the engine's, for the same histories)")
