@@ -15,9 +15,11 @@ node, restarts a stopped one. Pairs the protocol can never reach (a role it decl
 but never enters, say) stay misses, and the report lists them.
 
 Branches: result codes. Every member of every enum defined in the protocol's own
-modules (VoteResult.REJECT_ALREADY_VOTED, ParseResult.PASSED, Role.LEADER, ...) is a
-branch; it is hit when that value is carried by a message delivered or by an
-observation the reference emits. Result codes are where the Java code switches, so
+modules (VoteResult.REJECT_ALREADY_VOTED, ParseResult.PASSED, PutMessageStatus.PUT_OK,
+...) is a branch, and so is every constant of a Java-style code class there (a plain
+class named `...Code` of upper-case int constants, e.g. route_info.ResponseCode); an
+enum member is hit when a message delivered or an observation the reference emits
+carries it in a field, a code constant when such a record's `code` field equals it. Result codes are where the Java code switches, so
 this is a cheap, honest proxy for branch coverage that needs no tracing of the
 reference. Message and observation kinds seen (`msg:VoteRequest`, `obs:RoleChanged`)
 are reported too, without a total.
@@ -96,9 +98,10 @@ def classify(w: wm.World, ev: Any) -> tuple[str, int, Any]:
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def codes_in(value: Any, out: set[str]) -> None:
+def codes_in(value: Any, out: set[str], codes: dict[int, str] | None = None) -> None:
     """Add `Enum.MEMBER` for every enum value among a record's fields (one level, and
-    inside tuples held by its fields)."""
+    inside tuples held by its fields), and `Class.NAME` for a `code` field whose value
+    `codes` (the protocol's code_labels) names."""
     t = type(value)
     names = _FIELDS.get(t)
     if names is None:
@@ -107,6 +110,10 @@ def codes_in(value: Any, out: set[str]) -> None:
         v = getattr(value, name)
         tv = type(v)
         if tv in _SCALARS:
+            if codes and tv is int and name == "code":
+                code = codes.get(v)
+                if code is not None:
+                    out.add(code)
             continue
         if isinstance(v, enum.Enum):
             out.add(label(v))
@@ -131,14 +138,39 @@ def protocol_modules(protocol: str) -> list[types.ModuleType]:
             found[mod.__name__] = mod
     for mod in list(found.values()):
         for v in vars(mod).values():
-            if isinstance(v, types.ModuleType) and v.__name__.startswith("reference_impl.") \
-                    and v.__name__ not in GENERIC_MODULES:
-                found[v.__name__] = v
+            # modules imported whole, and the modules of classes and functions imported by name
+            name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", None) \
+                if isinstance(v, (type, types.FunctionType)) else None
+            if name and name.startswith("reference_impl.") and name not in GENERIC_MODULES and name in sys.modules:
+                found[name] = sys.modules[name]
     return [found[k] for k in sorted(found)]
 
 
+def _code_classes(protocol: str) -> list[type]:
+    out = []
+    for mod in protocol_modules(protocol):
+        for v in vars(mod).values():
+            if isinstance(v, type) and not issubclass(v, enum.Enum) and v.__module__ == mod.__name__ \
+                    and v.__name__.endswith("Code"):
+                out.append(v)
+    return out
+
+
+def _constants(cls: type) -> list[tuple[str, int]]:
+    return [(k, x) for k, x in vars(cls).items() if k.isupper() and type(x) is int]
+
+
+def code_labels(protocol: str) -> dict[int, str]:
+    """value -> `Class.NAME` for the protocol's code classes (the first class wins a value)."""
+    out: dict[int, str] = {}
+    for cls in _code_classes(protocol):
+        for k, x in _constants(cls):
+            out.setdefault(x, f"{cls.__name__}.{k}")
+    return out
+
+
 def branch_universe(protocol: str) -> list[str]:
-    out = set()
+    out = set(code_labels(protocol).values())
     for mod in protocol_modules(protocol):
         for v in vars(mod).values():
             if isinstance(v, type) and issubclass(v, enum.Enum) and v.__module__ == mod.__name__:

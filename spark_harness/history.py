@@ -2,9 +2,12 @@
 
 A history is (protocol, fault profile, number of nodes, config overrides, seed, step
 budget). It runs with rmqspec.runner semantics (the seeded chooser, every property of
-the protocol checked at every step) and ends at its step budget or `tail_ms` after
-the fault profile's quiet tail begins, whichever comes first (profile `none` has no
-quiet tail: the step budget alone). The summary is a flat dict of JSON-able values
+the protocol checked at every step) and ends `tail_ms` after the fault profile's quiet
+tail begins (a profile without one, `none`, runs as long as the shared profiles:
+faults.CALM_AT_MS + tail_ms), or at its step budget if that comes first. The default
+budget is only a safety cap: worlds differ a lot in events per simulated second
+(election a few hundred a minute, nameserver thousands), and a history cut off before
+its quiet tail ends measures no recovery (the report counts them under `stopped`). The summary is a flat dict of JSON-able values
 (the per-history row of the fuzz report): violations with the step of each, fault
 counts, the protocol's measured quantities (its `measure` of the last state and, if
 it has one, its step `meter`: spec.properties.meter), coverage (spark_harness.coverage) and
@@ -28,7 +31,7 @@ from rmqspec import runner
 from spark_harness import coverage, sketch
 from spec import properties as props
 
-DEFAULT_STEPS = 5000
+DEFAULT_STEPS = 50_000  # a safety cap; histories normally end tail_ms after their faults stop
 TAIL_MS = 60_000  # how long a history runs on after its faults stop, to measure recovery
 FAULT_KINDS = ("drop", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal")
 
@@ -61,9 +64,19 @@ def config_of(spec: HistorySpec) -> wm.WorldConfig:
     return world_config(spec.protocol, spec.profile, spec.nodes, spec.overrides)
 
 
-def until_ms(cfg: wm.WorldConfig, tail_ms: int = TAIL_MS) -> int | None:
+def until_ms(cfg: wm.WorldConfig, tail_ms: int = TAIL_MS) -> int:
     calm_at = cfg.profile.calm_at_ms
-    return calm_at + tail_ms if calm_at is not None else None
+    return (calm_at if calm_at is not None else faults.CALM_AT_MS) + tail_ms
+
+
+_CODES: dict[str, dict[int, str]] = {}
+
+
+def _code_labels(protocol: str) -> dict[int, str]:
+    codes = _CODES.get(protocol)
+    if codes is None:
+        codes = _CODES[protocol] = coverage.code_labels(protocol)
+    return codes
 
 
 class Probe:
@@ -76,6 +89,7 @@ class Probe:
         self.faults: Counter = Counter()
         self.states: set[int] = set()
         self._fp = sketch.StateFingerprints(cfg)
+        self._codes = _code_labels(cfg.protocol)
 
     def start(self, w: wm.World) -> None:
         self.states.add(self._fp.changed(w))
@@ -87,10 +101,10 @@ class Probe:
             self.faults[kind] += 1
         if msg is not None:
             self.kinds.add("msg:" + type(msg).__name__)
-            coverage.codes_in(msg, self.branches)
+            coverage.codes_in(msg, self.branches, self._codes)
         for _, o in obs:
             self.kinds.add("obs:" + type(o).__name__)
-            coverage.codes_in(o, self.branches)
+            coverage.codes_in(o, self.branches, self._codes)
         if after.nodes is not before.nodes or after.alive is not before.alive or after.net.cut is not before.net.cut:
             fp = self._fp.changed(after)
             if fp is not None:
