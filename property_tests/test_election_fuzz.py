@@ -40,3 +40,20 @@ def test_hostile_finds_two_leaders_in_a_term_and_blames_the_lost_term_file():
             assert "lost its currterm file" in v.expected
             found[v.property] += 1
     assert found["ELE-1"] > 0 and found["ELE-2"] > 0 and found["ELE-3"] > 0, found
+
+
+def test_lost_currterm_scenario_shows_two_leaders_in_term_one_under_every_seed():
+    """scenarios/election/lost_currterm_two_leaders.json, the finding's shortest script: the
+    leader is cut off, both followers lose their machines and elect a second leader of the
+    same term. ELE-1/2/3 are violated, each expected with the lost-file cause."""
+    from pathlib import Path
+
+    from rmqspec import scenario_file
+
+    path = Path(__file__).parent / "scenarios" / "election" / "lost_currterm_two_leaders.json"
+    sc = scenario_file.load(str(path))
+    for seed in range(1, 11):
+        result = runner.simulate(sc.cfg, seed, 1_000_000, sc.until_ms)
+        assert not result.failed_expectations and not result.unexpected, seed
+        assert {v.property for v in result.violations} >= {"ELE-1", "ELE-2", "ELE-3"}, seed
+        assert all("lost its currterm file" in v.expected for v in result.violations), seed

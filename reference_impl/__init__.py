@@ -13,6 +13,8 @@ PROTOCOL_MODULES = {
     "election": "reference_impl.election_world",
     "nameserver": "reference_impl.nameserver_world",
     "ha": "reference_impl.ha_world",
+    "dledger_log": "reference_impl.dledger_log_world",
+    "dledger_commitlog": "reference_impl.dledger_commitlog_world",
 }
 
 for _name, _module in PROTOCOL_MODULES.items():

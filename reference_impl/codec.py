@@ -209,9 +209,9 @@ def load_config(d: Any) -> wm.WorldConfig:
         down = tuple(ids.index(x) for x in d.get("down", []))
         crashable = tuple(ids.index(x) for x in d.get("crashable", []))
         proto = p.load_config(d["proto"])
-        dledger = getattr(proto, "dledger", None)
-        if dledger is not None and tuple(dledger.peers) != ids:
-            raise DecodeError(f"the DLedger peers {list(dledger.peers)} are not the world's nodes {list(ids)}")
+        peers = getattr(getattr(proto, "dledger", proto), "peers", ids)
+        if tuple(peers) != ids:
+            raise DecodeError(f"the protocol's peers {list(peers)} are not the world's nodes {list(ids)}")
         return wm.WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
                               crashable=crashable)
     except KeyError as e:

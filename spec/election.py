@@ -39,9 +39,13 @@ def ele2_expected(w: wm.World, event: Any = None) -> str | None:
 
 
 def ele3_expected(w: wm.World, event: Any = None) -> str | None:
-    """A term drops at the very step its node loses the term file, and only then is it expected."""
+    """A term drops at the very step its node loses the term file, and only then is it expected:
+    a random OS crash or disk loss, or a scenario's `os_crash` / `disk_loss` action."""
     if isinstance(event, wm.Crash) and event.os:
         return TERM_FILE_LOST.format(who=w.cfg.ids[event.node])
+    if isinstance(event, wm.Scripted) and w.cfg.script[event.index].do in ("os_crash", "disk_loss"):
+        lost = [w.cfg.ids[i] for i in sorted(w.history.lost_writes) if not w.alive[i]]
+        return TERM_FILE_LOST.format(who=", ".join(lost)) if lost else None
     return None
 
 

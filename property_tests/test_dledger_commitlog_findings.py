@@ -1,0 +1,55 @@
+"""What the checkers find in RocketMQ 4.9.4 on DLedger 0.2.6 (docs/dledger-findings.md), each as a
+script that reproduces it on every seed, and where a fix exists, the same script under it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rmqspec import runner, scenario_file
+
+SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_commitlog"
+SEEDS = range(1, 6)
+FIXED = {"dledger_version": "fixed", "enable_fast_advance_commit_index": True}
+
+
+def run(name: str, seed: int, **config) -> runner.RunResult:
+    d = json.loads((SCENARIOS / name).read_text(encoding="utf-8"))
+    d["config"] = {**d.get("config", {}), **config}
+    sc = scenario_file.parse(d, name)
+    return runner.simulate(sc.cfg, seed, 1_000_000, sc.until_ms)
+
+
+@pytest.mark.parametrize(("name", "props", "cause"), [
+    ("figure8_consume_queue.json", {"DCL-4", "LOG-2", "LOG-3", "LOG-5"}, "counting replicas"),
+    ("put_ok_lost_in_os_crash.json", {"DCL-1", "LOG-2", "LOG-3", "LOG-6"}, "OS crash"),
+])
+def test_finding_reproduces_as_an_expected_violation(name: str, props: set, cause: str) -> None:
+    for seed in SEEDS:
+        r = run(name, seed)
+        assert r.stopped == "until" and not r.failed_expectations, (seed, r.failed_expectations)
+        assert {v.property for v in r.violations} == props, (seed, r.violations)
+        assert all(v.expected and cause in v.expected for v in r.violations), (seed, r.violations)
+
+
+def test_figure8_under_the_fixed_profile_keeps_every_property() -> None:
+    """With the current-term rule and the no-op, A commits m1 only through an entry of its own term;
+    B can then not win (C's log ends in A's term), so the script's last step does not come about."""
+    for seed in SEEDS:
+        r = run("figure8_consume_queue.json", seed, **FIXED)
+        assert r.violations == [], (seed, r.violations)
+
+
+def test_the_fixed_commit_rule_alone_stalls_a_new_master() -> None:
+    """Without the no-op, a leader whose log ends in an older term never commits it, and
+    DLedgerRoleChangeHandler waits for ledgerEndIndex == committedIndex: its broker never masters, and
+    DCL-L fails with that cause (docs/dledger-findings.md)."""
+    from reference_impl import faults
+    from reference_impl import world as wm
+
+    cfg = wm.protocol("dledger_commitlog").make_config(3, {"dledger_version": "fixed"})
+    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 9, 4100)
+    dcl_l = [v for v in r.violations if v.property == "DCL-L"]
+    assert dcl_l and "current-term commit rule" in dcl_l[0].expected

@@ -1,0 +1,125 @@
+"""What the checkers find in DLedger 0.2.6 replication, each as a script that reproduces it on every
+seed (docs/dledger-findings.md), and the same script under the "fixed" profile, where it holds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reference_impl import dledger_entry_pusher as ep
+from reference_impl import world as wm
+from rmqspec import runner, scenario_file
+
+SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_log"
+SEEDS = range(1, 6)
+
+# file -> (properties violated as expected under 0.2.6 and 0.3.1.2, words their cause names)
+FINDINGS = {
+    "figure8_commit_by_counting.json": ({"LOG-2", "LOG-3", "LOG-5"}, "counting replicas"),
+    "stale_compare_index_truncates_committed.json": ({"LOG-3"}, "stale COMPARE state"),
+}
+
+
+def run(name: str, seed: int, **config) -> runner.RunResult:
+    d = json.loads((SCENARIOS / name).read_text(encoding="utf-8"))
+    d["config"] = {**d.get("config", {}), **config}
+    sc = scenario_file.parse(d, name)
+    return runner.simulate(sc.cfg, seed, 1_000_000, sc.until_ms)
+
+
+@pytest.mark.parametrize("version", ["0.2.6", "0.3.1.2"])
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_finding_reproduces_as_an_expected_violation(name: str, version: str) -> None:
+    """The script's steps all happen as written and violate exactly the listed properties, each
+    classified as expected with its cause."""
+    props, cause = FINDINGS[name]
+    for seed in SEEDS:
+        r = run(name, seed, dledger_version=version)
+        assert r.stopped == "until" and not r.failed_expectations, (seed, r.failed_expectations)
+        assert {v.property for v in r.violations} == props, (seed, r.violations)
+        assert all(v.expected and cause in v.expected for v in r.violations), (seed, r.violations)
+
+
+@pytest.mark.parametrize("name", sorted(FINDINGS))
+def test_finding_does_not_happen_under_the_fixed_profile(name: str) -> None:
+    """Under dledger_version "fixed" the same script violates nothing."""
+    for seed in SEEDS:
+        r = run(name, seed, dledger_version="fixed")
+        assert r.violations == [], (seed, r.violations)
+
+
+def test_reordered_append_overtakes_a_compare_answer() -> None:
+    """The third finding needs two pushes on one link handled out of order (DLedger registers PUSH
+    with a null executor: the remoting server's 4-thread pool). Driven event by event: n1 misses
+    e2, so the leader re-pushes it (carrying commit index 3) while n1's fast-forward answer sends
+    the leader back to COMPARE; the re-push is handled after COMPARE(3) but before COMPARE(1), so
+    COMPARE(1) shows the leader's own e2 as a dirty tail. The leader truncates n1 to 1: committed
+    e2 leaves n1's log (LOG-3) and n1's committed index goes from 2 to 1 (LOG-4), both expected.
+    With push_processor single_thread the overtaken re-push is never handled: nothing is violated."""
+    pool = _reorder("pool")
+    assert set(pool) == {"LOG-3", "LOG-4"} and all("stale COMPARE" in cause for cause in pool.values())
+    assert _reorder("single_thread") == {}
+
+
+def _reorder(processor: str) -> dict:
+    from reference_impl import dledger_node as dn
+    from reference_impl import dledger_store as st
+    from spec import properties as props
+
+    cfg = wm.protocol("dledger_log").make_config(3, {"forced_leader": "n0", "clients": 0,
+                                                     "push_processor": processor})
+    cfg = cfg.evolve(profile=wm.FaultProfile(name="slow", delay_ms=(1, 5000)))  # room to hold a push back
+    state = {"w": wm.init(cfg), "k": 0}
+    monitor = props.Monitor(props.for_protocol("dledger_log"))
+
+    def step(ev) -> None:
+        w = state["w"]
+        after, obs = wm.step(w, ev)
+        state["k"] += 1
+        monitor.check(state["k"], w, ev, after, obs)
+        state["w"] = after
+
+    def run(until, hold=frozenset(), limit=400) -> None:
+        """Deliver what is in flight (never the held envelopes) as soon as possible, else run
+        the ticks that are due, until `until` holds."""
+        for _ in range(limit):
+            if until(state["w"]):
+                return
+            evs = [e for e in wm.protocol_events(state["w"])
+                   if not (isinstance(e, wm.Deliver) and e.env in hold) and not isinstance(e, wm.RpcFail)]
+            evs.sort(key=lambda e: not isinstance(e, wm.Deliver))
+            step(evs[0])
+        raise AssertionError("the interleaving did not come about")
+
+    def append(key: str) -> None:
+        w = state["w"]
+        n0, _, _ = dn.handle_append(cfg.proto.node, w.nodes[0], st.Body(key=key, length=16), w.now)
+        state["w"] = wm.set_node(w, 0, n0)
+
+    def pushes(w, dst: int, kind: ep.PushType, index: int | None = None) -> list:
+        return [e.id for e in w.net.flight if e.dst == dst and isinstance(e.msg, ep.PushEntryRequest)
+                and e.msg.type is kind and (index is None or e.msg.entry.index == index)]
+
+    def store(w, i):
+        return w.nodes[i].store
+
+    for key in ("e0", "e1"):
+        append(key)
+    run(lambda w: store(w, 1).end_index == 1 and store(w, 2).end_index == 1 and store(w, 0).committed_index == 1)
+    append("e2")
+    append("e3")
+    run(lambda w: pushes(w, 1, ep.PushType.APPEND, 2))
+    step(wm.Drop(env=pushes(state["w"], 1, ep.PushType.APPEND, 2)[0]))  # n1 misses e2's first push
+    run(lambda w: store(w, 0).committed_index == 3 and 3 in w.nodes[1].handler.write_requests)
+    run(lambda w: pushes(w, 1, ep.PushType.APPEND, 2))  # the leader re-pushes e2, with commit index 3
+    (repush,) = pushes(state["w"], 1, ep.PushType.APPEND, 2)
+    run(lambda w: pushes(w, 1, ep.PushType.COMPARE), hold={repush})  # fast-forward answer: COMPARE(3)
+    run(lambda w: pushes(w, 1, ep.PushType.COMPARE, 1), hold={repush})  # n1 (end 1) answered; COMPARE(1)
+    (compare1,) = pushes(state["w"], 1, ep.PushType.COMPARE, 1)
+    step(wm.Deliver(env=repush))  # handled now, after COMPARE(3) cleared the waiting appends
+    handled = 1 if processor == "single_thread" else 2  # one thread never handles the overtaken re-push
+    run(lambda w: store(w, 1).end_index == handled, hold={compare1})
+    run(lambda w: store(w, 1).end_index == 3 and store(w, 1).committed_index == 3)
+    return {v.property: v.expected for v in monitor.violations.values()}
