@@ -158,9 +158,13 @@ def profiles_table() -> str:
 
     lines = []
     for name in wm.protocol_names():
+        wm.protocol(name)  # imports the world module, which registers the protocol's own profiles
         lines.append(f"{name}:")
+        width = max(len(prof) for prof in faults.names(name))
         for prof in faults.names(name):
             p = faults.profile(prof, name)
             tail = f"faults stop at {p.calm_at_ms / 1000:g} s" if p.calm_at_ms is not None else "no quiet tail"
-            lines.append(f"  {prof:<10} {tail:<24} {p.description}")
+            if not p.any_faults():
+                tail = "no random faults"
+            lines.append(f"  {prof:<{width}}  {tail:<21} {p.description}")
     return "\n".join(lines)

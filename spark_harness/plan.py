@@ -80,8 +80,10 @@ def run_chunk(plan: Plan, chunk: Chunk) -> Iterator[dict]:
 
 
 def default_profiles(protocol: str) -> tuple[str, ...]:
-    """Every profile of the protocol that injects faults (all but `none`), gentle to hostile."""
-    return tuple(name for name in faults.names(protocol) if name != "none")
+    """Every profile of the protocol that injects faults, gentle to hostile: not `none`,
+    nor profiles meant for scenario scripts that bring their own faults (`scripted`,
+    `lockstep`)."""
+    return tuple(name for name in faults.names(protocol) if faults.profile(name, protocol).any_faults())
 
 
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
