@@ -90,7 +90,7 @@ def build_parser() -> Parser:
     _add_import(chk)
 
     fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
-    fz.add_argument("--protocol", default="all", help=f"one of: {', '.join(wm.protocol_names())}, or all (default)")
+    fz.add_argument("--protocol", default="all", help=f"one of: {', '.join(wm.protocol_names())}; a comma-separated list; or all (default)")
     fz.add_argument("--histories", type=_positive, default=1000, help="histories per protocol (default 1000)")
     fz.add_argument("--steps", type=_positive, default=None, help="at most this many events per history (default 50000, a safety cap: histories end 60 s after faults stop)")
     fz.add_argument("--seed", type=_int, default=1, help="seed of the first history (default 1)")
@@ -104,6 +104,7 @@ def build_parser() -> Parser:
     fz.add_argument("--shrink-budget", type=_positive, default=None, help="replayed steps per counterexample")
     fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
     fz.add_argument("--no-progress", action="store_true", help="no progress bar")
+    fz.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
     fz.add_argument("--list-profiles", action="store_true", help="list the fault profiles per protocol and exit")
     fz.add_argument("--json", action="store_true", help="print report.json instead of the summary")
     _add_import(fz)
@@ -300,7 +301,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
-                            progress=not args.no_progress and not args.json)
+                            progress=not args.no_progress and not args.json, plots=not args.no_plots)
     if args.steps:
         opts.steps = args.steps
     if args.shrink_budget:

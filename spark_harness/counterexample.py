@@ -113,16 +113,33 @@ def note(e: dict) -> str:
     return "\n".join(lines)
 
 
-def from_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, directory: str,
-              imports: tuple[str, ...] = (), budget: int = shrink.DEFAULT_BUDGET) -> dict:
-    """Replay a fuzz history from its seed to its violation, shrink it, write it down."""
+def shrink_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target,
+                budget: int = shrink.DEFAULT_BUDGET, imports: tuple[str, ...] = ()) -> shrink.ShrinkResult:
+    """Replay a fuzz history from its seed to its violation and shrink it (a pure
+    function of its arguments: it may run on a Spark executor as well as the driver).
+    Raises ValueError when the history does not fail again on replay."""
+    from spark_harness.plan import load_imports
+
+    load_imports(imports)
     cfg = config_of(spec)
     choices = shrink.record(cfg, chooser.SeededChooser(spec.seed).choose, violating_step)
-    result = shrink.shrink(cfg, choices, target, budget)
+    return shrink.shrink(cfg, choices, target, budget)
+
+
+def write_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, result: shrink.ShrinkResult,
+               directory: str, imports: tuple[str, ...] = ()) -> dict:
+    """Write a shrunk fuzz history down (trace, picture, note) on the driver."""
     name = f"{spec.protocol}-{target.property}-seed{spec.seed}"
     origin = {"seed": spec.seed, "profile": spec.profile, "nodes": spec.nodes, "step": violating_step,
               "simulate": simulate_command(spec, violating_step, imports)}
-    return write(cfg, result, target, directory, name, origin, imports)
+    return write(config_of(spec), result, target, directory, name, origin, imports)
+
+
+def from_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, directory: str,
+              imports: tuple[str, ...] = (), budget: int = shrink.DEFAULT_BUDGET) -> dict:
+    """Replay a fuzz history from its seed to its violation, shrink it, write it down."""
+    result = shrink_fuzz(spec, violating_step, target, budget, imports)
+    return write_fuzz(spec, violating_step, target, result, directory, imports)
 
 
 def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tuple[str, ...] = (),

@@ -149,6 +149,15 @@ appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
 
 
+def active_session():
+    """The SparkSession open in this process, if any (None also when pyspark is missing)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
 def session(master: str, app: str = "rmqspec fuzz"):
     """A SparkSession for `master` (SUBMITTED: the one spark-submit set), quiet and
     with its Python workers on this interpreter. Java comes from rmqspec.java."""
@@ -211,7 +220,9 @@ def run_spark(plan: plan_mod.Plan, spark, parquet: str, progress: Progress,
     if ship_dir is not None and not sc.master.startswith("local"):
         from spark_harness import ship
 
-        sc.addPyFile(ship.build_zip(ship_dir))
+        # spark-submit --py-files may have shipped the zip already (Spark refuses a second one)
+        if ship.ZIP_NAME not in (sc.getConf().get("spark.submit.pyFiles") or ""):
+            sc.addPyFile(ship.build_zip(ship_dir))
     if on_ready is not None:
         on_ready(sc.master)
     chunks = plan.chunks(sc.defaultParallelism)

@@ -9,6 +9,7 @@ summary table. Exit 1 when any history violated a property unexpectedly.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -40,6 +41,7 @@ class FuzzOptions:
     shrink_budget: int = shrink.DEFAULT_BUDGET
     tail_ms: int = TAIL_MS
     progress: bool = True
+    plots: bool = True  # report plots (counterexample timelines are drawn regardless)
 
 
 @attrs.define
@@ -62,66 +64,113 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     outputs: dict = {"dir": out}
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
           f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}", file=log)
+    cex_dir = os.path.join(out, "counterexamples")
     if opts.master == "none":
         start = time.perf_counter()
         agg = engines.run_local(plan, os.path.join(out, "histories.jsonl"), progress)
         timing["job_s"] = time.perf_counter() - start
         master = "none"
         outputs["histories"] = "histories.jsonl"
+        progress.finish()
+        start = time.perf_counter()
+        cexs = shrink_failures(plan, agg, cex_dir, opts) if opts.counterexamples else {}
+        timing["shrink_s"] = time.perf_counter() - start
     else:
         start = time.perf_counter()
+        before = engines.active_session()
         spark = engines.session(opts.master)
+        own = spark is not before  # a session the caller had open (same master) stays open
         timing["startup_s"] = time.perf_counter() - start
         parquet = opts.parquet or os.path.abspath(os.path.join(out, "histories.parquet"))
         start = time.perf_counter()
         try:
-            agg = engines.run_spark(plan, spark, parquet, progress, ship_dir=os.path.join(out, "_ship"))
-            master = spark.sparkContext.master
+            try:
+                agg = engines.run_spark(plan, spark, parquet, progress, ship_dir=os.path.join(out, "_ship"))
+                master = spark.sparkContext.master
+            finally:
+                timing["job_s"] = time.perf_counter() - start
+            progress.finish()
+            # Failing histories are shrunk on the executors (in parallel), written down on the driver.
+            start = time.perf_counter()
+            tasks = shrink_tasks(plan, agg, opts) if opts.counterexamples else []
+            if tasks:
+                print(f"shrinking {len(tasks)} counterexamples on the executors", file=log)
+            shrunk = shrink_on_spark(spark, tasks, plan.imports, opts.shrink_budget)
         finally:
-            timing["job_s"] = time.perf_counter() - start
-            spark.stop()
+            if own:
+                spark.stop()
+        cexs = write_counterexamples(shrunk, cex_dir, plan.imports)
+        timing["shrink_s"] = time.perf_counter() - start
         outputs["histories"] = parquet if opts.parquet else "histories.parquet"
-    progress.finish()
-    start = time.perf_counter()
-    cexs = shrink_failures(plan, agg, os.path.join(out, "counterexamples"), opts) if opts.counterexamples else {}
-    timing["shrink_s"] = time.perf_counter() - start
     if cexs:
         outputs["counterexamples"] = "counterexamples"
     rep = report_mod.build(plan, agg, master, timing, outputs, cexs)
-    report_mod.write(rep, out)
+    report_mod.write(rep, out, opts.plots)
     print(summary(rep, out), file=log)
     return FuzzResult(report=rep, aggregate=agg, exit_code=1 if rep["unexpected_histories"] else 0)
 
 
-def shrink_failures(plan, agg: Aggregate, directory: str, opts: FuzzOptions) -> dict:
-    """One shrunk counterexample per violated property: from its shortest unexpected
-    failure if any, else from its shortest expected one."""
-    out = {}
+def shrink_tasks(plan, agg: Aggregate, opts: FuzzOptions) -> list[tuple]:
+    """(protocol, property, spec, violating step, target) per violated property: its
+    shortest unexpected failure if any, else its shortest expected one."""
+    out = []
     for protocol in plan.protocols:
         pa = agg.protocols.get(protocol)
         for pid, tally in sorted(pa.violations.items()) if pa else ():
             first, expected = (tally.first_unexpected, False) if tally.first_unexpected else (tally.first_expected, True)
             spec = HistorySpec(protocol=protocol, profile=first["profile"], nodes=first["nodes"], seed=first["seed"],
                                steps=plan.steps, tail_ms=plan.tail_ms)
-            try:
-                out[(protocol, pid)] = counterexample.from_fuzz(
-                    spec, first["step"], shrink.Target(property=pid, expected=expected), directory, plan.imports,
-                    opts.shrink_budget)
-            except ValueError as e:  # the history does not fail again on replay: report it, do not hide it
-                out[(protocol, pid)] = {"error": str(e), "verified": False}
+            out.append((protocol, pid, spec, first["step"], shrink.Target(property=pid, expected=expected)))
     return out
+
+
+def _shrink_task(imports: tuple[str, ...], budget: int, task: tuple) -> tuple:
+    """One task's shrink result, or the reason it failed (the history did not fail on replay)."""
+    _, _, spec, step, target = task
+    try:
+        return task, counterexample.shrink_fuzz(spec, step, target, budget, imports), None
+    except ValueError as e:
+        return task, None, str(e)
+
+
+def shrink_on_spark(spark, tasks: list[tuple], imports: tuple[str, ...], budget: int) -> list[tuple]:
+    """Shrink every task on the executors, one partition each (tasks are independent
+    and deterministic: the results are those the driver would compute)."""
+    if not tasks:
+        return []
+    sc = spark.sparkContext
+    sc.setJobGroup("rmqspec-shrink", f"rmqspec fuzz: shrink {len(tasks)} counterexamples")
+    longest_first = sorted(tasks, key=lambda t: -t[3])  # the longest replays start first: better balance
+    return sc.parallelize(longest_first, len(tasks)).map(functools.partial(_shrink_task, imports, budget)).collect()
+
+
+def write_counterexamples(shrunk: list[tuple], directory: str, imports: tuple[str, ...]) -> dict:
+    out = {}
+    for (protocol, pid, spec, step, target), result, error in shrunk:
+        if result is None:  # the history does not fail again on replay: report it, do not hide it
+            out[(protocol, pid)] = {"error": error, "verified": False}
+        else:
+            out[(protocol, pid)] = counterexample.write_fuzz(spec, step, target, result, directory, imports)
+    return out
+
+
+def shrink_failures(plan, agg: Aggregate, directory: str, opts: FuzzOptions) -> dict:
+    """One shrunk counterexample per violated property, shrunk and written on the driver."""
+    shrunk = [_shrink_task(plan.imports, opts.shrink_budget, t) for t in shrink_tasks(plan, agg, opts)]
+    return write_counterexamples(shrunk, directory, plan.imports)
 
 
 def summary(r: dict, out: str) -> str:
     w = max([len(p) for p in r["by_protocol"]] + [8]) + 2
-    lines = ["", f"{'protocol':<{w}}{'profile':<12}{'histories':>10}{'events':>12}{'violating':>11}{'unexpected':>11}"]
+    pw = max([len(n) for v in r["by_protocol"].values() for n in v["profiles"]] + [7]) + 2
+    lines = ["", f"{'protocol':<{w}}{'profile':<{pw}}{'histories':>10}{'events':>12}{'violating':>11}{'unexpected':>11}"]
     for p, v in r["by_protocol"].items():
         for name, pr in v["profiles"].items():
-            lines.append(f"{p:<{w}}{name:<12}{pr['histories']:>10,}{pr['steps']:>12,}"
+            lines.append(f"{p:<{w}}{name:<{pw}}{pr['histories']:>10,}{pr['steps']:>12,}"
                          f"{pr['violating_histories']:>11,}{pr['unexpected_histories']:>11,}")
         viol = sum(pr["violating_histories"] for pr in v["profiles"].values())
         unexp = sum(pr["unexpected_histories"] for pr in v["profiles"].values())
-        lines.append(f"{p:<{w}}{'(all)':<12}{v['histories']:>10,}{v['steps']:>12,}{viol:>11,}{unexp:>11,}")
+        lines.append(f"{p:<{w}}{'(all)':<{pw}}{v['histories']:>10,}{v['steps']:>12,}{viol:>11,}{unexp:>11,}")
     lines.append("")
     for p, v in r["by_protocol"].items():
         c = v["coverage"]
@@ -135,9 +184,10 @@ def summary(r: dict, out: str) -> str:
             lines.append(f"measured  {p}: " + " | ".join(stats))
     if r["violations"]:
         lines += ["", "violations:"]
+        kw = max(len(k) for k in r["violations"])
         for key, v in r["violations"].items():
             verdict = f"UNEXPECTED in {v['unexpected']:,}" if v["unexpected"] else "expected"
-            lines.append(f"  {key:<14} {verdict:<18} {v['histories']:>7,} histories")
+            lines.append(f"  {key:<{kw}}  {verdict:<18} {v['histories']:>7,} histories")
             cex = v.get("counterexample") or {}
             if cex.get("trace"):
                 lines.append(f"      {cex['choices']} chosen events ({cex['faults']} faults): {cex['replay']}")

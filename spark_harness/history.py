@@ -90,6 +90,11 @@ class Probe:
         self.states: set[int] = set()
         self._fp = sketch.StateFingerprints(cfg)
         self._codes = _code_labels(cfg.protocol)
+        # The protocol's own fault kinds (FaultProfile.ext, e.g. HA's conn_drop) arrive as
+        # `ext:<Type>` events; which types are faults is learnt from Protocol.ext_faults.
+        self._ext_kinds = tuple(k for k, weight in cfg.profile.ext if weight)
+        self._ext_faults = wm.protocol(cfg.protocol).ext_faults
+        self._ext_fault_of: dict[type, str | None] = {}
 
     def start(self, w: wm.World) -> None:
         self.states.add(self._fp.changed(w))
@@ -99,6 +104,12 @@ class Probe:
         self.actions.add((kind, coverage.role_of(before, node)))
         if kind in FAULT_KINDS:
             self.faults[kind] += 1
+        elif self._ext_kinds and kind.startswith("ext:"):
+            t = type(ev)
+            if t not in self._ext_fault_of:
+                self._ext_fault_of[t] = next((k for k in self._ext_kinds if ev in self._ext_faults(before, k)), None)
+            if self._ext_fault_of[t] is not None:
+                self.faults[self._ext_fault_of[t]] += 1
         if msg is not None:
             self.kinds.add("msg:" + type(msg).__name__)
             coverage.codes_in(msg, self.branches, self._codes)

@@ -89,15 +89,21 @@ def default_profiles(protocol: str) -> tuple[str, ...]:
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
               profiles: list[str] | None = None, nodes: list[int] | None = None,
               imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS) -> Plan:
-    """A plan for one protocol or `all`; unknown names raise PlanError with the known ones."""
+    """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
+    raise PlanError with the known ones."""
     load_imports(imports)
     known = wm.protocol_names()
-    if protocol == "all":
-        protocols = tuple(known)
-    elif protocol in known:
-        protocols = (protocol,)
-    else:
-        raise PlanError(f"unknown protocol {protocol!r}; known: {', '.join(known)}, all")
+    names = [p.strip() for p in protocol.split(",") if p.strip()]
+    protocols: tuple[str, ...] = ()
+    for name in names:
+        if name == "all":
+            protocols += tuple(p for p in known if p not in protocols)
+        elif name not in known:
+            raise PlanError(f"unknown protocol {name!r}; known: {', '.join(known)}, all")
+        elif name not in protocols:
+            protocols += (name,)
+    if not protocols:
+        raise PlanError(f"no protocol named; known: {', '.join(known)}, all")
     by_profile, by_nodes = {}, {}
     for p in protocols:
         proto = wm.protocol(p)

@@ -135,12 +135,12 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
 # --- writing ---
 
 
-def write(report: dict, out_dir: str) -> dict:
-    """report.json, plots/ and report.md; returns the paths written."""
+def write(report: dict, out_dir: str, with_plots: bool = True) -> dict:
+    """report.json, plots/ (unless with_plots is False) and report.md; returns the paths written."""
     os.makedirs(out_dir, exist_ok=True)
     written = {"report_json": os.path.join(out_dir, "report.json"), "report_md": os.path.join(out_dir, "report.md")}
     pictures: dict[str, dict[str, str]] = {}
-    if plots.available():
+    if with_plots and plots.available():
         os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
         for p, v in report["by_protocol"].items():
             pictures[p] = {
