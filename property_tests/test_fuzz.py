@@ -46,6 +46,8 @@ def test_histories_end_a_tail_after_faults_stop_or_at_their_step_budget():
     assert calm["stopped"] == "until" and 110_000 < calm["t_ms"] <= 120_000  # calm at 60 s + 60 s tail
     budget = run_history(HistorySpec(protocol="election", profile="none", nodes=3, seed=2, steps=300))
     assert budget["stopped"] == "steps" and budget["steps"] == 300
+    quiet = run_history(HistorySpec(protocol="election", profile="none", nodes=3, seed=2))
+    assert quiet["stopped"] == "until" and quiet["t_ms"] <= 120_000  # no tail: as long as the others
 
 
 def test_the_plan_names_every_history_by_arithmetic():
@@ -58,7 +60,32 @@ def test_the_plan_names_every_history_by_arithmetic():
     assert [k for c in chunks for k in range(c.start, c.stop)] == list(range(13))
 
 
-@pytest.mark.parametrize("bad", [dict(protocol="nope"), dict(profiles=["nope"]), dict(nodes=[0])])
+def test_a_plan_takes_a_list_of_protocols_and_all():
+    assert plan.make_plan("ha,election,ha", 2).protocols == ("ha", "election")
+    everything = plan.make_plan("all", 2).protocols
+    assert {"election", "nameserver", "ha"} <= set(everything)
+    assert plan.make_plan("election,all", 2).protocols[0] == "election" and \
+        set(plan.make_plan("election,all", 2).protocols) == set(everything)
+
+
+def test_default_profiles_are_those_with_random_faults():
+    assert "scripted" not in plan.default_profiles("nameserver") and "none" not in plan.default_profiles("nameserver")
+    assert {"silent-crash", "failover"} <= set(plan.default_profiles("nameserver"))
+    assert "conn-drop" in plan.default_profiles("ha")
+
+
+def test_other_protocols_report_result_codes_and_their_own_fault_kinds():
+    ns = coverage.branch_universe("nameserver")
+    assert "ResponseCode.SUCCESS" in ns  # a Java-style code class (route_info.ResponseCode)
+    assert "PutMessageStatus.PUT_OK" in coverage.branch_universe("ha")  # an enum imported by name
+    row = run_history(HistorySpec(protocol="nameserver", profile="gentle", nodes=2, seed=1, steps=400))
+    assert "ResponseCode.SUCCESS" in row["branches"]
+    row = run_history(HistorySpec(protocol="ha", profile="conn-drop", nodes=2, seed=1, steps=4000))
+    assert row["faults"].get("conn_drop", 0) >= 1  # HA's own fault kind, counted as a fault
+
+
+@pytest.mark.parametrize("bad", [dict(protocol="nope"), dict(protocol="election,nope"), dict(protocol=","),
+                                 dict(profiles=["nope"]), dict(nodes=[0])])
 def test_a_plan_with_unknown_names_is_refused(bad):
     args = dict(protocol="election", histories=3) | bad
     with pytest.raises(plan.PlanError):
@@ -191,7 +218,7 @@ def test_fuzz_none_on_the_mutant_writes_a_shrunk_counterexample_with_picture_and
 def test_the_same_seed_range_gives_the_same_report(tmp_path):
     def once(name, seed=1):
         opts = fuzz.FuzzOptions(protocol="election", histories=8, master="none", out=str(tmp_path / name),
-                                progress=False, counterexamples=False, seed=seed)
+                                progress=False, counterexamples=False, seed=seed, plots=False)
         return report.deterministic_view(fuzz.run(opts, log=io.StringIO()).report)
 
     assert once("a") == once("b")

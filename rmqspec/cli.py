@@ -90,9 +90,12 @@ def build_parser() -> Parser:
     _add_import(chk)
 
     fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
-    fz.add_argument("--protocol", default="all", help=f"one of: {', '.join(wm.protocol_names())}; a comma-separated list; or all (default)")
+    fz.add_argument("--protocol", default="all",
+                    help=f"one of: {', '.join(wm.protocol_names())}; a comma-separated list; or all (default)")
     fz.add_argument("--histories", type=_positive, default=1000, help="histories per protocol (default 1000)")
-    fz.add_argument("--steps", type=_positive, default=None, help="at most this many events per history (default 50000, a safety cap: histories end 60 s after faults stop)")
+    fz.add_argument("--steps", type=_positive, default=None,
+                    help="at most this many events per history (default 50000: a safety cap; "
+                         "histories end 60 s after faults stop)")
     fz.add_argument("--seed", type=_int, default=1, help="seed of the first history (default 1)")
     fz.add_argument("--master", default="local[*]",
                     help="Spark master: local[N], spark://host:port, ...; 'none' runs in this process (default local[*])")
