@@ -13,6 +13,7 @@ import pytest
 
 from rmqspec import java
 from spark_harness import cluster, engines, fuzz, report, ship
+from spark_harness.plan import make_plan
 
 try:
     java.find_java_home()
@@ -57,6 +58,14 @@ def test_embedded_local_spark_matches_one_process_and_writes_parquet(tmp_path, b
         assert df.count() == result.report["histories"] and tuple(df.columns) == engines.FIELDS
         mutant = df.filter("protocol = 'election_mutant' and unexpected > 0").count()
         assert mutant == ARGS["histories"]
+        # Counterexamples are shrunk on the executors: the same result as on the driver.
+        opts = fuzz.FuzzOptions(**ARGS)
+        plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports)
+        tasks = [t for t in fuzz.shrink_tasks(plan, result.aggregate, opts) if t[0] == "election_mutant"][:1]
+        assert tasks
+        on_executors = fuzz.shrink_on_spark(spark, tasks, plan.imports, 5000)
+        on_driver = [fuzz._shrink_task(plan.imports, 5000, t) for t in tasks]
+        assert on_executors == on_driver and on_driver[0][1] is not None
     finally:
         spark.stop()
 
