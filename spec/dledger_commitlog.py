@@ -41,19 +41,8 @@ def _index_cause(w: wm.World, index: int) -> str | None:
     return logspec._cause(w, index) if index >= 0 else None
 
 
-_LAST: dict[int, tuple] = {}
-
-
-def _violated(w: wm.World, description: str, cause: str | None) -> bool:
-    if len(_LAST) > 64:
-        _LAST.clear()
-    _LAST[id(w)] = (w, description, cause)
-    return False
-
-
-def _recall(w: wm.World) -> tuple[str, str | None]:
-    hit = _LAST.get(id(w))
-    return (hit[1], hit[2]) if hit is not None and hit[0] is w else ("see the trace", None)
+# A step property leaves its violation's description and cause for explain / expected_when.
+_violated, _recall = logspec._violated, logspec._recall
 
 
 # --- DCL-1: every PUT_OK message is readable at its offset on the new master ---
