@@ -68,6 +68,14 @@ def test_a_plan_takes_a_list_of_protocols_and_all():
         set(plan.make_plan("election,all", 2).protocols) == set(everything)
 
 
+def test_config_overrides_reach_every_history_and_bad_ones_are_refused():
+    p = plan.make_plan("ha", 2, config={"broker_role": "SYNC_MASTER"})
+    assert config_of(p.spec("ha", 1)).proto.store.broker_role.value == "SYNC_MASTER"
+    for bad in ({"broker_role": "X"}, {"no_such_key": 1}, {"broker_role": ["SYNC_MASTER"]}):
+        with pytest.raises(plan.PlanError):
+            plan.make_plan("ha", 2, config=bad)
+
+
 def test_default_profiles_are_those_with_random_faults():
     assert "scripted" not in plan.default_profiles("nameserver") and "none" not in plan.default_profiles("nameserver")
     assert {"silent-crash", "failover"} <= set(plan.default_profiles("nameserver"))

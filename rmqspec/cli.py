@@ -103,6 +103,9 @@ def build_parser() -> Parser:
     fz.add_argument("--faults", type=_csv(str), default=None,
                     help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
     fz.add_argument("--nodes", type=_csv(int), default=None, help="cluster sizes, comma-separated (default per protocol)")
+    fz.add_argument("--config", default=None,
+                    help="protocol config overrides for every history, as JSON (as simulate --config), "
+                         "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
     fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
     fz.add_argument("--shrink-budget", type=_positive, default=None, help="replayed steps per counterexample")
     fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
@@ -301,7 +304,16 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
         print(fuzz.profiles_table())
         return 0
+    config = None
+    if args.config:
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--config is not JSON: {e}") from None
+        if not isinstance(config, dict):
+            raise UsageError("--config must be a JSON object")
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
+                            config=config,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
                             progress=not args.no_progress and not args.json, plots=not args.no_plots)

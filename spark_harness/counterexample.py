@@ -15,6 +15,7 @@ violating step, shrunk (spark_harness.shrink), and written to `counterexamples/`
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from typing import Any
@@ -53,8 +54,10 @@ def replay_command(path: str, imports: tuple[str, ...] = ()) -> str:
 
 
 def simulate_command(spec: HistorySpec, steps: int, imports: tuple[str, ...] = ()) -> str:
+    config = ["--config", json.dumps(dict(spec.overrides), sort_keys=True)] if spec.overrides else []
     return shlex.join(["rmqspec", "simulate", *_imports(imports), "--protocol", spec.protocol, "--nodes",
-                       str(spec.nodes), "--seed", str(spec.seed), "--faults", spec.profile, "--steps", str(steps)])
+                       str(spec.nodes), "--seed", str(spec.seed), "--faults", spec.profile, "--steps", str(steps),
+                       *config])
 
 
 def write(cfg: wm.WorldConfig, result: shrink.ShrinkResult, target: shrink.Target, directory: str, name: str,

@@ -35,6 +35,7 @@ class FuzzOptions:
     out: str = "out/fuzz"
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
     nodes: list[int] | None = None  # cluster sizes, or None: the protocol's bench_nodes
+    config: dict | None = None  # protocol config overrides for every history (as `simulate --config`)
     imports: tuple[str, ...] = ()
     parquet: str | None = None  # where Spark writes the per-history rows (default OUT/histories.parquet)
     counterexamples: bool = True
@@ -56,7 +57,7 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     rmqspec.java.JavaMissing when Spark is asked for and no Java is found."""
     log = log if log is not None else sys.stdout
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
-                     opts.tail_ms)
+                     opts.tail_ms, opts.config)
     out = opts.out
     os.makedirs(out, exist_ok=True)
     progress = Progress(plan.total, enabled=opts.progress)
@@ -119,7 +120,7 @@ def shrink_tasks(plan, agg: Aggregate, opts: FuzzOptions) -> list[tuple]:
         for pid, tally in sorted(pa.violations.items()) if pa else ():
             first, expected = (tally.first_unexpected, False) if tally.first_unexpected else (tally.first_expected, True)
             spec = HistorySpec(protocol=protocol, profile=first["profile"], nodes=first["nodes"], seed=first["seed"],
-                               steps=plan.steps, tail_ms=plan.tail_ms)
+                               steps=plan.steps, tail_ms=plan.tail_ms, overrides=plan.overrides)
             out.append((protocol, pid, spec, first["step"], shrink.Target(property=pid, expected=expected)))
     return out
 

@@ -46,12 +46,13 @@ class Plan:
     profiles: dict = attrs.Factory(dict)  # protocol -> tuple of profile names
     nodes: dict = attrs.Factory(dict)  # protocol -> tuple of cluster sizes
     imports: tuple[str, ...] = ()  # modules that register extra protocols (imported in every task)
+    overrides: tuple = ()  # protocol config overrides for every history, as sorted (key, value) pairs
 
     def spec(self, protocol: str, k: int) -> HistorySpec:
         profiles, nodes = self.profiles[protocol], self.nodes[protocol]
         return HistorySpec(protocol=protocol, profile=profiles[k % len(profiles)],
                            nodes=nodes[(k // len(profiles)) % len(nodes)], seed=self.seed + k,
-                           steps=self.steps, tail_ms=self.tail_ms)
+                           steps=self.steps, tail_ms=self.tail_ms, overrides=self.overrides)
 
     def index_of(self, seed: int) -> int:
         return seed - self.seed
@@ -88,7 +89,7 @@ def default_profiles(protocol: str) -> tuple[str, ...]:
 
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
               profiles: list[str] | None = None, nodes: list[int] | None = None,
-              imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS) -> Plan:
+              imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS, config: dict | None = None) -> Plan:
     """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
     raise PlanError with the known ones."""
     load_imports(imports)
@@ -104,6 +105,11 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
             protocols += (name,)
     if not protocols:
         raise PlanError(f"no protocol named; known: {', '.join(known)}, all")
+    config = dict(config or {})
+    for key, value in config.items():
+        if not isinstance(value, (str, int, float, bool)) and value is not None:
+            raise PlanError(f"config value of {key!r} must be a string, number, boolean or null")
+    overrides = tuple(sorted(config.items()))
     by_profile, by_nodes = {}, {}
     for p in protocols:
         proto = wm.protocol(p)
@@ -118,10 +124,10 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
             if not 1 <= n <= 64:
                 raise PlanError(f"cluster sizes must be 1..64, not {n}")
             try:
-                proto.make_config(n, {})
+                proto.make_config(n, dict(config))
             except (ValueError, TypeError, KeyError) as e:
                 raise PlanError(f"{p} cannot run with {n} nodes: {e}") from None
     if histories <= 0 or steps <= 0:
         raise PlanError("--histories and --steps must be positive")
     return Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms,
-                profiles=by_profile, nodes=by_nodes, imports=tuple(imports))
+                profiles=by_profile, nodes=by_nodes, imports=tuple(imports), overrides=overrides)

@@ -112,6 +112,7 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
         "protocols": list(plan.protocols),
         "histories": agg.histories, "steps": steps,
         "seeds": [plan.seed, plan.seed + plan.histories - 1], "max_steps": plan.steps, "tail_ms": plan.tail_ms,
+        "config": dict(plan.overrides),
         "unexpected_histories": sum(pa.profiles[x].get("unexpected", 0) for pa in agg.protocols.values()
                                     for x in pa.profiles),
         "violations": violations,
@@ -192,6 +193,8 @@ def markdown(r: dict) -> str:
            f"master `{r['master']}`, {r['wall_s']} s ({_fmt(r['steps_per_s'])} events/s, "
            f"{_fmt(r['histories_per_s'])} histories/s; Spark start-up {t.get('startup_s', 0)} s, "
            f"shrinking {t.get('shrink_s', 0)} s).", ""]
+    if r.get("config"):
+        out += [f"Config overrides for every history: `{json.dumps(r['config'], sort_keys=True)}`.", ""]
     unexpected = {k: v for k, v in r["violations"].items() if v["unexpected"]}
     out += ["**Verdict:** " + (f"UNEXPECTED violations of {', '.join(unexpected)}" if unexpected
                                else "no unexpected violation") +
