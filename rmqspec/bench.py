@@ -60,3 +60,153 @@ def print_table(rows: list[dict]) -> None:
     if rows:
         print(f"peak RSS {rows[0]['peak_rss_mib']} MiB; one process, {HISTORY_STEPS}-event histories, "
               f"profile {rows[0]['profile']}")
+
+
+# --- bench --fuzz: the fuzz pipeline on one process, a process pool and Spark, in one run ---
+
+FUZZ_HISTORIES = 600
+
+
+def _warm(_: int) -> int:
+    """Import everything and run one short history, so pool start-up is not timed."""
+    from spark_harness import plan as plan_mod
+
+    p = plan_mod.make_plan("election", 1, steps=200)
+    return sum(r["steps"] for c in p.chunks(1) for r in plan_mod.run_chunk(p, c))
+
+
+def tree_cpu_s() -> float | None:
+    """CPU seconds (user + system) used so far by this process and all its live
+    descendants (Spark's JVM and Python workers, a pool's processes), from Linux's
+    /proc; None elsewhere. Reaped children count through their parent's cutime."""
+    import os
+
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        parent, cpu = {}, {}
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            parent[int(name)] = int(fields[1])
+            cpu[int(name)] = sum(int(x) for x in fields[11:15])
+    except (OSError, ValueError):
+        return None
+    total, frontier = 0, [os.getpid()]
+    while frontier:
+        pid = frontier.pop()
+        total += cpu.get(pid, 0)
+        frontier += [c for c, p in parent.items() if p == pid]
+    return total / tick
+
+
+def _peak_rss_mib(protocol: str, histories: int) -> float:
+    """Peak RSS of a fresh `--master none` run of `histories` histories (a subprocess)."""
+    import subprocess
+    import sys
+
+    code = ("import resource, tempfile, os\n"
+            "from spark_harness import engines, plan, progress\n"
+            f"p = plan.make_plan({protocol!r}, {histories})\n"
+            "engines.run_local(p, os.path.join(tempfile.mkdtemp(), 'h.jsonl'), progress.Progress(1, enabled=False))\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return round(int(out.stdout.split()[-1]) / 1024, 1)
+
+
+def fuzz(protocol: str = "election", histories: int | None = None, cores: int | None = None) -> dict:
+    """Histories and events per second of the same fuzz plan (every fault profile,
+    the protocol's cluster sizes) run three ways, and the driver's peak memory at two
+    sizes. Start-up (Spark session, pool spawn) is measured apart and excluded from
+    the rates; each engine writes its per-history rows (JSON Lines or Parquet) and
+    aggregates them, as `rmqspec fuzz` does."""
+    import multiprocessing
+    import os
+    import tempfile
+
+    from spark_harness import engines, report
+    from spark_harness import plan as plan_mod
+    from spark_harness.progress import Progress
+
+    cores = cores or os.cpu_count() or 2
+    histories = histories or FUZZ_HISTORIES
+    plan = plan_mod.make_plan(protocol, histories)
+    tmp = tempfile.mkdtemp(prefix="rmqspec-bench-")
+    quiet = Progress(1, enabled=False)
+    load_before = os.getloadavg()
+    rows, views = [], {}
+
+    def row(engine: str, workers: int, agg, seconds: float, startup: float, cpu: float | None) -> None:
+        rows.append({"engine": engine, "workers": workers, "histories": agg.histories, "events": agg.steps,
+                     "seconds": round(seconds, 2), "startup_s": round(startup, 2),
+                     "histories_per_s": round(agg.histories / seconds, 1), "events_per_s": round(agg.steps / seconds),
+                     "cpu_s": None if cpu is None else round(cpu, 2)})
+        views[engine] = report.deterministic_view(report.build(plan, agg, engine, {}, {}, {}))
+
+    def cpu_since(before: float | None) -> float | None:
+        now = tree_cpu_s()
+        return None if before is None or now is None else now - before
+
+    start, cpu0 = time.perf_counter(), tree_cpu_s()
+    agg = engines.run_local(plan, os.path.join(tmp, "one.jsonl"), quiet)
+    row("one process", 1, agg, time.perf_counter() - start, 0.0, cpu_since(cpu0))
+
+    start = time.perf_counter()
+    pool = multiprocessing.get_context("spawn").Pool(cores)
+    pool.map(_warm, range(cores))
+    startup = time.perf_counter() - start
+    try:
+        start, cpu0 = time.perf_counter(), tree_cpu_s()
+        agg = engines.run_processes(plan, cores, os.path.join(tmp, "pool.jsonl"), quiet, pool=pool)
+        row("multiprocessing", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
+    finally:
+        pool.close()
+        pool.join()
+
+    start = time.perf_counter()
+    spark = engines.session(f"local[{cores}]", app="rmqspec bench")
+    warm = plan_mod.make_plan(protocol, 2 * cores, steps=200)
+    engines.run_spark(warm, spark, os.path.join(tmp, "warm.parquet"), quiet)
+    startup = time.perf_counter() - start
+    try:
+        start, cpu0 = time.perf_counter(), tree_cpu_s()
+        agg = engines.run_spark(plan, spark, os.path.join(tmp, "spark.parquet"), quiet)
+        row(f"spark local[{cores}]", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
+    finally:
+        spark.stop()
+
+    one = rows[0]["events_per_s"]
+    for r in rows:
+        r["speedup"] = round(r["events_per_s"] / one, 2)
+        # CPU spent per unit of work relative to one process: what the engine costs on top,
+        # whatever else the machine runs (wall-clock ratios suffer from other load; this does not).
+        r["cpu_efficiency"] = (round(rows[0]["cpu_s"] / r["cpu_s"], 3) if r["cpu_s"] and rows[0]["cpu_s"]
+                               else None)
+    memory = {n: _peak_rss_mib(protocol, n) for n in (max(1, histories // 8), max(2, histories // 2))}
+    return {"protocol": protocol, "cores": cores, "histories": histories, "rows": rows,
+            "spark_vs_one": rows[2]["speedup"],
+            "spark_vs_multiprocessing": round(rows[2]["events_per_s"] / rows[1]["events_per_s"], 3),
+            "same_results": all(v == views["one process"] for v in views.values()),
+            "driver_peak_rss_mib": memory, "loadavg_before": [round(x, 2) for x in load_before],
+            "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def print_fuzz(r: dict) -> None:
+    print(f"rmqspec bench --fuzz: {r['protocol']}, {r['histories']} histories per engine, {r['cores']} cores")
+    print(f"{'engine':<20}{'histories/s':>12}{'events/s':>11}{'speedup':>9}{'seconds':>9}{'start-up s':>12}"
+          f"{'CPU s':>8}{'CPU eff.':>10}")
+    for x in r["rows"]:
+        print(f"{x['engine']:<20}{x['histories_per_s']:>12}{x['events_per_s']:>11,}{x['speedup']:>9}"
+              f"{x['seconds']:>9}{x['startup_s']:>12}{x['cpu_s'] if x['cpu_s'] is not None else '-':>8}"
+              f"{x['cpu_efficiency'] if x['cpu_efficiency'] is not None else '-':>10}")
+    print(f"Spark vs one process {r['spark_vs_one']}x, vs multiprocessing {r['spark_vs_multiprocessing']}x; "
+          f"same results on every engine: {r['same_results']}")
+    print("driver peak RSS (--master none): " + ", ".join(f"{n} histories {m} MiB"
+                                                           for n, m in r["driver_peak_rss_mib"].items()))
+    print(f"load average before {r['loadavg_before']}, after {r['loadavg_after']} (other work on the machine skews "
+          "wall-clock ratios; CPU efficiency = one process's CPU seconds / the engine's, for the same histories)")

@@ -43,6 +43,23 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
 
 
+def _csv(kind: type) -> Any:
+    def parse(text: str) -> list:
+        try:
+            out = [kind(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a comma-separated list of {kind.__name__}: {text!r}") from None
+        if not out:
+            raise argparse.ArgumentTypeError("empty list")
+        return out
+    return parse
+
+
+def _add_import(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import MODULE first (it may register extra protocols, e.g. a test mutant)")
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="rmqspec", description="RocketMQ HA protocols: reference, properties, checkers.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -59,16 +76,53 @@ def build_parser() -> Parser:
     sim.add_argument("--max-lines", type=_positive, default=400, help="timeline lines to print (default 400)")
     sim.add_argument("--quiet", action="store_true", help="summary only, no timeline")
     sim.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    _add_import(sim)
 
     rep = sub.add_parser("replay", help="re-run a trace through the reference and compare every step")
     rep.add_argument("trace")
     rep.add_argument("--max-lines", type=_positive, default=400)
     rep.add_argument("--quiet", action="store_true")
     rep.add_argument("--json", action="store_true")
+    _add_import(rep)
 
     chk = sub.add_parser("check-trace", help="validate a trace (e.g. from another implementation) against the reference")
     chk.add_argument("trace")
     chk.add_argument("--json", action="store_true")
+    _add_import(chk)
+
+    fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
+    fz.add_argument("--protocol", default="all",
+                    help=f"one of: {', '.join(wm.protocol_names())}; a comma-separated list; or all (default)")
+    fz.add_argument("--histories", type=_positive, default=1000, help="histories per protocol (default 1000)")
+    fz.add_argument("--steps", type=_positive, default=None,
+                    help="at most this many events per history (default 50000: a safety cap; "
+                         "histories end 60 s after faults stop)")
+    fz.add_argument("--seed", type=_int, default=1, help="seed of the first history (default 1)")
+    fz.add_argument("--master", default="local[*]",
+                    help="Spark master: local[N], spark://host:port, ...; 'none' runs in this process (default local[*])")
+    fz.add_argument("--out", default="out/fuzz", help="output directory (default out/fuzz)")
+    fz.add_argument("--faults", type=_csv(str), default=None,
+                    help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
+    fz.add_argument("--nodes", type=_csv(int), default=None, help="cluster sizes, comma-separated (default per protocol)")
+    fz.add_argument("--config", default=None,
+                    help="protocol config overrides for every history, as JSON (as simulate --config), "
+                         "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
+    fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
+    fz.add_argument("--shrink-budget", type=_positive, default=None, help="replayed steps per counterexample")
+    fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
+    fz.add_argument("--no-progress", action="store_true", help="no progress bar")
+    fz.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
+    fz.add_argument("--list-profiles", action="store_true", help="list the fault profiles per protocol and exit")
+    fz.add_argument("--json", action="store_true", help="print report.json instead of the summary")
+    _add_import(fz)
+
+    shr = sub.add_parser("shrink", help="minimise a failing trace to the fewest events that still fail")
+    shr.add_argument("trace")
+    shr.add_argument("--property", default=None, help="the property to keep violated (default: the first unexpected)")
+    shr.add_argument("--out", default=None, help="where to write the shrunk trace (default TRACE.shrunk.jsonl)")
+    shr.add_argument("--budget", type=_positive, default=None, help="replayed steps at most")
+    shr.add_argument("--json", action="store_true")
+    _add_import(shr)
 
     prv = sub.add_parser("prove", help="Z3 proofs of the safety properties, per version profile")
     prv.add_argument("--protocol", default=None, help="one symbolic spec (default: all)")
@@ -104,7 +158,22 @@ def build_parser() -> Parser:
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     bench.add_argument("--protocol", default=None, help="only this protocol")
     bench.add_argument("--json", action="store_true")
+    bench.add_argument("--fuzz", action="store_true",
+                       help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
+    bench.add_argument("--histories", type=_positive, default=None, help="with --fuzz: histories per engine")
+    bench.add_argument("--cores", type=_positive, default=None, help="with --fuzz: processes / Spark cores")
+    _add_import(bench)
     return parser
+
+
+def _load_imports(args: argparse.Namespace) -> None:
+    import importlib
+
+    for name in getattr(args, "imports", []):
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise UsageError(f"cannot import {name}: {e}") from None
 
 
 # --- simulate ---
@@ -259,9 +328,83 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
     return 0 if result.ok() else 1
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from rmqspec.java import JavaMissing
+    from spark_harness import fuzz, plan
+
+    if args.list_profiles:
+        print(fuzz.profiles_table())
+        return 0
+    config = None
+    if args.config:
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as e:
+            raise UsageError(f"--config is not JSON: {e}") from None
+        if not isinstance(config, dict):
+            raise UsageError("--config must be a JSON object")
+    opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
+                            config=config,
+                            out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
+                            parquet=args.parquet, counterexamples=not args.no_counterexamples,
+                            progress=not args.no_progress and not args.json, plots=not args.no_plots)
+    if args.steps:
+        opts.steps = args.steps
+    if args.shrink_budget:
+        opts.shrink_budget = args.shrink_budget
+    try:
+        result = fuzz.run(opts, log=sys.stderr if args.json else sys.stdout)
+    except plan.PlanError as e:
+        raise UsageError(str(e)) from None
+    except JavaMissing as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
+    except Exception as e:  # Spark or its JVM failed (unreachable master, dead executors): one line, no trace
+        if type(e).__module__.startswith(("py4j", "pyspark")):
+            raise UsageError(f"Spark failed: {str(e).strip().splitlines()[0][:300]}") from None
+        raise
+    if args.json:
+        print(json.dumps(result.report, indent=2))
+    return result.exit_code
+
+
+def cmd_shrink(args: argparse.Namespace) -> int:
+    from spark_harness import counterexample, shrink
+
+    try:
+        entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports),
+                                          args.budget or shrink.DEFAULT_BUDGET)
+    except FileNotFoundError:
+        raise UsageError(f"cannot read {args.trace}") from None
+    except (ValueError, KeyError) as e:
+        raise UsageError(str(e.args[0] if e.args else e)) from None
+    if args.json:
+        print(json.dumps(entry, indent=2))
+    else:
+        verdict = "expected" if entry["expected"] else "unexpected"
+        print(f"shrink: {entry['property']} ({verdict}) kept violated with {entry['choices']} chosen events "
+              f"({entry['faults']} faults) of {entry['original_events']}; {entry['trace_steps']} steps in the trace")
+        print(f"  trace: {entry['trace']}" + (f"  picture: {entry['picture']}" if entry.get("picture") else ""))
+        print(f"  {entry['replay']}")
+    return 0 if entry["verified"] else 1
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from rmqspec import bench
 
+    if args.fuzz:
+        from rmqspec.java import JavaMissing
+
+        try:
+            result = bench.fuzz(args.protocol or "election", args.histories, args.cores)
+        except JavaMissing as e:
+            raise UsageError(str(e)) from None
+        if args.json:
+            print(json.dumps(result, indent=2))
+        else:
+            bench.print_fuzz(result)
+        return 0
     if args.protocol is not None and args.protocol not in wm.protocol_names():
         raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(wm.protocol_names())}")
     rows = bench.run(args.seconds, args.protocol)
@@ -362,7 +505,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_check_trace, "bench": cmd_bench,
-            "prove": cmd_prove, "explore": cmd_explore, "check": cmd_check}
+            "fuzz": cmd_fuzz, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore, "check": cmd_check}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,6 +515,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             parser.print_help()
             return 2
+        _load_imports(args)
         return COMMANDS[args.command](args)
     except UsageError as e:
         print(f"rmqspec: error: {e}", file=sys.stderr)

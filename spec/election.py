@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import election as el
+from reference_impl import election_world as ew
 from reference_impl import world as wm
 from spec.properties import Property, register
 
@@ -207,6 +208,37 @@ def measure(w: wm.World) -> dict:
         "max_term": max(m.curr_term for m in w.nodes),
         "crashes": h.crashes,
     }
+
+
+class LeaderlessMeter:
+    """Time without a settled leader (a live LEADER followed by a quorum in its term,
+    election_world.settled), over the whole history. Leadership changes only with a
+    role change or a fault, and both come with observations, so only such steps are
+    looked at."""
+
+    def __init__(self, cfg: wm.WorldConfig) -> None:
+        self.since = 0  # leaderless since (ms), -1 while settled; a cluster boots leaderless
+        self.total = 0
+        self.episodes = 0
+
+    def __call__(self, i: int, before: wm.World, event: Any, after: wm.World, obs: tuple) -> None:
+        if not obs:
+            return
+        if ew.settled(after):
+            if self.since >= 0:
+                self.total += after.now - self.since
+                self.since = -1
+        elif self.since < 0:
+            self.since = after.now
+            self.episodes += 1
+
+    def result(self, w: wm.World) -> dict:
+        return {"leaderless_ms": self.total + (w.now - self.since if self.since >= 0 else 0),
+                "leader_losses": self.episodes}
+
+
+def meter(cfg: wm.WorldConfig) -> LeaderlessMeter:
+    return LeaderlessMeter(cfg)
 
 
 PROPERTIES = [

@@ -126,3 +126,14 @@ def measure(name: str, w: Any) -> dict:
     import importlib
 
     return importlib.import_module(f"spec.{name}").measure(w)
+
+
+def meter(name: str, cfg: Any) -> Any:
+    """The protocol's step meter, if its spec module defines `meter(cfg)`: a step hook
+    (i, before, event, after, observations) whose `result(world) -> dict` adds measured
+    quantities that need the whole history (time spent leaderless, say), not only its
+    last state. The fuzzer runs it beside the properties."""
+    import importlib
+
+    make = getattr(importlib.import_module(f"spec.{name}"), "meter", None)
+    return make(cfg) if make is not None else None

@@ -1,0 +1,244 @@
+"""Where a fuzz plan runs: one process (`--master none`), a process pool (for
+`rmqspec bench --fuzz`), or Spark (`local[N]`, `spark://host:port`, or whatever master
+spark-submit was given).
+
+Every engine runs the same pure `plan.run_chunk` over the plan's chunks and ends with
+an `Aggregate` of all per-history summaries; nothing crosses between Python and the
+JVM per event, only one summary row per history.
+
+- none / processes: summaries stream into `histories.jsonl` and the aggregate.
+- Spark: chunks are partitions; the summaries become a DataFrame written as Parquet
+  (`histories.parquet`), which is then read back and aggregated partition by
+  partition on the executors; the driver merges the partial aggregates one at a time
+  as `toLocalIterator` hands them over, so driver memory stays flat.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import multiprocessing
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+
+from spark_harness import plan as plan_mod
+from spark_harness.aggregate import Aggregate
+from spark_harness.progress import Progress
+
+SUBMITTED = "submitted"  # --master given by spark-submit
+JOB_GROUP = "rmqspec-fuzz"
+
+
+# --- one process and a process pool ---
+
+
+class RowSink:
+    """Per-history summaries to JSON Lines (optional) and into the aggregate."""
+
+    def __init__(self, path: str | None) -> None:
+        self.agg = Aggregate()
+        self.f = open(path, "w", encoding="utf-8") if path else None
+
+    def __call__(self, row: dict) -> None:
+        self.agg.add(row)
+        if self.f is not None:
+            self.f.write(json.dumps(row | {"state_sketch": bytes(row["state_sketch"]).hex()},
+                                    separators=(",", ":")) + "\n")
+
+    def close(self) -> Aggregate:
+        if self.f is not None:
+            self.f.close()
+        return self.agg
+
+
+def run_local(plan: plan_mod.Plan, jsonl: str | None, progress: Progress) -> Aggregate:
+    sink = RowSink(jsonl)
+    try:
+        for chunk in plan.chunks(1):
+            for row in plan_mod.run_chunk(plan, chunk):
+                sink(row)
+                progress.advance(1)
+    finally:
+        agg = sink.close()
+    return agg
+
+
+def _chunk_rows(plan: plan_mod.Plan, chunk: plan_mod.Chunk) -> list[dict]:
+    return list(plan_mod.run_chunk(plan, chunk))
+
+
+def run_processes(plan: plan_mod.Plan, workers: int, jsonl: str | None, progress: Progress,
+                  pool: multiprocessing.pool.Pool | None = None) -> Aggregate:
+    """The same chunks on a pool of `workers` processes (spawned: no state shared)."""
+    sink = RowSink(jsonl)
+    own = pool is None
+    if own:
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+    try:
+        for rows in pool.imap_unordered(functools.partial(_chunk_rows, plan), plan.chunks(workers)):
+            for row in rows:
+                sink(row)
+            progress.advance(len(rows))
+    finally:
+        if own:
+            pool.close()
+            pool.join()
+        agg = sink.close()
+    return agg
+
+
+# --- Spark ---
+
+
+def row_schema():
+    from pyspark.sql import types as T
+
+    violation = T.StructType([
+        T.StructField("property", T.StringType(), False), T.StructField("step", T.IntegerType(), False),
+        T.StructField("t_ms", T.LongType(), False), T.StructField("expected", T.StringType(), True),
+        T.StructField("detail", T.StringType(), True)])
+    strings = T.ArrayType(T.StringType(), False)
+    return T.StructType([
+        T.StructField("protocol", T.StringType(), False), T.StructField("profile", T.StringType(), False),
+        T.StructField("nodes", T.IntegerType(), False), T.StructField("seed", T.LongType(), False),
+        T.StructField("steps", T.IntegerType(), False), T.StructField("t_ms", T.LongType(), False),
+        T.StructField("stopped", T.StringType(), False),
+        T.StructField("violations", T.ArrayType(violation, False), False),
+        T.StructField("unexpected", T.IntegerType(), False), T.StructField("expected", T.IntegerType(), False),
+        T.StructField("faults", T.MapType(T.StringType(), T.IntegerType(), False), False),
+        T.StructField("stats", T.MapType(T.StringType(), T.DoubleType(), False), False),
+        T.StructField("actions", strings, False), T.StructField("branches", strings, False),
+        T.StructField("kinds", strings, False), T.StructField("states", T.IntegerType(), False),
+        T.StructField("state_sketch", T.BinaryType(), False)])
+
+
+FIELDS = ("protocol", "profile", "nodes", "seed", "steps", "t_ms", "stopped", "violations", "unexpected", "expected",
+          "faults", "stats", "actions", "branches", "kinds", "states", "state_sketch")
+VIOLATION_FIELDS = ("property", "step", "t_ms", "expected", "detail")
+
+
+def _as_tuple(row: dict) -> tuple:
+    out = [row[k] for k in FIELDS]
+    out[7] = [tuple(v[k] for k in VIOLATION_FIELDS) for v in row["violations"]]
+    return tuple(out)
+
+
+def _rows_of_chunks(plan: plan_mod.Plan, chunks: Iterator[plan_mod.Chunk]) -> Iterator[tuple]:
+    for chunk in chunks:
+        for row in plan_mod.run_chunk(plan, chunk):
+            yield _as_tuple(row)
+
+
+def _partial_aggregate(rows: Iterator) -> Iterator[Aggregate]:
+    agg = Aggregate()
+    for r in rows:
+        agg.add(r.asDict(recursive=True))
+    yield agg
+
+
+_QUIET_LOG4J = """rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+def active_session():
+    """The SparkSession open in this process, if any (None also when pyspark is missing)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    return SparkSession.getActiveSession()
+
+
+def session(master: str, app: str = "rmqspec fuzz"):
+    """A SparkSession for `master` (SUBMITTED: the one spark-submit set), quiet and
+    with its Python workers on this interpreter. Java comes from rmqspec.java."""
+    from rmqspec import java
+
+    java.ensure_java_env()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master != SUBMITTED and active.sparkContext.master != master:
+        active.stop()
+    log4j = os.path.join(tempfile.gettempdir(), "rmqspec-log4j2.properties")
+    with open(log4j, "w", encoding="utf-8") as f:
+        f.write(_QUIET_LOG4J)
+    b = SparkSession.builder.appName(app)
+    if master != SUBMITTED:
+        b = b.master(master)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        b = b.config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
+    if master.startswith(("local", "spark://127.0.0.1", "spark://localhost")):
+        b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    b = (b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.python.worker.reuse", "true")
+         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+         .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}"))
+    spark = b.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class _Watcher(threading.Thread):
+    """Polls Spark's status tracker for the fuzz job's finished tasks."""
+
+    def __init__(self, sc, plan: plan_mod.Plan, chunks: int, progress: Progress) -> None:
+        super().__init__(daemon=True)
+        self.sc, self.plan, self.chunks, self.progress = sc, plan, chunks, progress
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        st = self.sc.statusTracker()
+        while not self.stop.wait(0.5):
+            try:
+                done = running = 0
+                for job in st.getJobIdsForGroup(JOB_GROUP):
+                    info = st.getJobInfo(job)
+                    for sid in info.stageIds if info else ():
+                        s = st.getStageInfo(sid)
+                        if s is not None and s.numTasks == self.chunks:
+                            done, running = max(done, s.numCompletedTasks), s.numActiveTasks
+                self.progress.update(round(self.plan.total * done / self.chunks),
+                                     f"tasks {done}/{self.chunks}, {running} running")
+            except Exception:  # noqa: BLE001 - status is best effort; the job itself reports errors
+                pass
+
+
+def run_spark(plan: plan_mod.Plan, spark, parquet: str, progress: Progress,
+              ship_dir: str | None = None, on_ready: Callable[[str], None] | None = None) -> Aggregate:
+    """Run the plan as a Spark job; per-history rows to `parquet`; return the aggregate."""
+    sc = spark.sparkContext
+    if ship_dir is not None and not sc.master.startswith("local"):
+        from spark_harness import ship
+
+        # spark-submit --py-files may have shipped the zip already (Spark refuses a second one)
+        if ship.ZIP_NAME not in (sc.getConf().get("spark.submit.pyFiles") or ""):
+            sc.addPyFile(ship.build_zip(ship_dir))
+    if on_ready is not None:
+        on_ready(sc.master)
+    chunks = plan.chunks(sc.defaultParallelism)
+    rdd = sc.parallelize(chunks, len(chunks)).mapPartitions(functools.partial(_rows_of_chunks, plan))
+    df = spark.createDataFrame(rdd, row_schema())
+    watcher = _Watcher(sc, plan, len(chunks), progress)
+    sc.setJobGroup(JOB_GROUP, f"rmqspec fuzz: {plan.total} histories")
+    watcher.start()
+    try:
+        df.write.mode("overwrite").parquet(parquet)
+    finally:
+        watcher.stop.set()
+        watcher.join()
+        sc.setJobGroup("rmqspec-aggregate", "rmqspec fuzz: aggregate")
+    progress.update(plan.total, f"tasks {len(chunks)}/{len(chunks)}")
+    agg = Aggregate()
+    for part in spark.read.parquet(parquet).rdd.mapPartitions(_partial_aggregate).toLocalIterator():
+        agg.merge(part)
+    return agg

@@ -1,0 +1,158 @@
+"""One fuzz history as a pure function: `run_history(spec) -> summary`.
+
+A history is (protocol, fault profile, number of nodes, config overrides, seed, step
+budget). It runs with rmqspec.runner semantics (the seeded chooser, every property of
+the protocol checked at every step) and ends `tail_ms` after the fault profile's quiet
+tail begins (a profile without one, `none`, runs as long as the shared profiles:
+faults.CALM_AT_MS + tail_ms), or at its step budget if that comes first. The default
+budget is only a safety cap: worlds differ a lot in events per simulated second
+(election a few hundred a minute, nameserver thousands), and a history cut off before
+its quiet tail ends measures no recovery (the report counts them under `stopped`). The summary is a flat dict of JSON-able values
+(the per-history row of the fuzz report): violations with the step of each, fault
+counts, the protocol's measured quantities (its `measure` of the last state and, if
+it has one, its step `meter`: spec.properties.meter), coverage (spark_harness.coverage) and
+distinct observable states (spark_harness.sketch).
+
+The same function serves a Spark task, a multiprocessing worker and `--master none`;
+nothing in it reads a clock, so equal specs give equal summaries in any process.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from typing import Any
+
+import attrs
+
+from reference_impl import chooser, faults
+from reference_impl import world as wm
+from rmqspec import runner
+from spark_harness import coverage, sketch
+from spec import properties as props
+
+DEFAULT_STEPS = 50_000  # a safety cap; histories normally end tail_ms after their faults stop
+TAIL_MS = 60_000  # how long a history runs on after its faults stop, to measure recovery
+FAULT_KINDS = ("drop", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal")
+
+
+@attrs.frozen(kw_only=True)
+class HistorySpec:
+    protocol: str
+    profile: str
+    nodes: int
+    seed: int
+    steps: int = DEFAULT_STEPS
+    tail_ms: int = TAIL_MS
+    overrides: tuple = ()  # protocol config overrides, as sorted (key, value) pairs
+
+
+_CONFIGS: dict[tuple, wm.WorldConfig] = {}
+
+
+def world_config(protocol: str, profile: str, nodes: int, overrides: tuple = ()) -> wm.WorldConfig:
+    key = (protocol, profile, nodes, overrides)
+    cfg = _CONFIGS.get(key)
+    if cfg is None:
+        p = wm.protocol(protocol)
+        cfg = p.make_config(nodes, dict(overrides)).evolve(profile=faults.profile(profile, protocol))
+        _CONFIGS[key] = cfg
+    return cfg
+
+
+def config_of(spec: HistorySpec) -> wm.WorldConfig:
+    return world_config(spec.protocol, spec.profile, spec.nodes, spec.overrides)
+
+
+def until_ms(cfg: wm.WorldConfig, tail_ms: int = TAIL_MS) -> int:
+    calm_at = cfg.profile.calm_at_ms
+    return (calm_at if calm_at is not None else faults.CALM_AT_MS) + tail_ms
+
+
+_CODES: dict[str, dict[int, str]] = {}
+
+
+def _code_labels(protocol: str) -> dict[int, str]:
+    codes = _CODES.get(protocol)
+    if codes is None:
+        codes = _CODES[protocol] = coverage.code_labels(protocol)
+    return codes
+
+
+class Probe:
+    """A step hook recording coverage, fault counts and distinct observable states."""
+
+    def __init__(self, cfg: wm.WorldConfig) -> None:
+        self.actions: set[tuple[str, str]] = set()
+        self.branches: set[str] = set()
+        self.kinds: set[str] = set()
+        self.faults: Counter = Counter()
+        self.states: set[int] = set()
+        self._fp = sketch.StateFingerprints(cfg)
+        self._codes = _code_labels(cfg.protocol)
+        # The protocol's own fault kinds (FaultProfile.ext, e.g. HA's conn_drop) arrive as
+        # `ext:<Type>` events; which types are faults is learnt from Protocol.ext_faults.
+        self._ext_kinds = tuple(k for k, weight in cfg.profile.ext if weight)
+        self._ext_faults = wm.protocol(cfg.protocol).ext_faults
+        self._ext_fault_of: dict[type, str | None] = {}
+
+    def start(self, w: wm.World) -> None:
+        self.states.add(self._fp.changed(w))
+
+    def __call__(self, i: int, before: wm.World, ev: Any, after: wm.World, obs: tuple) -> None:
+        kind, node, msg = coverage.classify(before, ev)
+        self.actions.add((kind, coverage.role_of(before, node)))
+        if kind in FAULT_KINDS:
+            self.faults[kind] += 1
+        elif self._ext_kinds and kind.startswith("ext:"):
+            t = type(ev)
+            if t not in self._ext_fault_of:
+                self._ext_fault_of[t] = next((k for k in self._ext_kinds if ev in self._ext_faults(before, k)), None)
+            if self._ext_fault_of[t] is not None:
+                self.faults[self._ext_fault_of[t]] += 1
+        if msg is not None:
+            self.kinds.add("msg:" + type(msg).__name__)
+            coverage.codes_in(msg, self.branches, self._codes)
+        for _, o in obs:
+            self.kinds.add("obs:" + type(o).__name__)
+            coverage.codes_in(o, self.branches, self._codes)
+        if after.nodes is not before.nodes or after.alive is not before.alive or after.net.cut is not before.net.cut:
+            fp = self._fp.changed(after)
+            if fp is not None:
+                self.states.add(fp)
+
+
+def numeric_stats(measures: dict) -> dict[str, float]:
+    """The protocol's measured quantities that are numbers (None: not measured in this history)."""
+    out = {}
+    for k, v in measures.items():
+        if isinstance(v, bool) or isinstance(v, (int, float)) and not isinstance(v, enum.Enum):
+            out[k] = float(v)
+    return out
+
+
+def run_history(spec: HistorySpec) -> dict:
+    """Run one seeded history and summarise it (see the module docstring)."""
+    cfg = config_of(spec)
+    probe = Probe(cfg)
+    probe.start(wm.init(cfg))
+    meter = props.meter(cfg.protocol, cfg)
+    result = runner.run(cfg, chooser.SeededChooser(spec.seed).choose, spec.steps, until_ms(cfg, spec.tail_ms),
+                        hooks=(probe,) if meter is None else (probe, meter))
+    measures = result.measures if meter is None else result.measures | meter.result(result.world)
+    violations = sorted(result.violations, key=lambda v: (v.step, v.property))
+    return {
+        "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
+        "steps": result.steps, "t_ms": result.world.now, "stopped": result.stopped,
+        "violations": [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
+                        "detail": v.detail[:500]} for v in violations],
+        "unexpected": sum(v.expected is None for v in violations),
+        "expected": sum(v.expected is not None for v in violations),
+        "faults": {k: probe.faults[k] for k in sorted(probe.faults)},
+        "stats": numeric_stats(measures),
+        "actions": sorted(f"{k}@{r}" for k, r in probe.actions),
+        "branches": sorted(probe.branches),
+        "kinds": sorted(probe.kinds),
+        "states": len(probe.states),
+        "state_sketch": sketch.sparse(probe.states),
+    }

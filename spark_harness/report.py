@@ -1,0 +1,266 @@
+"""The fuzz report: `report.json` (schema rmqspec.fuzz-report/1, docs/fuzzing.md) and
+`report.md` with plots, built from an Aggregate alone.
+
+Everything in the report but the keys in RUN_KEYS (timings, the master, the output
+paths) is a function of the plan: the same seed range gives the same report on any
+master, and `deterministic_view` is what tests compare.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from reference_impl import faults
+from spark_harness import coverage, plots, sketch
+from spark_harness.aggregate import Aggregate, ProtocolAggregate
+from spark_harness.history import config_of
+from spark_harness.plan import Plan
+from spec import properties as props
+
+SCHEMA = "rmqspec.fuzz-report/1"
+RUN_KEYS = ("wall_s", "steps_per_s", "histories_per_s", "timing", "master", "outputs")
+GENERIC_DISTS = ("steps", "sim_s", "faults", "distinct_states")
+
+
+def deterministic_view(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k not in RUN_KEYS}
+
+
+def _universes(plan: Plan, protocol: str) -> tuple[list[str], list[str]]:
+    cfgs = [config_of(plan.spec(protocol, k)) for k in range(min(plan.histories,
+                                                                  len(plan.profiles[protocol]) * len(plan.nodes[protocol])))]
+    return coverage.action_universe(cfgs), coverage.branch_universe(protocol)
+
+
+def _coverage(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
+    actions, branches = _universes(plan, protocol)
+    hit_a = sorted(set(actions) & pa.actions)
+    hit_b = sorted(set(branches) & pa.branches)
+    return {
+        "actions": {"hit": len(hit_a), "total": len(actions), "missed": sorted(set(actions) - pa.actions),
+                    "hit_items": hit_a, "outside_universe": sorted(pa.actions - set(actions))},
+        "branches": {"hit": len(hit_b), "total": len(branches), "missed": sorted(set(branches) - pa.branches),
+                     "hit_items": hit_b},
+        "kinds_seen": sorted(pa.kinds),
+        "distinct_states": {"estimate": sketch.estimate(pa.registers), "relative_error": round(sketch.RELATIVE_ERROR, 4),
+                            "method": f"HyperLogLog p={sketch.P} over 64-bit BLAKE2b of the observable state"},
+    }
+
+
+def _violation_entry(protocol: str, prop: props.Property | None, tally: Any, cexs: dict) -> dict:
+    first = tally.first_unexpected or tally.first_expected
+    out = {"protocol": protocol, "kind": prop.kind if prop else None, "statement": prop.statement if prop else None,
+           "histories": tally.histories, "unexpected": tally.unexpected, "expected": tally.expected,
+           "causes": dict(sorted(tally.causes.items(), key=lambda kv: (-kv[1], kv[0]))[:10]),
+           "shortest": {k: first[k] for k in ("seed", "profile", "nodes", "step", "t_ms", "detail")}}
+    cex = cexs.get((protocol, prop.id if prop else None))
+    if cex is not None:
+        out["counterexample"] = cex
+        out["trace"] = cex.get("trace")
+        out["replay"] = cex.get("replay")
+    return out
+
+
+def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, cexs: dict) -> dict:
+    """The report.json document (module docstring; docs/fuzzing.md lists every key)."""
+    by_protocol = {}
+    violations: dict[str, dict] = {}
+    expected_found: dict[str, int] = {}
+    ids_seen: dict[str, int] = {}
+    for p in plan.protocols:
+        for pid in agg.protocols.get(p, ProtocolAggregate()).violations:
+            ids_seen[pid] = ids_seen.get(pid, 0) + 1
+    for p in plan.protocols:
+        pa = agg.protocols.get(p, ProtocolAggregate())
+        catalogue = {q.id: q for q in props.for_protocol(p)}
+        pv = {}
+        for pid in sorted(pa.violations):
+            entry = _violation_entry(p, catalogue.get(pid), pa.violations[pid], cexs)
+            pv[pid] = entry
+            key = pid if ids_seen[pid] == 1 else f"{p}/{pid}"
+            violations[key] = entry
+            if entry["expected"]:
+                expected_found[key] = entry["expected"]
+        profiles = {}
+        for name in plan.profiles[p]:
+            c = pa.profiles.get(name, {})
+            n = c.get("histories", 0)
+            prof = faults.profile(name, p)
+            profiles[name] = {
+                "histories": n, "steps": c.get("steps", 0), "violating_histories": c.get("violating", 0),
+                "unexpected_histories": c.get("unexpected", 0),
+                "faults_per_history": {k[6:]: round(v / n, 2) for k, v in sorted(c.items()) if k.startswith("fault:")}
+                if n else {},
+                "description": prof.description, "calm_at_ms": prof.calm_at_ms}
+        by_protocol[p] = {
+            "histories": pa.histories, "steps": pa.steps, "simulated_s": round(pa.sim_ms / 1000, 1),
+            "stopped": dict(sorted(pa.stopped.items())), "nodes": {str(k): v for k, v in sorted(pa.nodes.items())},
+            "profiles": profiles,
+            "properties": {q.id: {"kind": q.kind, "violating_histories": pa.violations[q.id].histories
+                                  if q.id in pa.violations else 0} for q in catalogue.values()},
+            "violations": pv,
+            "coverage": _coverage(plan, p, pa),
+            "stats": {name: h.summary() for name, h in sorted(pa.dists.items())},
+        }
+    steps = agg.steps
+    job_s = timing.get("job_s") or 0
+    return {
+        "schema": SCHEMA,
+        "protocol": plan.protocols[0] if len(plan.protocols) == 1 else "all",
+        "protocols": list(plan.protocols),
+        "histories": agg.histories, "steps": steps,
+        "seeds": [plan.seed, plan.seed + plan.histories - 1], "max_steps": plan.steps, "tail_ms": plan.tail_ms,
+        "config": dict(plan.overrides),
+        "unexpected_histories": sum(pa.profiles[x].get("unexpected", 0) for pa in agg.protocols.values()
+                                    for x in pa.profiles),
+        "violations": violations,
+        "expected_violations_found": expected_found,
+        "coverage": {p: {"actions": [v["coverage"]["actions"]["hit"], v["coverage"]["actions"]["total"]],
+                         "branches": [v["coverage"]["branches"]["hit"], v["coverage"]["branches"]["total"]],
+                         "distinct_states": v["coverage"]["distinct_states"]["estimate"]}
+                     for p, v in by_protocol.items()},
+        "stats": {p: {k: {x: s.get(x) for x in ("count", "min", "p50", "p90", "p99", "max", "mean")}
+                      for k, s in v["stats"].items()} for p, v in by_protocol.items()},
+        "by_protocol": by_protocol,
+        "wall_s": round(job_s, 2),
+        "steps_per_s": round(steps / job_s) if job_s else None,
+        "histories_per_s": round(agg.histories / job_s, 1) if job_s else None,
+        "master": master,
+        "timing": {k: round(v, 2) for k, v in timing.items()},
+        "outputs": outputs,
+    }
+
+
+# --- writing ---
+
+
+def write(report: dict, out_dir: str, with_plots: bool = True) -> dict:
+    """report.json, plots/ (unless with_plots is False) and report.md; returns the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    written = {"report_json": os.path.join(out_dir, "report.json"), "report_md": os.path.join(out_dir, "report.md")}
+    pictures: dict[str, dict[str, str]] = {}
+    if with_plots and plots.available():
+        os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
+        for p, v in report["by_protocol"].items():
+            pictures[p] = {
+                "distributions": plots.distributions(os.path.join(out_dir, "plots", f"{p}-distributions.png"),
+                                                     f"{p}: per-history distributions", v["stats"]),
+                "coverage": plots.coverage(os.path.join(out_dir, "plots", f"{p}-coverage.png"), f"{p}: coverage",
+                                           *_coverage_groups(v["coverage"]))}
+    report["outputs"] = dict(report.get("outputs") or {}) | {
+        "report_md": "report.md", "plots": {p: {k: os.path.relpath(x, out_dir) for k, x in d.items()}
+                                            for p, d in pictures.items()}}
+    with open(written["report_json"], "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=2, sort_keys=False)
+        f.write("\n")
+    with open(written["report_md"], "w", encoding="utf-8") as f:
+        f.write(markdown(report))
+    return written
+
+
+def _coverage_groups(cov: dict) -> tuple[dict, dict]:
+    """Hit/total per event kind (actions) and per enum (branches), for the coverage plot."""
+    groups = []
+    for part, sep in (("actions", "@"), ("branches", ".")):
+        g: dict[str, list[int]] = {}
+        for item in cov[part]["hit_items"]:
+            c = g.setdefault(item.split(sep)[0], [0, 0])
+            c[0] += 1
+            c[1] += 1
+        for item in cov[part]["missed"]:
+            g.setdefault(item.split(sep)[0], [0, 0])[1] += 1
+        groups.append({k: (v[0], v[1]) for k, v in sorted(g.items())})
+    return groups[0], groups[1]
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}"
+    return f"{v:,}" if isinstance(v, int) else str(v)
+
+
+def markdown(r: dict) -> str:
+    """A readable report: what ran, the verdict, violations with counterexamples,
+    coverage, distributions and the fault profiles."""
+    t = r["timing"]
+    out = [f"# rmqspec fuzz report: {', '.join(r['protocols'])}", "",
+           f"{r['histories']:,} histories, {r['steps']:,} events, seeds {r['seeds'][0]}..{r['seeds'][1]}, "
+           f"at most {r['max_steps']:,} events each (or {r['tail_ms'] // 1000} s after faults stop); "
+           f"master `{r['master']}`, {r['wall_s']} s ({_fmt(r['steps_per_s'])} events/s, "
+           f"{_fmt(r['histories_per_s'])} histories/s; Spark start-up {t.get('startup_s', 0)} s, "
+           f"shrinking {t.get('shrink_s', 0)} s).", ""]
+    if r.get("config"):
+        out += [f"Config overrides for every history: `{json.dumps(r['config'], sort_keys=True)}`.", ""]
+    unexpected = {k: v for k, v in r["violations"].items() if v["unexpected"]}
+    out += ["**Verdict:** " + (f"UNEXPECTED violations of {', '.join(unexpected)}" if unexpected
+                               else "no unexpected violation") +
+            (f"; expected violations found: {', '.join(r['expected_violations_found'])}"
+             if r["expected_violations_found"] else "") + ".", ""]
+    for p, v in r["by_protocol"].items():
+        out += [f"## {p}", "", "| profile | histories | events | violating | unexpected | faults per history |",
+                "|---|---:|---:|---:|---:|---|"]
+        for name, pr in v["profiles"].items():
+            fph = ", ".join(f"{k} {x:g}" for k, x in pr["faults_per_history"].items()) or "-"
+            out.append(f"| {name} | {pr['histories']:,} | {pr['steps']:,} | {pr['violating_histories']:,} | "
+                       f"{pr['unexpected_histories']:,} | {fph} |")
+        out += ["", "### Properties", "", "| ID | kind | violating histories | unexpected | expected | counterexample |",
+                "|---|---|---:|---:|---:|---|"]
+        for pid, q in v["properties"].items():
+            viol = v["violations"].get(pid)
+            cex = viol.get("counterexample") if viol else None
+            link = f"[{os.path.basename(cex['trace'])}]({_rel(r, cex['note'])})" if cex else "-"
+            out.append(f"| {pid} | {q['kind']} | {q['violating_histories']:,} | "
+                       f"{viol['unexpected'] if viol else 0:,} | {viol['expected'] if viol else 0:,} | {link} |")
+        for pid, viol in v["violations"].items():
+            cex = viol.get("counterexample")
+            out += ["", f"#### {pid}: {'UNEXPECTED' if viol['unexpected'] else 'expected'}", "",
+                    f"{viol['statement']}", "",
+                    f"Shortest failing history: seed {viol['shortest']['seed']}, profile "
+                    f"{viol['shortest']['profile']}, {viol['shortest']['nodes']} nodes, step "
+                    f"{viol['shortest']['step']}: {viol['shortest']['detail']}", ""]
+            for cause, n in viol["causes"].items():
+                out.append(f"- known cause ({n:,} histories): {cause}")
+            if cex:
+                out += ["", f"Shrunk to {cex['choices']} chosen events ({cex['faults']} faults) of "
+                            f"{cex['original_events']}; {cex['trace_steps']} steps in the trace"
+                            + ("" if cex["verified"] else " (NOT reproduced by replay: a bug in rmqspec)") + ".", "",
+                        "    " + cex["replay"], ""]
+                if cex.get("picture"):
+                    out.append(f"![{pid} timeline]({_rel(r, cex['picture'])})")
+        cov = v["coverage"]
+        ds = cov["distinct_states"]
+        out += ["", "### Coverage", "",
+                f"- actions (event kind at role): {cov['actions']['hit']}/{cov['actions']['total']}; never: "
+                + (", ".join(cov["actions"]["missed"]) or "none"),
+                f"- branches (result codes): {cov['branches']['hit']}/{cov['branches']['total']}; never: "
+                + (", ".join(cov["branches"]["missed"]) or "none"),
+                f"- distinct observable states: about {ds['estimate']:,} (±{ds['relative_error']:.1%}, {ds['method']})",
+                f"- message and observation kinds seen: {', '.join(cov['kinds_seen'])}", ""]
+        plots_p = (r.get("outputs") or {}).get("plots", {}).get(p, {})
+        if plots_p.get("coverage"):
+            out += [f"![{p} coverage]({plots_p['coverage']})", ""]
+        out += ["### Distributions (per history)", "", "| quantity | n | min | p50 | p90 | p99 | max | mean |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for name, s in v["stats"].items():
+            if s.get("count"):
+                out.append(f"| {name} | {s['count']:,} | " + " | ".join(_fmt(s[k]) for k in
+                                                                   ("min", "p50", "p90", "p99", "max", "mean")) + " |")
+        if plots_p.get("distributions"):
+            out += ["", f"![{p} distributions]({plots_p['distributions']})"]
+        out += ["", "### Fault profiles", ""]
+        for name, pr in v["profiles"].items():
+            tail = f"faults stop at {pr['calm_at_ms'] / 1000:g} s" if pr["calm_at_ms"] is not None else "no quiet tail"
+            out.append(f"- **{name}** ({tail}): {pr['description']}")
+        out.append("")
+    out += ["Quantiles come from log-bucketed histograms (8 buckets per power of two); `stat:*` rows are the "
+            "protocol's measured quantities (spec/<protocol>.py `measure`). See docs/fuzzing.md.", ""]
+    return "\n".join(out)
+
+
+def _rel(r: dict, path: str) -> str:
+    base = (r.get("outputs") or {}).get("dir")
+    return os.path.relpath(path, base) if base else path
