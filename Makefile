@@ -17,8 +17,12 @@ $(STAMP): pyproject.toml
 	@$(BIN)/python -m rmqspec.java >/dev/null
 	@touch $@
 
+# One election history as a timeline, then a fuzz job over every protocol on embedded
+# Spark: a summary table, out/demo/report.md with plots, shrunk counterexamples.
 demo: $(STAMP)
-	@$(BIN)/rmqspec simulate --protocol election --nodes 3 --seed 1 --steps 5000 --faults standard --max-lines 60
+	@$(BIN)/rmqspec simulate --protocol election --nodes 3 --seed 1 --steps 5000 --faults standard --max-lines 30
+	@echo
+	@$(BIN)/rmqspec fuzz --protocol all --histories 12 --shrink-budget 20000 --out out/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
