@@ -196,14 +196,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int
         p = wm.protocol(name)
     except KeyError:
         raise UsageError(f"unknown protocol {name!r}; known: {', '.join(wm.protocol_names())}") from None
-    overrides: dict = {}
-    if args.config:
-        try:
-            overrides = json.loads(args.config)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"--config is not JSON: {e}") from None
-        if not isinstance(overrides, dict):
-            raise UsageError("--config must be a JSON object")
+    overrides = _config_overrides(args.config) or {}
     nodes = args.nodes or p.default_nodes
     if nodes > 64:
         raise UsageError("--nodes must be at most 64")
@@ -213,6 +206,19 @@ def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int
         raise UsageError(str(e.args[0] if e.args else e)) from None
     seed = args.seed if args.seed is not None else 1
     return cfg, seed, args.steps or 5000, None, f"{name}, {nodes} nodes, seed {seed}, faults {cfg.profile.name}"
+
+
+def _config_overrides(text: str | None) -> dict | None:
+    """`--config`: protocol config overrides as a JSON object (None when not given)."""
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise UsageError(f"--config is not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise UsageError("--config must be a JSON object")
+    return value
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -335,14 +341,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
         print(fuzz.profiles_table())
         return 0
-    config = None
-    if args.config:
-        try:
-            config = json.loads(args.config)
-        except json.JSONDecodeError as e:
-            raise UsageError(f"--config is not JSON: {e}") from None
-        if not isinstance(config, dict):
-            raise UsageError("--config must be a JSON object")
+    config = _config_overrides(args.config)
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
                             config=config,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
