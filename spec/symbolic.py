@@ -438,6 +438,7 @@ SPEC_MODULES = {
     "dledger_log": "spec.dledger_log_z3",
     "ha": "spec.ha_z3",
     "offsets": "spec.offsets_z3",
+    "nameserver": "spec.nameserver_z3",
 }
 
 
