@@ -437,6 +437,8 @@ SPEC_MODULES = {
     "election": "spec.election_z3",
     "dledger_log": "spec.dledger_log_z3",
     "ha": "spec.ha_z3",
+    "offsets": "spec.offsets_z3",
+    "nameserver": "spec.nameserver_z3",
 }
 
 
