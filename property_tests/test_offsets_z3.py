@@ -106,3 +106,27 @@ def test_z3_off3_agrees_with_the_executable_predicate(before, answer, other, how
         assert executable
     if before == {"t@g0": {0: 1, 1: 2}} and how == "merge":
         assert not executable  # the examples above are violations: both sides must say so
+
+
+def test_a_step_counterexample_is_looked_for_on_three_keys_when_the_parametric_query_gives_up(monkeypatch):
+    """Z3 may answer unknown on the quantified query (it depends on term order); the
+    finite-universe retry must still find the max-merge counterexample at `sync`."""
+    from model_checks import induction
+
+    def max_merge(s, s2, k, q):
+        theirs = z3.And(sel(s.nk, k), sel(s.nq, k, q))
+        mine = sel(s.sq, k, q)
+        hi = z3.If(z3.And(mine, sel(s.so, k, q) > sel(s.no, k, q)), sel(s.so, k, q), sel(s.no, k, q))
+        return z3.And(sel(s2.sq, k, q) == z3.If(sel(s.nk, k), sel(s.nq, k, q), mine),
+                      sel(s2.so, k, q) == z3.If(theirs, hi, sel(s.so, k, q)))
+
+    real = induction._step_query
+
+    def parametric_gives_up(spec, u, action, prop, timeout_ms):
+        return (z3.unknown, None) if not u.finite else real(spec, u, action, prop, timeout_ms)
+
+    monkeypatch.setattr(induction, "_step_query", parametric_gives_up)
+    out = induction.step_property(_sync_variant(max_merge), "OFF-3", P494.switches)
+    assert out.status == "violated" and out.cti["action"] == "sync" and "(N=3)" in out.detail
+    # with the real rule the finite retry finds nothing, which proves nothing: unknown, not proved
+    assert induction.step_property(SPEC, "OFF-3", P494.switches).status == "unknown"
