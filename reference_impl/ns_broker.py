@@ -240,15 +240,7 @@ def _drop_done(outs: tuple) -> tuple:
 
 
 def _route_done(c: BrokerConfig, b: Broker, outs: tuple, now: int) -> tuple[Broker, tuple]:
-    """Hand each finished invokeSync to its caller; pass the rest through."""
-    rest: tuple = ()
-    for o in outs:
-        if isinstance(o, rm.Done):
-            b, more = on_done(c, b, o, now)
-            rest += more
-        else:
-            rest += (o,)
-    return b, rest
+    return rm.hand_over_done(b, outs, lambda b, done: on_done(c, b, done, now))
 
 
 def on_done(c: BrokerConfig, b: Broker, done: rm.Done, now: int) -> tuple[Broker, tuple]:

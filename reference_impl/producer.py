@@ -355,14 +355,7 @@ def on_response(c: ProducerConfig, p: Producer, ctx: Any, peer: str, resp: Any, 
 
 def _dispatch(c: ProducerConfig, p: Producer, outs: tuple, now: int) -> tuple[Producer, tuple]:
     """Hand finished NameServer calls to whoever made them; pass other outputs through."""
-    rest: tuple = ()
-    for o in outs:
-        if isinstance(o, rm.Done):
-            p, more = route_fetched(c, p, o, now)
-            rest += more
-        else:
-            rest += (o,)
-    return p, rest
+    return rm.hand_over_done(p, outs, lambda p, done: route_fetched(c, p, done, now))
 
 
 def need_update(p: Producer, topic: str) -> bool:

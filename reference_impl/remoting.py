@@ -121,6 +121,19 @@ class Done:
     error: str | None = None
 
 
+def hand_over_done(owner: Any, outs: tuple, on_done: Any) -> tuple[Any, tuple]:
+    """Give each finished invokeSync to its caller, `on_done(owner, done) -> (owner, outputs)`
+    (the callback Java runs on the calling thread when invokeSync returns); pass the rest through."""
+    rest: tuple = ()
+    for o in outs:
+        if isinstance(o, Done):
+            owner, more = on_done(owner, o)
+            rest += more
+        else:
+            rest += (o,)
+    return owner, rest
+
+
 # Exception names, as Java throws them (reported in observations and send results).
 CONNECT_EXCEPTION = "RemotingConnectException"
 TIMEOUT_EXCEPTION = "RemotingTimeoutException"
