@@ -8,14 +8,15 @@ import pathlib
 
 import pytest
 
-from reference_impl import chooser, faults
-from reference_impl import offsets_broker as ob
-from reference_impl import offsets_client as oc
-from reference_impl.network import Send
-from reference_impl.offsets_state import OffsetsConfig, PullState
-from reference_impl.offsets_world import make_config
-from reference_impl.state import FrozenMap
-from rmqspec import cli, runner, scenario_file
+from histories import runner, scenario_file
+from reference_impl.core import chooser, faults
+from reference_impl.core.network import Send
+from reference_impl.core.state import FrozenMap
+from reference_impl.offsets import broker as ob
+from reference_impl.offsets import client as oc
+from reference_impl.offsets.records import OffsetsConfig, PullState
+from reference_impl.offsets.world import make_config
+from rmqspec import cli
 
 HERE = pathlib.Path(__file__).parent / "scenarios" / "offsets"
 C = OffsetsConfig()
@@ -233,13 +234,13 @@ def test_offsets_registers_named_fault_profiles():
 
 
 def test_scenario_actions_persist_offsets_and_rebalance():
-    from reference_impl import offsets_world as ow
-    from reference_impl import world as wm
+    from reference_impl import core
+    from reference_impl.offsets import world as ow
 
-    w = wm.init(make_config(2, {}))
+    w = core.init(make_config(2, {}))
     pick = chooser.SeededChooser(0)
     while w.now < 2000:
-        w, _ = wm.step(w, pick.choose(w))
+        w, _ = core.step(w, pick.choose(w))
     c0 = w.cfg.ids.index("c0")
     w2, obs = ow.script_action(w, "persist_offsets", c0, {})
     assert [type(o).__name__ for _, o in obs] == ["CommitSent"]

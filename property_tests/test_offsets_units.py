@@ -4,14 +4,27 @@ PullAPIWrapper, RemoteBrokerOffsetStore, rebalance) and the route source."""
 
 import pytest
 
-from reference_impl import offsets_broker as ob
-from reference_impl import offsets_client as oc
-from reference_impl.network import Send
-from reference_impl.offsets_state import (ConsumerOffsetSerializeWrapper, GetAllConsumerOffset, GetMessageStatus,
-                                          OffsetsConfig, PullMessage, PullResponse, PullSent, PullState,
-                                          QueryConsumerOffset, QueryConsumerOffsetResponse, RegisterBroker,
-                                          RegisterBrokerResult, ResponseCode, SendMessage, UpdateConsumerOffset)
-from reference_impl.state import FrozenMap
+from reference_impl.core.network import Send
+from reference_impl.core.state import FrozenMap
+from reference_impl.offsets import broker as ob
+from reference_impl.offsets import client as oc
+from reference_impl.offsets.records import (
+    ConsumerOffsetSerializeWrapper,
+    GetAllConsumerOffset,
+    GetMessageStatus,
+    OffsetsConfig,
+    PullMessage,
+    PullResponse,
+    PullSent,
+    PullState,
+    QueryConsumerOffset,
+    QueryConsumerOffsetResponse,
+    RegisterBroker,
+    RegisterBrokerResult,
+    SendMessage,
+    UpdateConsumerOffset,
+)
+from reference_impl.rocketmq import ResponseCode
 
 C = OffsetsConfig()
 KEY = ob.key_of()
@@ -302,7 +315,7 @@ def test_rebalance_persists_and_forgets_a_lost_queue_and_reads_a_gained_one():
     n3, outs = oc.do_rebalance(C, n.evolve(id="c1"), ("c0", "c1"), 0)  # now queue 1 is ours and 0 is not
     assert set(n3.assigned) == {1} and 0 not in n3.offset_table
     assert [type(o.msg).__name__ for o in outs if isinstance(o, Send)] == ["UpdateConsumerOffset",
-                                                                        "QueryConsumerOffset"]
+                                                                           "QueryConsumerOffset"]
 
 
 def test_persist_all_commits_assigned_queues_and_forgets_the_rest():

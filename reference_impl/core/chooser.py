@@ -1,0 +1,57 @@
+"""Choosers: who decides what happens next.
+
+Every driver of a world implements `choose(world) -> event | None` (None: nothing
+can happen any more). The seeded chooser here serves `simulate` and the fuzzer;
+Hypothesis (property_tests), the exhaustive explorer (model_checks) and trace
+replay (histories.runner) implement the same interface.
+
+The seeded chooser owns a `random.Random(seed)`: its own generator, never the
+global one, so a (config, seed) pair always yields the same history.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol
+
+from reference_impl.core import schedule
+from reference_impl.core.events import Tick
+from reference_impl.core.world import World
+
+
+class Chooser(Protocol):
+    def choose(self, w: World) -> Any | None: ...
+
+
+MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the weights
+
+
+class SeededChooser:
+    """Protocol events uniformly; a fault with probability equal to the summed weights
+    of the fault kinds enabled now (capped at MAX_FAULT_SHARE), kind by weight, then
+    uniformly within the kind. Ticks draw their random value from the same generator."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def choose(self, w: World) -> Any | None:
+        rng = self.rng
+        events = schedule.protocol_events(w)
+        kinds = schedule.fault_kinds(w)
+        if kinds:
+            prof = w.cfg.profile
+            weights = [getattr(prof, k) for k in kinds]
+            total = sum(weights)
+            if not events or rng.random() < min(MAX_FAULT_SHARE, total):
+                pick = rng.random() * total
+                for kind, weight in zip(kinds, weights):
+                    pick -= weight
+                    if pick < 0:
+                        break
+                return rng.choice(schedule.fault_events(w, (kind,)))
+        if not events:
+            return None
+        ev = events[rng.randrange(len(events))] if len(events) > 1 else events[0]
+        if isinstance(ev, Tick):
+            return Tick(node=ev.node, draw=rng.getrandbits(16))
+        return ev
