@@ -26,7 +26,7 @@ from reference_impl.rocketmq import ResponseCode
 from spec.properties import Property, register
 
 REGRESSION_CODES = ("slave-sync", "master-restart", "slave-restart", "lower-commit", "commits-on-slave-only",
-                    "slave-lag")
+                    "slave-lag", "commit-after-read")
 
 
 def _brokers(w: core.World) -> tuple:
@@ -228,7 +228,8 @@ PROPERTIES = [
              statement="No regression: a consumer resumes a queue at or above the highest offset any broker has held "
                        "for it. Fails by design (slave sync putAll after the master returns, a master restart "
                        "losing unpersisted commits, commits only the slave took, a stale lower commit); the "
-                       "duplicates it causes are measured."),
+                       "duplicates it causes are measured. Also the rebalance race of at-least-once delivery: the "
+                       "previous owner's commit reaches the broker after it answered the new owner's query."),
     Property(id="OFF-3", protocol="offsets", kind="safety", holds_step=off3,
              statement="Slave sync is putAll: after syncConsumerOffset, every topic@group the master has maps to the "
                        "master's queue table, every other key keeps the slave's, and no key appears from elsewhere."),

@@ -54,6 +54,7 @@ from reference_impl.offsets.records import (
     HaTransfer,
     MasterAddrLearnt,
     OffsetCommitted,
+    OffsetQueried,
     OffsetsConfig,
     OffsetsSynced,
     PullMessage,
@@ -346,9 +347,10 @@ def suggest_which_broker_id(c: OffsetsConfig, b: Broker, from_slave: bool) -> tu
     return suggest, code
 
 
-def process_pull(c: OffsetsConfig, b: Broker, req: PullMessage) -> tuple[Broker, PullResponse, Out]:
+def process_pull(c: OffsetsConfig, b: Broker, req: PullMessage, rpc: int = -1) -> tuple[Broker, PullResponse, Out]:
     """PullMessageProcessor#processRequest (brokerAllowSuspend = true; the long-polling hold is
-    not modelled: PULL_NOT_FOUND is answered at once)."""
+    not modelled: PULL_NOT_FOUND is answered at once). `rpc`: the request's RPC, whose requester
+    the piggy-backed commit is attributed to (commitOffset's clientHost)."""
     status, msgs, nxt, lo, hi, from_slave = get_message(c, b, req.queue_id, req.queue_offset, req.max_msg_nums)
     suggest, _overwritten = suggest_which_broker_id(c, b, from_slave)
     if status in (GetMessageStatus.NO_MATCHED_LOGIC_QUEUE, GetMessageStatus.NO_MESSAGE_IN_QUEUE):
@@ -365,7 +367,7 @@ def process_pull(c: OffsetsConfig, b: Broker, req: PullMessage) -> tuple[Broker,
         b = b.evolve(offset_table=table)
         stored = req.commit_offset
         outs: Out = (OffsetCommitted(group=req.group, queue_id=req.queue_id, offset=req.commit_offset, old=old,
-                                     via="pull"),)
+                                     via="pull", rpc=rpc),)
     else:
         outs = ()
     resp = PullResponse(code=code, msgs=msgs, next_begin_offset=nxt, min_offset=lo, max_offset=hi,
@@ -379,11 +381,14 @@ def process_pull(c: OffsetsConfig, b: Broker, req: PullMessage) -> tuple[Broker,
 # --- ConsumerManageProcessor ---
 
 
-def update_consumer_offset(b: Broker, req: UpdateConsumerOffset) -> tuple[Broker, Out]:
-    """ConsumerManageProcessor#updateConsumerOffset: commitOffset, whatever the broker's role."""
+def update_consumer_offset(b: Broker, req: UpdateConsumerOffset, client: str = "", rpc: int = -1
+                           ) -> tuple[Broker, Out]:
+    """ConsumerManageProcessor#updateConsumerOffset: commitOffset, whatever the broker's role. `client`
+    (one-way: the sender) or `rpc` (an RPC: its requester) is commitOffset's clientHost."""
     table, old = commit_offset(b.offset_table, key_of(req.topic, req.group), req.queue_id, req.commit_offset)
     return b.evolve(offset_table=table), (OffsetCommitted(group=req.group, queue_id=req.queue_id,
-                                                          offset=req.commit_offset, old=old, via="update"),)
+                                                          offset=req.commit_offset, old=old, via="update",
+                                                          client=client, rpc=rpc),)
 
 
 def query_consumer_offset(c: OffsetsConfig, b: Broker, req: QueryConsumerOffset) -> QueryConsumerOffsetResponse:
@@ -404,25 +409,27 @@ def on_request(c: OffsetsConfig, b: Broker, msg, rpc: int, now: int):
     """The broker's request processors."""
     t = type(msg)
     if t is PullMessage:
-        return process_pull(c, b, msg)
+        return process_pull(c, b, msg, rpc)
     if t is HaTransfer:
         return b, (ha_serve(b, msg) if not is_slave(b) else HaBatch(units=())), ()
     if t is SendMessage:
         return put_message(c, b, msg)
     if t is QueryConsumerOffset:
-        return b, query_consumer_offset(c, b, msg), ()
+        resp = query_consumer_offset(c, b, msg)
+        answer = resp.offset if resp.code is ResponseCode.SUCCESS else -1
+        return b, resp, (OffsetQueried(group=msg.group, queue_id=msg.queue_id, offset=answer, rpc=rpc),)
     if t is GetAllConsumerOffset:
         return b, ConsumerOffsetSerializeWrapper(offset_table=b.offset_table), ()
     if t is UpdateConsumerOffset:  # sent as an RPC by a scenario (updateConsumerOffset, not oneway)
-        b, outs = update_consumer_offset(b, msg)
+        b, outs = update_consumer_offset(b, msg, rpc=rpc)
         return b, QueryConsumerOffsetResponse(code=ResponseCode.SUCCESS), outs
     raise TypeError(f"{b.id} does not serve {msg!r}")
 
 
-def on_message(b: Broker, msg) -> tuple[Broker, Out]:
-    """One-way requests: updateConsumerOffsetOneway."""
+def on_message(b: Broker, msg, client: str = "") -> tuple[Broker, Out]:
+    """One-way requests: updateConsumerOffsetOneway (from `client`)."""
     if type(msg) is UpdateConsumerOffset:
-        return update_consumer_offset(b, msg)
+        return update_consumer_offset(b, msg, client)
     raise TypeError(f"{b.id} does not take {msg!r} one-way")
 
 

@@ -354,6 +354,19 @@ class OffsetCommitted:
     offset: int
     old: int
     via: str  # "update" (UPDATE_CONSUMER_OFFSET) or "pull" (piggy-backed)
+    client: str = ""  # who sent it, as commitOffset's clientHost (the channel's remote address): a one-way commit's
+    rpc: int = -1  # sender; or the RPC (a pull) whose requester sent it (-1: none)
+
+
+@record
+class OffsetQueried:
+    """ConsumerManageProcessor#queryConsumerOffset on this broker: what it answered (`offset`; -1:
+    QUERY_NOT_FOUND) to the RPC `rpc` (its requester is the consumer that asked)."""
+
+    group: str
+    queue_id: int
+    offset: int
+    rpc: int = -1
 
 
 @record

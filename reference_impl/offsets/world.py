@@ -126,7 +126,7 @@ def on_response(c: OffsetsConfig, n: Any, ctx: Any, peer: str, resp: Any, now: i
 def on_message(c: OffsetsConfig, n: Any, msg: Any, peer: str, now: int) -> tuple[Any, tuple]:
     """One-way requests: updateConsumerOffsetOneway to a broker."""
     if type(n) is Broker:
-        return ob.on_message(n, msg)
+        return ob.on_message(n, msg, peer)
     raise TypeError(f"{n.id} takes no one-way {msg!r}")
 
 
