@@ -171,7 +171,7 @@ class TraceChooser:
             if not isinstance(d.get("event"), dict):
                 raise trace_mod.TraceError(f"line {n}: step lacks an 'event' object")
             try:
-                event = codec.decode_event(w, d["event"])
+                event = codec.decode_event(w, d["event"], d.get("t_ms"))
             except codec.DecodeError as e:
                 self.mismatch = Mismatch(self.step, n, f"event cannot happen here: {e}")
                 return None

@@ -12,8 +12,8 @@ from reference_impl.core import faults, scenario
 
 SCHEMA = "rmqspec.scenario/1"
 MAX_BYTES = 1 << 20
-KEYS = {"schema", "name", "description", "java_test", "protocol", "nodes", "config", "seed", "faults", "down",
-        "until_ms", "steps"}
+KEYS = {"schema", "name", "description", "java_test", "protocol", "nodes", "config", "seed", "faults", "timing",
+        "down", "until_ms", "steps"}
 
 
 @attrs.define
@@ -67,6 +67,8 @@ def parse(d: Any, where: str = "scenario") -> Scenario:
     try:
         cfg = p.make_config(nodes, d.get("config") or {})
         profile = faults.profile(d.get("faults", "none"), name)
+        if "timing" in d:
+            profile = profile.evolve(timing=d["timing"])
     except (KeyError, TypeError, ValueError) as e:
         raise scenario.ScenarioError(f"{where}: {e.args[0] if e.args else e}") from None
     down = d.get("down", [])

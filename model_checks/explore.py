@@ -106,6 +106,9 @@ class Explorer:
 
     def __init__(self, cfg: core.WorldConfig, depth: int, limit: int | None = None, use_symmetry: bool = True,
                  draws: tuple[int, ...] = EXTREMES, max_states: int | None = None) -> None:
+        # Java timing (a due tick may fire anywhere within its loop period) multiplies the
+        # states by the possible delays; the explorer pins each tick to its wake time.
+        cfg = cfg.evolve(profile=cfg.profile.evolve(timing="pinned"))
         self.cfg, self.depth, self.limit, self.draws, self.max_states = cfg, depth, limit, draws, max_states
         self.fingerprint = symmetry.fingerprinter(cfg, use_symmetry)
         self.measure = MEASURES.get(cfg.protocol)
@@ -242,7 +245,7 @@ def write_event_trace(cfg: core.WorldConfig, evs: list, path: str, extra: dict |
 
 
 def print_report(res: ExploreResult, out) -> None:  # noqa: ANN001
-    print(f"explore {res.protocol}: {res.nodes} nodes, faults {res.profile}, bound {res.bound}, "
+    print(f"explore {res.protocol}: {res.nodes} nodes, faults {res.profile} (timing pinned), bound {res.bound}, "
           f"draws {list(res.draws)}, symmetry {'on' if res.symmetry else 'off'}", file=out)
     state = "complete" if res.complete else "CUT SHORT by --max-states"
     print(f"  {res.distinct_states} distinct states, {res.transitions} transitions, {res.seconds:.1f} s, "

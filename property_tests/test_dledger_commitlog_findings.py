@@ -50,6 +50,6 @@ def test_the_fixed_commit_rule_alone_stalls_a_new_master() -> None:
     from reference_impl.core import faults
 
     cfg = core.protocol("dledger_commitlog").make_config(3, {"dledger_version": "fixed"})
-    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 9, 4100)
+    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 22, 4100)
     dcl_l = [v for v in r.violations if v.property == "DCL-L"]
     assert dcl_l and "current-term commit rule" in dcl_l[0].expected

@@ -21,7 +21,9 @@ HB_CTX = ("hb", 1)
 
 
 def profile(**weights):
-    return core.FaultProfile(name="test", delay_ms=(10, 50), **weights)
+    """A test profile with pinned timing: these tests are about the horizon and windows
+    themselves; test_java_timing_* below adds the loop period."""
+    return core.FaultProfile(name="test", delay_ms=(10, 50), timing="pinned", **weights)
 
 
 def quiet_world(prof=None, **overrides):
@@ -59,8 +61,52 @@ def step(w, ev):
 
 def test_fresh_cluster_ticks_every_node_at_time_zero():
     """All members boot as candidates whose first loop is due at 0."""
-    w = core.init(election_world.make_config(3).evolve(profile=faults.profile("none")))
+    w = core.init(election_world.make_config(3).evolve(profile=faults.profile("none").evolve(timing="pinned")))
     assert core.horizon(w) == 0 and core.enabled(w) == [core.Tick(node=0), core.Tick(node=1), core.Tick(node=2)]
+
+
+def test_java_timing_staggers_the_first_loops():
+    """Under Java timing processes started together begin their loops up to stagger_ms apart:
+    every first tick may fire in [0, stagger_ms], and one of them must by then."""
+    w = core.init(election_world.make_config(3).evolve(profile=faults.profile("none")))
+    stagger = w.cfg.profile.stagger_ms
+    assert stagger >= 1 and core.horizon(w) == stagger
+    assert [core.tick_window(w, i) for i in range(3)] == [(0, stagger)] * 3
+    late = core.Tick(node=1, late=stagger)
+    assert core.is_enabled(w, late) and core.event_time(w, late) == stagger
+    assert not core.is_enabled(w, core.Tick(node=1, late=stagger + 1))
+    w2 = core.step(w, late)[0]
+    assert w2.fresh == {0, 2} and core.tick_window(w2, 0) == (stagger, stagger)  # node 0 must go now
+
+
+def test_java_timing_notices_a_due_condition_within_one_loop_period():
+    """A follower's timeout falls due while its StateMaintainer sleeps between idle loops:
+    Java notices it at the next loop, up to maintainerSleepMs (10) later. A leader's next
+    heartbeat is the same. A latch released by a reply wakes its thread at once."""
+    w = quiet_world(profile().evolve(timing="java"))
+    assert core.horizon(w) == 2001 + 10 and core.tick_window(w, 0) == (0, 10)
+    tick = core.Tick(node=0, late=7)
+    w2 = step(w, tick)
+    assert w2.now == 2008 and w2.nodes[0].round is not None  # the heartbeat round started 7 ms late
+    hb = only(w2, core.Deliver)[0]
+    w3 = step(w2, hb)
+    reply = only(w3, core.Deliver)[0]
+    w4 = step(w3, reply)  # n0's round sees a reply; the latch waits for the second
+    w5 = step(w4, only(w4, core.Deliver)[0])
+    w6 = step(w5, only(w5, core.Deliver)[0])
+    assert w6.nodes[0].round.released_at == w6.now and core.tick_window(w6, 0) == (0, 0)
+
+
+def test_java_timing_notices_a_term_bump_at_the_next_loop():
+    """A higher-term vote request sets needIncreaseTermImmediately at the moment it arrives;
+    the maintainer adopts the term at its next loop, up to one period later (the reference
+    under pinned timing does it at once), so a reply can go out first."""
+    w = quiet_world(profile().evolve(timing="java"))
+    w = inject(w, "n2", "n1", el.VoteRequest(group="default", remote_id="n1", leader_id="n2", term=5),
+               ctx=("vote", 1))
+    w = step(w, only(w, core.Deliver)[0])
+    assert w.nodes[1].need_increase_term_immediately and w.since[1] == w.now
+    assert core.tick_window(w, 1) == (0, 10)
 
 
 def test_nothing_due_means_nothing_enabled():
@@ -294,7 +340,8 @@ def test_every_step_respects_time_windows_and_deadlines(seed, nodes, prof):
         elif isinstance(ev, core.RpcFail):
             rpc = next(r for r in before.net.rpcs if r.id == ev.rpc)
             assert after.now == max(rpc.deadline_ms, before.now) == rpc.deadline_ms
-        elif isinstance(ev, core.Tick):  # a thread that became due in the past (e.g. a term bump) runs at once
-            assert after.now == max(core.wake_times(before)[ev.node], before.now)
+        elif isinstance(ev, core.Tick):  # within its window: wake time (not before the state changed) + late
+            lo, hi = core.tick_window(before, ev.node)
+            assert lo <= ev.late <= hi and after.now == max(core.wake_times(before)[ev.node] + ev.late, before.now)
 
     runner.simulate(cfg, seed, 300, hooks=(check,))

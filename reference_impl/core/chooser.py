@@ -29,7 +29,11 @@ MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the we
 class SeededChooser:
     """Protocol events uniformly; a fault with probability equal to the summed weights
     of the fault kinds enabled now (capped at MAX_FAULT_SHARE), kind by weight, then
-    uniformly within the kind. Ticks draw their random value from the same generator."""
+    uniformly within the kind. A tick then draws its random value (`getrandbits(16)`)
+    and, when its window allows more than one, its lateness, uniform over the window
+    (`randrange`): Java's loop notices a due condition at a uniformly random phase of
+    its period. The order of these draws is part of the contract: (config, seed) names
+    one history, here and in any twin of this chooser."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
@@ -53,5 +57,8 @@ class SeededChooser:
             return None
         ev = events[rng.randrange(len(events))] if len(events) > 1 else events[0]
         if isinstance(ev, Tick):
-            return Tick(node=ev.node, draw=rng.getrandbits(16))
+            draw = rng.getrandbits(16)
+            lo, hi = schedule.tick_window(w, ev.node)
+            late = lo + rng.randrange(hi - lo + 1) if hi > lo else lo
+            return Tick(node=ev.node, draw=draw, late=late)
         return ev

@@ -19,6 +19,9 @@ from reference_impl.core.state import encode, encode_fields, thaw
 from reference_impl.core.world import World, WorldConfig
 
 
+MAX_LATE_MS = 60_000  # a tick's lateness in a trace; any real loop notices its due work well within this
+
+
 class DecodeError(ValueError):
     """A JSON value does not describe an event or config of this world."""
 
@@ -30,7 +33,10 @@ def encode_event(w: World, ev: Any) -> dict:
     """The event as the trace records it, in the world `w` it is applied to."""
     ids = w.cfg.ids
     if isinstance(ev, events.Tick):
-        return {"kind": "tick", "node": ids[ev.node], "draw": ev.draw}
+        out = {"kind": "tick", "node": ids[ev.node], "draw": ev.draw}
+        if ev.late:
+            out["late"] = ev.late
+        return out
     if isinstance(ev, (events.Deliver, events.Drop, events.Duplicate)):
         env = net_mod.find(w.net, ev.env)
         kind = {events.Deliver: "deliver", events.Drop: "drop", events.Duplicate: "duplicate"}[type(ev)]
@@ -81,8 +87,9 @@ def _envelope(w: World, d: dict) -> int:
     raise DecodeError(f"no message {src}->{dst} like {d.get('msg')!r} is in flight")
 
 
-def decode_event(w: World, d: Any) -> Any:
-    """The event a trace line describes, resolved against the world it applies to."""
+def decode_event(w: World, d: Any, t_ms: Any = None) -> Any:
+    """The event a trace line describes, resolved against the world it applies to.
+    `t_ms`, the line's time, tells a tick without a recorded `late` how late it fired."""
     if not isinstance(d, dict) or "kind" not in d:
         raise DecodeError("an event must be an object with a 'kind'")
     kind = d["kind"]
@@ -91,7 +98,15 @@ def decode_event(w: World, d: Any) -> Any:
             draw = d.get("draw", 0)
             if not isinstance(draw, int) or not 0 <= draw < events.DRAW_SPAN:
                 raise DecodeError(f"draw must be an integer in [0, {events.DRAW_SPAN})")
-            return events.Tick(node=_node(w, d, "node"), draw=draw)
+            node = _node(w, d, "node")
+            late = d.get("late")
+            if late is None:  # not recorded: the lateness the line's time implies, else the earliest
+                wake = schedule.wake_times(w)[node]
+                timed = isinstance(t_ms, int) and not isinstance(t_ms, bool) and wake >= 0 and t_ms > w.now
+                late = t_ms - wake if timed else schedule.tick_window(w, node)[0]
+            elif not isinstance(late, int) or isinstance(late, bool) or not 0 <= late <= MAX_LATE_MS:
+                raise DecodeError(f"late must be an integer in [0, {MAX_LATE_MS}]")
+            return events.Tick(node=node, draw=draw, late=late)
         if kind in ("deliver", "drop", "duplicate"):
             cls = {"deliver": events.Deliver, "drop": events.Drop, "duplicate": events.Duplicate}[kind]
             return cls(env=_envelope(w, d))

@@ -14,10 +14,15 @@ DRAW_SPAN = 1 << 16  # a tick's draw is uniform in [0, DRAW_SPAN); Random#nextIn
 
 @record
 class Tick:
-    """The node's threads that are due at the horizon run; `draw` feeds its random choice."""
+    """The node's threads that are due run; `draw` feeds its random choice.
+
+    `late`: how many ms after the node's wake time the tick fires. Under Java timing
+    (FaultProfile.timing) a due loop is noticed anywhere within the protocol's loop
+    period (`Protocol.tick_slack`); pinned timing fires at the wake time (late 0)."""
 
     node: int
     draw: int = 0
+    late: int = 0
 
 
 @record

@@ -19,6 +19,8 @@ import attrs
 from reference_impl.core import plugin
 from reference_impl.core.state import record
 
+TIMINGS = ("java", "pinned")
+STAGGER_MS = 1  # processes started together begin their loops within this (docs/fault-profiles.md)
 FAULT_KINDS = ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way", "heal")
 
 
@@ -50,6 +52,12 @@ class FaultProfile:
     calm_at_ms: int | None = None
     description: str = ""
     ext: tuple[tuple[str, float], ...] = attrs.field(default=(), converter=_ext_weights)
+    # "java": a due tick fires anywhere within the protocol's loop period after its wake
+    # time (Tick.late, drawn by the seeded chooser), and a node's first tick after it
+    # (re)starts up to `stagger_ms` late; "pinned": exactly at its wake time (the explorer
+    # pins timing to keep the state space small).
+    timing: str = "java"
+    stagger_ms: int = STAGGER_MS
 
     def __getattr__(self, name: str) -> float:
         # only reached for names that are not fields: the protocol's own fault kinds
@@ -70,6 +78,10 @@ class FaultProfile:
                 raise ValueError(f"fault weight {name} must be a non-negative number, got {v!r}")
         if self.calm_at_ms is not None and (not isinstance(self.calm_at_ms, int) or self.calm_at_ms < 0):
             raise ValueError(f"calm_at_ms must be a non-negative integer or null, got {self.calm_at_ms!r}")
+        if not isinstance(self.stagger_ms, int) or isinstance(self.stagger_ms, bool) or self.stagger_ms < 0:
+            raise ValueError(f"stagger_ms must be a non-negative integer, got {self.stagger_ms!r}")
+        if self.timing not in TIMINGS:
+            raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, got {self.timing!r}")
 
     def any_faults(self) -> bool:
         return any((self.loss, self.duplicate, self.crash, self.os_crash, self.disk_loss, self.partition,

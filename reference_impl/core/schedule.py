@@ -3,11 +3,17 @@
 Theory of operation
 -------------------
 Time advances only through events. Each node says when it next has work to do
-(`wake_at`); each message may be delivered within the delay window of the fault
-profile; each open RPC times out at its deadline; a scenario script pins actions at
-given times. The *horizon* is the earliest of those deadlines. Events that are due at
-the horizon are enabled, and so is every delivery whose window has opened by then, so
-a delivery can happen before the horizon, in any order. Faults (crash, partition, loss,
+(`wake_at`, and never before its state last changed: `World.since`); under Java timing
+its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
+it; the start-up stagger for a node's first tick), so a tick is a window like a delivery; each
+message may be delivered within the delay window of the fault profile; each open RPC
+times out at its deadline; a scenario script pins actions at given times. The
+*horizon* is the earliest time by which something must have happened: the earliest
+end of those windows and deadlines. Every tick and delivery whose window has opened
+by the horizon is enabled, in any order; events due exactly at the horizon (RPC
+failures, script actions, the quiet tail) are enabled there. A delivery happens at the
+earliest time its window allows; a tick at its wake time plus the `late` it carries
+(`tick_window` says which values are possible). Faults (crash, partition, loss,
 duplication, ...) are enabled at the present instant while the profile allows them.
 
 `enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
@@ -47,27 +53,47 @@ from reference_impl.core.world import World
 
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
-_WAKES: dict[int, tuple[Any, int]] = {}  # id(node state) -> (node state, wake_at)
+_WAKES: dict[int, tuple] = {}  # id(node state) -> (node state, slack function, since, (wake, slack))
 _LAST: list = [None, -1]  # [world, its horizon]
 
 
 def wake_times(w: World) -> list[int]:
+    """When each node's next tick may fire at the earliest (-1: down, or nothing to do):
+    its `wake_at`, but never before its state last changed (`World.since`)."""
+    return [wake for wake, _ in _wakes(w)]
+
+
+def _wakes(w: World) -> list[tuple[int, int]]:
+    """(earliest tick time, slack) per node; slack is how much later the tick may fire: the
+    protocol's `tick_slack` under Java timing, at least the start-up stagger for a node
+    that has not run since it (re)started, 0 under pinned timing."""
     p = protocol(w.cfg.protocol)
     c = w.cfg.proto
+    java = w.cfg.profile.timing == "java"
+    slack_of = p.tick_slack if java else None
+    stagger = w.cfg.profile.stagger_ms if java else 0
     out = []
-    for n, up in zip(w.nodes, w.alive):
+    for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
         if not up:
-            out.append(-1)
+            out.append((-1, 0))
             continue
+        since = w.since[i]
         hit = _WAKES.get(id(n))
-        if hit is not None and hit[0] is n:
-            out.append(hit[1])
+        if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since:
+            out.append(hit[3])
             continue
         t = p.wake_at(c, n)
+        if t < 0:
+            ws = (-1, 0)
+        else:
+            slack = slack_of(c, n, since) if slack_of is not None else 0
+            if stagger > slack and i in w.fresh:
+                slack = stagger
+            ws = (max(t, since), slack)
         if len(_WAKES) > 4096:
             _WAKES.clear()
-        _WAKES[id(n)] = (n, t)
-        out.append(t)
+        _WAKES[id(n)] = (n, slack_of, since, ws)
+        out.append(ws)
     return out
 
 
@@ -75,7 +101,7 @@ def horizon(w: World) -> int:
     """The earliest time something must happen; -1 if nothing ever will."""
     if _LAST[0] is w:
         return _LAST[1]
-    return _remember(w, _horizon(w, wake_times(w)))
+    return _remember(w, _horizon(w, _wakes(w)))
 
 
 def _remember(w: World, h: int) -> int:
@@ -83,11 +109,21 @@ def _remember(w: World, h: int) -> int:
     return h
 
 
-def _horizon(w: World, wakes: Sequence[int]) -> int:
+def tick_window(w: World, i: int) -> tuple[int, int]:
+    """The `late` values node i's tick may carry now, in ms after its wake time: (earliest,
+    latest); empty (lo > hi) when it is not enabled. Earliest makes it fire no sooner than now."""
+    wake, slack = _wakes(w)[i]
+    h = horizon(w)
+    if wake < 0 or h < 0 or wake > h:
+        return 1, 0
+    return max(0, w.now - wake), min(slack, h - wake)
+
+
+def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
     h = -1
-    for t in wakes:
-        if t >= 0 and (h < 0 or t < h):
-            h = t
+    for t, slack in wakes:
+        if t >= 0 and (h < 0 or t + slack < h):
+            h = t + slack
     dmax = delay_window(w)[1]
     for env in w.net.flight:
         t = env.sent_ms + dmax
@@ -128,7 +164,7 @@ _TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share t
 
 def protocol_events(w: World) -> list:
     """Ticks, deliveries, RPC failures, the script and the quiet tail that are due by the horizon."""
-    wakes = wake_times(w)
+    wakes = _wakes(w)
     h = _remember(w, _horizon(w, wakes))
     if h < 0:
         return []
@@ -137,7 +173,7 @@ def protocol_events(w: World) -> list:
         events.append(Calm())
     if w.script_pos < len(w.cfg.script) and w.cfg.script[w.script_pos].at_ms == h:
         events.append(Scripted(index=w.script_pos))
-    for i, t in enumerate(wakes):
+    for i, (t, _) in enumerate(wakes):
         if 0 <= t <= h:
             events.append(_TICKS[i])
     dmin, dmax = delay_window(w)
@@ -238,9 +274,12 @@ def isolations(n: int) -> list[tuple[tuple[int, ...], ...]]:
 
 
 def is_enabled(w: World, event: Any) -> bool:
-    """Whether `event` (with any draw) may happen next; used to validate replayed traces."""
-    probe = event.evolve(draw=0) if isinstance(event, Tick) else event
-    return probe in enabled(w)
+    """Whether `event` (with any draw, and a `late` its window allows) may happen next;
+    used to validate replayed traces."""
+    if isinstance(event, Tick):
+        lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
+        return lo <= event.late <= hi and _TICKS[event.node] in enabled(w)
+    return event in enabled(w)
 
 
 def event_time(w: World, event: Any) -> int:
@@ -248,6 +287,8 @@ def event_time(w: World, event: Any) -> int:
     if isinstance(event, Deliver):
         env = net_mod.find(w.net, event.env)
         return max(w.now, env.sent_ms + delay_window(w)[0])
-    if isinstance(event, (Tick, RpcFail, Scripted, Calm)):
+    if isinstance(event, Tick):
+        return max(w.now, wake_times(w)[event.node] + event.late)
+    if isinstance(event, (RpcFail, Scripted, Calm)):
         return horizon(w)
     return w.now

@@ -91,6 +91,8 @@ def apply_fault(w: World, event: Any) -> tuple[World, tuple]:
 
 def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, **changes: Any) -> tuple[World, tuple]:
     """The world after node i became `n` at `now` with outputs `outs` (and other world changes)."""
+    if n is not w.nodes[i]:
+        changes["since"] = w.since[:i] + (now,) + w.since[i + 1:]
     w = w.evolve(now=now, nodes=w.nodes[:i] + (n,) + w.nodes[i + 1:], **changes)
     return route(w, p, i, outs) if outs else (w, ())
 
@@ -98,6 +100,8 @@ def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, **ch
 def _tick(w: World, p: Protocol, ev: Tick, now: int) -> tuple[World, tuple]:
     i = ev.node
     n, outs = p.on_tick(w.cfg.proto, w.nodes[i], now, ev.draw)
+    if i in w.fresh:
+        return _node_did(w, p, now, i, n, outs, fresh=w.fresh - {i})
     return _node_did(w, p, now, i, n, outs)
 
 
@@ -169,7 +173,7 @@ def _down(w: World, p: Protocol, i: int, kind: str) -> World:
 def _up(w: World, p: Protocol, i: int) -> World:
     n = p.restart(w.cfg.proto, w.nodes[i], w.now)
     alive = w.alive[:i] + (True,) + w.alive[i + 1:]
-    return _fault(set_node(w, i, n).evolve(alive=alive))
+    return _fault(set_node(w, i, n).evolve(alive=alive, fresh=w.fresh | {i}))
 
 
 def _drop(w: World, p: Protocol, ev: Drop) -> tuple[World, tuple]:

@@ -63,6 +63,12 @@ class World:
     script_pos: int = 0
     vars: FrozenMap = EMPTY  # scenario bindings (`let`)
     ext: Any = None  # protocol-specific world state (e.g. HA's TCP byte streams); see Protocol.ext_*
+    # Java timing (reference_impl.core.schedule): when each node's state last changed, since
+    # a thread cannot act on a condition before the state that makes it due exists; and the
+    # nodes whose threads have not run since they (re)started, whose first tick may come up
+    # to the profile's start-up stagger late (processes never start at the same instant).
+    since: tuple[int, ...] = ()
+    fresh: frozenset[int] = frozenset()
 
 
 def init(cfg: WorldConfig) -> World:
@@ -70,12 +76,16 @@ def init(cfg: WorldConfig) -> World:
     nodes = tuple(p.boot(cfg.proto, node_id, i, 0) for i, node_id in enumerate(cfg.ids))
     alive = tuple(i not in cfg.down for i in range(len(cfg.ids)))
     return World(cfg=cfg, now=0, nodes=nodes, alive=alive, net=Network(), ghost=p.ghost_init(cfg),
-                 ext=p.ext_init(cfg) if p.ext_init is not None else None)
+                 ext=p.ext_init(cfg) if p.ext_init is not None else None, since=(0,) * len(nodes),
+                 fresh=frozenset(i for i, up in enumerate(alive) if up))
 
 
 def set_node(w: World, i: int, n: Any) -> World:
+    """Node i's state becomes `n` at `w.now`."""
     nodes = w.nodes
-    return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:])
+    if n is nodes[i]:
+        return w
+    return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:], since=w.since[:i] + (w.now,) + w.since[i + 1:])
 
 
 _INDEX: dict[tuple[str, ...], dict[str, int]] = {}  # ids -> {id: index}; a memo of a pure function

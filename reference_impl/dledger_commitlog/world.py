@@ -120,6 +120,10 @@ def wake_at(c: CommitLogWorldConfig, n: Any) -> int:
     return -1
 
 
+def tick_slack(c: CommitLogWorldConfig, n: Any, since: int) -> int:
+    return bk.wake_slack(c.node, n, since) if isinstance(n, bk.Broker) else 0
+
+
 def on_tick(c: CommitLogWorldConfig, n: Any, now: int, draw: int):
     if isinstance(n, bk.Broker):
         return bk.on_tick(c.node, c.broker, n, now, draw)
@@ -349,7 +353,7 @@ BRANCHES = (*rocketmq.BrokerRole, *el.Code, *el.ParseResult, *el.Role, *el.VoteR
 
 
 PROTOCOL = core.Protocol(
-    name="dledger_commitlog", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
+    name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
     ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),

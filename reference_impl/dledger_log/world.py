@@ -403,8 +403,12 @@ PROFILES = (
 BRANCHES = (*el.Code, *el.ParseResult, *ep.PushType, *el.Role, *el.VoteResult)
 
 
+def tick_slack(c: LogWorldConfig, n: Any, since: int) -> int:
+    return dn.wake_slack(c.node, n, since) if isinstance(n, dn.DLedgerNode) else 0
+
+
 PROTOCOL = core.Protocol(
-    name="dledger_log", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
+    name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES)

@@ -23,10 +23,12 @@ candidate's vote round and a leader's heartbeat round block it until a latch is
 counted down or the wait times out. The model keeps such a round as `VoteRound` /
 `HeartBeatRound` (counters, latch, deadline) and parses it when the round ends, as
 the Java thread does when `await` returns. Between two loops the thread sleeps
-10 ms (`maintainer_sleep_ms`); the model fires a due condition at the exact ms it
-becomes true or when that sleep ends, whichever is later (Java: at the next 10 ms
-tick, so up to 10 ms later). Everything one loop iteration does is atomic here;
-Java lets RPC handlers run between its synchronized blocks.
+10 ms (`maintainer_sleep_ms`); `wake_at` is when a due condition becomes true or that
+sleep ends, whichever is later, and under Java timing the world lets the tick fire up
+to one period later when the condition fell due while the loop slept between idle
+iterations (`server.wake_slack`; docs/fault-profiles.md). Everything one loop
+iteration does is atomic here; Java lets RPC handlers run between its synchronized
+blocks.
 
 Persisted: `curr_term` and `curr_vote_for` (the `currterm` file, written by
 `setCurrVoteFor` and `nextTerm`, with no fsync). Everything else is volatile;

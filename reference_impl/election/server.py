@@ -152,16 +152,7 @@ def wake_at(cfg: DLedgerConfig, m: Member) -> int:
     if rnd is not None:
         wake = rnd.released_at if rnd.released_at >= 0 else rnd.deadline
     elif cfg.enable_leader_elector:
-        if m.role is Role.LEADER:
-            due = _due(m.last_send_heart_beat_time, cfg.heart_beat_time_interval_ms)
-        elif m.role is Role.FOLLOWER:
-            due = _due(m.last_leader_heart_beat_time,
-                       max(2, cfg.max_heart_beat_leak) * cfg.heart_beat_time_interval_ms)
-        elif m.need_increase_term_immediately:
-            due = 0
-        else:
-            due = m.next_time_to_request_vote
-        wake = max(due, m.next_loop_ms)
+        wake = max(maintainer_due(cfg, m), m.next_loop_ms)
     if cfg.preferred_leader_ids is not None and m.role is Role.LEADER and not m.transfer_in_flight:
         wake = m.next_check_preferred_ms if wake < 0 else min(wake, m.next_check_preferred_ms)
     if m.take_leadership is not None and m.take_leadership.waiting_for_index:
@@ -169,6 +160,33 @@ def wake_at(cfg: DLedgerConfig, m: Member) -> int:
                if m.take_leadership.request.take_leadership_ledger_index > m.ledger_end_index else 0)
         wake = due if wake < 0 else min(wake, due)
     return wake
+
+
+def maintainer_due(cfg: DLedgerConfig, m: Member) -> int:
+    """When the state maintainer's condition for its role falls due (its loop may notice later)."""
+    if m.role is Role.LEADER:
+        return _due(m.last_send_heart_beat_time, cfg.heart_beat_time_interval_ms)
+    if m.role is Role.FOLLOWER:
+        return _due(m.last_leader_heart_beat_time, max(2, cfg.max_heart_beat_leak) * cfg.heart_beat_time_interval_ms)
+    if m.need_increase_term_immediately:
+        return 0
+    return m.next_time_to_request_vote
+
+
+def wake_slack(cfg: DLedgerConfig, m: Member, since: int) -> int:
+    """How much later than its wake time Java may act, in ms; `since` is when the member's
+    state last changed. The StateMaintainer loops every `maintainer_sleep_ms` (10) whether
+    or not anything is due, so a condition that falls due (or is set by a handler, at
+    `since`) while it sleeps between idle loops is noticed at the next loop, up to one
+    period later, at a phase the model does not know. Nothing else waits: a latch or an
+    await's timeout wakes its thread at once, a scheduled task fires on time, and the
+    loop's own next iteration (`next_loop_ms`) is on time."""
+    if m.round is not None or not cfg.enable_leader_elector:
+        return 0
+    due = max(maintainer_due(cfg, m), since)
+    if due <= m.next_loop_ms or wake_at(cfg, m) < max(maintainer_due(cfg, m), m.next_loop_ms):
+        return 0
+    return cfg.maintainer_sleep_ms
 
 
 def _due(since: int, interval: int) -> int:

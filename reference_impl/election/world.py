@@ -228,8 +228,12 @@ def load_config(d: dict) -> ElectionConfig:
 BRANCHES = (*el.Code, *el.ParseResult, *el.Role, *el.VoteResult)
 
 
+def tick_slack(c: ElectionConfig, m: mstate.Member, since: int) -> int:
+    return srv.wake_slack(c.dledger, m, since)
+
+
 PROTOCOL = core.Protocol(
-    name="election", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
+    name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)
