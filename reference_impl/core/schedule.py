@@ -5,15 +5,17 @@ Theory of operation
 Time advances only through events. Each node says when it next has work to do
 (`wake_at`, and never before its state last changed: `World.since`); under Java timing
 its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
-it; the start-up stagger for a node's first tick), so a tick is a window like a delivery; each
-message may be delivered within the delay window of the fault profile; each open RPC
-times out at its deadline; a scenario script pins actions at given times. The
-*horizon* is the earliest time by which something must have happened: the earliest
-end of those windows and deadlines. Every tick and delivery whose window has opened
-by the horizon is enabled, in any order; events due exactly at the horizon (RPC
-failures, script actions, the quiet tail) are enabled there. A delivery happens at the
-earliest time its window allows; a tick at its wake time plus the `late` it carries
-(`tick_window` says which values are possible). Faults (crash, partition, loss,
+it; the start-up stagger for a node's first tick), so a tick is a window like a
+delivery. Each message may be delivered within the delay window of the fault profile;
+each open RPC fails at its deadline, an invokeAsync timeout within one scan period of
+Netty's response table after it (reference_impl.core.network); a scenario script pins
+actions at given times. The *horizon* is the earliest time by which something must
+have happened: the earliest end of those windows and deadlines. Every tick, delivery
+and RPC failure whose window has opened by the horizon is enabled, in any order;
+script actions and the quiet tail are enabled when they are due exactly at the
+horizon. A delivery happens at the earliest time its window allows; a tick or an RPC
+failure at its wake time or deadline plus the `late` it carries (`tick_window` and
+`rpc_window` say which values are possible). Faults (crash, partition, loss,
 duplication, ...) are enabled at the present instant while the profile allows them.
 
 `enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
@@ -119,6 +121,18 @@ def tick_window(w: World, i: int) -> tuple[int, int]:
     return max(0, w.now - wake), min(slack, h - wake)
 
 
+def rpc_window(w: World, rpc_id: int) -> tuple[int, int]:
+    """The `late` values an RpcFail of open RPC `rpc_id` may carry now, in ms after its
+    deadline (an invokeAsync timeout: up to one response-table scan period under Java
+    timing); empty when it is not enabled."""
+    rpc = net_mod.find_rpc(w.net, rpc_id)
+    h = horizon(w)
+    if rpc is None or h < 0 or rpc.deadline_ms > h:
+        return 1, 0
+    window = rpc.window if w.cfg.profile.timing == "java" else 0
+    return max(0, w.now - rpc.deadline_ms), min(window, h - rpc.deadline_ms)
+
+
 def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
     h = -1
     for t, slack in wakes:
@@ -129,9 +143,11 @@ def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
         t = env.sent_ms + dmax
         if h < 0 or t < h:
             h = t
+    java = w.cfg.profile.timing == "java"
     for rpc in w.net.rpcs:
-        if h < 0 or rpc.deadline_ms < h:
-            h = rpc.deadline_ms
+        t = rpc.deadline_ms + rpc.window if java else rpc.deadline_ms
+        if h < 0 or t < h:
+            h = t
     script = w.cfg.script
     if w.script_pos < len(script):
         t = script[w.script_pos].at_ms
@@ -279,6 +295,9 @@ def is_enabled(w: World, event: Any) -> bool:
     if isinstance(event, Tick):
         lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
         return lo <= event.late <= hi and _TICKS[event.node] in enabled(w)
+    if isinstance(event, RpcFail):
+        lo, hi = rpc_window(w, event.rpc)
+        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in enabled(w)
     return event in enabled(w)
 
 
@@ -289,6 +308,8 @@ def event_time(w: World, event: Any) -> int:
         return max(w.now, env.sent_ms + delay_window(w)[0])
     if isinstance(event, Tick):
         return max(w.now, wake_times(w)[event.node] + event.late)
-    if isinstance(event, (RpcFail, Scripted, Calm)):
+    if isinstance(event, RpcFail):
+        return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
+    if isinstance(event, (Scripted, Calm)):
         return horizon(w)
     return w.now

@@ -65,7 +65,7 @@ def route(w: World, p: Protocol, i: int, outs: tuple) -> tuple[World, tuple]:
     obs: list = []
     for out in outs:
         if isinstance(out, Send):
-            net = net_mod.send(net, w.now, i, index_of(w.cfg)[out.dst], out.msg, out.ctx, out.timeout_ms)
+            net = net_mod.send(net, w.now, i, index_of(w.cfg)[out.dst], out.msg, out.ctx, out.timeout_ms, out.scanned)
         elif isinstance(out, Respond):
             net = net_mod.reply(net, w.now, out.rpc, out.msg)
         else:
