@@ -22,11 +22,12 @@ duplication, ...) are enabled at the present instant while the profile allows th
 seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
-Two memos keep the hot path cheap without changing any answer: `_WAKES` remembers a
-node state's `wake_at` (keyed by the state's identity and kept only while that very
-object is alive in the memo, so a reused id cannot alias), and `_LAST` remembers the
-horizon of the last world asked, since `step` asks again for the world the chooser
-just listed. Both are memos of pure functions of immutable values.
+Memos keep the hot path cheap without changing any answer: `_WAKES` remembers a node
+state's wake time and slack (keyed by the state's identity and kept only while that
+very object is in the memo, so a reused id cannot alias), and `_LAST` / `_LAST_WAKES`
+remember the horizon and the wake times of the last world asked, since the chooser and
+`step` ask several times about the same world. All are memos of pure functions of
+immutable values.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
 _WAKES: dict[int, tuple] = {}  # id(node state) -> (node state, slack function, since, (wake, slack))
 _LAST: list = [None, -1]  # [world, its horizon]
+_LAST_WAKES: list = [None, None]  # [world, its _wakes]
 
 
 def wake_times(w: World) -> list[int]:
@@ -69,6 +71,8 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     """(earliest tick time, slack) per node; slack is how much later the tick may fire: the
     protocol's `tick_slack` under Java timing, at least the start-up stagger for a node
     that has not run since it (re)started, 0 under pinned timing."""
+    if _LAST_WAKES[0] is w:
+        return _LAST_WAKES[1]
     p = protocol(w.cfg.protocol)
     c = w.cfg.proto
     java = w.cfg.profile.timing == "java"
@@ -96,6 +100,7 @@ def _wakes(w: World) -> list[tuple[int, int]]:
             _WAKES.clear()
         _WAKES[id(n)] = (n, slack_of, since, ws)
         out.append(ws)
+    _LAST_WAKES[0], _LAST_WAKES[1] = w, out
     return out
 
 
