@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 Time advances only through events. Each node says when it next has work to do
-(`wake_at`, and never before its state last changed: `World.since`); under Java timing
+(`wake_at`, and never before that wake time was set: `World.since`); under Java timing
 its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
 it; the start-up stagger for a node's first tick), so a tick is a window like a
 delivery. Each message may be delivered within the delay window of the fault profile;
@@ -52,7 +52,7 @@ from reference_impl.core.events import (
 )
 from reference_impl.core.faults import FAULT_KINDS
 from reference_impl.core.plugin import protocol
-from reference_impl.core.world import World
+from reference_impl.core.world import World, wake_of
 
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
@@ -63,7 +63,7 @@ _LAST_WAKES: list = [None, None]  # [world, its _wakes]
 
 def wake_times(w: World) -> list[int]:
     """When each node's next tick may fire at the earliest (-1: down, or nothing to do):
-    its `wake_at`, but never before its state last changed (`World.since`)."""
+    its `wake_at`, but never before that wake time was set (`World.since`)."""
     return [wake for wake, _ in _wakes(w)]
 
 
@@ -88,7 +88,7 @@ def _wakes(w: World) -> list[tuple[int, int]]:
         if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since:
             out.append(hit[3])
             continue
-        t = p.wake_at(c, n)
+        t = wake_of(w, n)
         if t < 0:
             ws = (-1, 0)
         else:
@@ -123,7 +123,8 @@ def tick_window(w: World, i: int) -> tuple[int, int]:
     h = horizon(w)
     if wake < 0 or h < 0 or wake > h:
         return 1, 0
-    return max(0, w.now - wake), min(slack, h - wake)
+    lo = max(0, w.now - wake)
+    return lo, max(lo, min(slack, h - wake))  # overdue beyond its slack: now, and only now
 
 
 def rpc_window(w: World, rpc_id: int) -> tuple[int, int]:
@@ -135,7 +136,8 @@ def rpc_window(w: World, rpc_id: int) -> tuple[int, int]:
     if rpc is None or h < 0 or rpc.deadline_ms > h:
         return 1, 0
     window = rpc.window if w.cfg.profile.timing == "java" else 0
-    return max(0, w.now - rpc.deadline_ms), min(window, h - rpc.deadline_ms)
+    lo = max(0, w.now - rpc.deadline_ms)
+    return lo, max(lo, min(window, h - rpc.deadline_ms))
 
 
 def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
