@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -22,15 +23,21 @@ class Difference:
     expected: Any
     got: Any
 
-    def line(self) -> str:
+    def line(self, name: Callable[[str, Any], str | None] = lambda path, v: None) -> str:
+        """One readable line; `name(path, value)` may name a value (a result code's Java name)."""
         if self.path == "outputs":
             return (f"outputs: missing {_text(self.expected) if self.expected else 'nothing'}, "
                     f"extra {_text(self.got) if self.got else 'nothing'}")
-        return f"{self.path}: expected {_text(self.expected)}, got {_text(self.got)}"
+        return f"{self.path}: expected {_named(self.path, self.expected, name)}, got {_named(self.path, self.got, name)}"
 
 
 def _text(v: Any) -> str:
     return json.dumps(v, sort_keys=False)
+
+
+def _named(path: str, v: Any, name: Callable[[str, Any], str | None]) -> str:
+    label = name(path, v)
+    return _text(v) + (f" ({label})" if label else "")
 
 
 def differences(expected: dict, got: dict) -> list[Difference]:

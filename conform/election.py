@@ -620,6 +620,16 @@ def _check_output(o: Any, where: str) -> None:
 # --- readable ---
 
 
+def value_name(path: str, v: Any) -> str | None:
+    """The Java name of a result code (`reply.code` 403 is EXPIRED_TERM)."""
+    if path.endswith(".code") and isinstance(v, int) and not isinstance(v, bool):
+        try:
+            return Code(v).name
+        except ValueError:
+            return None
+    return None
+
+
 def describe_state(state: dict, config: dict, now: int) -> list[str]:
     """The state as a few readable lines, fields at their boot values left out."""
     ms, el = state.get("memberState", {}), state.get("elector", {})

@@ -11,6 +11,7 @@ a case with the plain values everywhere the mismatch does not need something els
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator
 
@@ -73,205 +74,217 @@ def finish(cfg: DLedgerConfig, m: Member, now: int, inp: object, d: int = 0) -> 
 
 
 # --- Hypothesis strategies ---
+#
+# The helpers draw through a few cached strategies (an index into a list, a coin, a
+# range): building a new strategy object per draw costs more than the reference's answer.
 
 
-def mostly(common: object, rare: st.SearchStrategy) -> st.SearchStrategy:
-    """`common` nine times in ten (and when shrunk), else a value of `rare`."""
-    return st.integers(0, 9).flatmap(lambda i: rare if i == 9 else st.just(common))
+@functools.lru_cache(maxsize=None)
+def _range(lo: int, hi: int) -> st.SearchStrategy:
+    return st.integers(lo, hi)
 
 
-@st.composite
+_TENTH = _range(0, 9)
+_BOOL = st.booleans()
+_NEAR = _range(-3000, 20_000)
+
+
+def pick(draw: st.DrawFn, options: list | tuple) -> object:
+    """One of `options`; shrinks toward the first."""
+    return options[draw(_range(0, len(options) - 1))]
+
+
+def mostly(draw: st.DrawFn, common: object, rare: list | tuple) -> object:
+    """`common` nine times in ten (and when shrunk), else one of `rare`."""
+    return common if draw(_TENTH) < 9 else pick(draw, rare)
+
+
+def rel(draw: st.DrawFn, base: int, deltas: list | tuple) -> int:
+    return base + pick(draw, deltas)
+
+
 def configs(draw: st.DrawFn) -> tuple[DLedgerConfig, str]:
-    n = draw(st.sampled_from([3, 5, 1, 2, 4]))
+    n = pick(draw, [3, 5, 1, 2, 4])
     peers = tuple(f"n{i}" for i in range(n))
-    self_id = draw(st.sampled_from(peers))
+    self_id = pick(draw, peers)
     other = next((p for p in peers if p != self_id), self_id)
-    preferred = draw(st.sampled_from([None, self_id, other, f"{self_id};{other}", UNKNOWN]))
-    timing = draw(st.sampled_from(TIMINGS))
-    enabled = draw(mostly(True, st.just(False)))
+    preferred = pick(draw, [None, self_id, other, f"{self_id};{other}", UNKNOWN])
+    timing = pick(draw, TIMINGS)
+    enabled = mostly(draw, True, [False])
     return DLedgerConfig(peers=peers, preferred_leader_ids=preferred, enable_leader_elector=enabled, **timing), self_id
 
 
-def _time(now: int, edges: list[int]) -> st.SearchStrategy:
+def _time(draw: st.DrawFn, now: int, edges: list[int]) -> int:
     """A time the Java code compares with `now`: never (-1), at an edge below now, or anywhere near."""
-    return st.one_of(st.just(-1), st.sampled_from(edges).map(lambda e: now - e),
-                     st.integers(-3000, 20_000).map(lambda x: now - x))
+    kind = draw(_range(0, 2))
+    if kind == 0:
+        return -1
+    return now - (pick(draw, edges) if kind == 1 else draw(_NEAR))
 
 
-@st.composite
 def members(draw: st.DrawFn, cfg: DLedgerConfig, self_id: str, now: int, features: frozenset) -> Member:
     others = [p for p in cfg.peers if p != self_id]
     ids = others + [self_id, UNKNOWN]
-    term = draw(st.one_of(st.sampled_from([2, 0, 1, 3]), st.integers(0, 1 << 40)))
-    role = draw(st.sampled_from([Role.CANDIDATE, Role.FOLLOWER, Role.LEADER]))
+    term = pick(draw, [2, 0, 1, 3]) if draw(_TENTH) < 9 else draw(_range(0, 1 << 40))
+    role = pick(draw, [Role.CANDIDATE, Role.FOLLOWER, Role.LEADER])
     leader = {Role.LEADER: self_id, Role.CANDIDATE: None}.get(role, others[0] if others else self_id)
-    leader = draw(mostly(leader, st.sampled_from([None] + ids)))  # states Java's threads can interleave into
-    ledger_term = draw(st.sampled_from([-1, term, term - 1, term + 1]))
-    ledger_index = -1 if ledger_term < 0 else draw(st.sampled_from([5, 0, 6, 4]))
+    leader = mostly(draw, leader, [None] + ids)  # states Java's threads can interleave into
+    ledger_term = pick(draw, [-1, term, term - 1, term + 1])
+    ledger_index = -1 if ledger_term < 0 else pick(draw, [5, 0, 6, 4])
     interval, leak = cfg.heart_beat_time_interval_ms, cfg.max_heart_beat_leak
+    live = {p: v for p in others if (v := pick(draw, [None, True, False])) is not None}
+    nxt = now + draw(_range(-2000, 8000)) if draw(_BOOL) else pick(draw, [-1, now, now + 1, now - 1])
     m = Member(
         self_id=self_id, curr_term=term, role=role, leader_id=leader,
-        curr_vote_for=draw(st.sampled_from([None, self_id] + others + [UNKNOWN])),
+        curr_vote_for=pick(draw, [None, self_id] + others + [UNKNOWN]),
         ledger_end_index=ledger_index, ledger_end_term=ledger_term,
-        known_max_term_in_group=draw(st.sampled_from([-1, term, term + 1, term - 1, term + 3])),
-        peers_live_table=FrozenMap(draw(st.dictionaries(st.sampled_from(others), st.booleans())) if others else {}),
-        transferee=draw(mostly(None, st.sampled_from(ids))),
-        term_to_take_leadership=draw(st.sampled_from([-1, term, term + 1])),
-        last_leader_heart_beat_time=draw(_time(now, [0, 1, 2 * interval, 2 * interval + 1,
-                                                     leak * interval, leak * interval + 1])),
-        last_send_heart_beat_time=draw(_time(now, [interval, interval + 1, 0])),
-        last_succ_heart_beat_time=draw(_time(now, [leak * interval, leak * interval + 1])),
-        next_time_to_request_vote=draw(st.one_of(st.sampled_from([-1, now, now + 1, now - 1]),
-                                                 st.integers(-2000, 8000).map(lambda x: now + x))),
-        need_increase_term_immediately=draw(st.booleans()),
-        last_parse_result=draw(st.sampled_from(list(ParseResult))),
+        known_max_term_in_group=pick(draw, [-1, term, term + 1, term - 1, term + 3]),
+        peers_live_table=FrozenMap(live),
+        transferee=mostly(draw, None, ids),
+        term_to_take_leadership=pick(draw, [-1, term, term + 1]),
+        last_leader_heart_beat_time=_time(draw, now, [0, 1, 2 * interval, 2 * interval + 1,
+                                                      leak * interval, leak * interval + 1]),
+        last_send_heart_beat_time=_time(draw, now, [interval, interval + 1, 0]),
+        last_succ_heart_beat_time=_time(draw, now, [leak * interval, leak * interval + 1]),
+        next_time_to_request_vote=nxt,
+        need_increase_term_immediately=draw(_BOOL),
+        last_parse_result=pick(draw, list(ParseResult)),
         next_loop_ms=now, next_check_preferred_ms=NEVER,
     )
     if "rounds" in features:
-        m = draw(rounds(cfg, m, now))
-    if "leadership_transfer" in features and draw(st.booleans()):
-        m = draw(server_threads(cfg, m, now))
+        m = rounds(draw, cfg, m, now)
+    if "leadership_transfer" in features and draw(_BOOL):
+        m = server_threads(draw, cfg, m, now)
     return m
 
 
-def _latch(now: int) -> st.SearchStrategy:
+def _latch(draw: st.DrawFn, now: int) -> tuple[int, int]:
     """(deadline, released_at) of a round: at, before or after its deadline, or its latch released."""
-    return st.tuples(st.one_of(st.sampled_from([now, now + 1, now - 1]), st.integers(-3000, 3000).map(lambda x: now + x)),
-                     st.sampled_from([-1, now, now - 1, now - 100]))
+    deadline = now + draw(_range(-3000, 3000)) if draw(_BOOL) else pick(draw, [now, now + 1, now - 1])
+    return deadline, pick(draw, [-1, now, now - 1, now - 100])
 
 
-@st.composite
 def rounds(draw: st.DrawFn, cfg: DLedgerConfig, m: Member, now: int) -> Member:
-    kind = draw(st.sampled_from(["none", "own", "vote", "heartbeat"]))
+    kind = pick(draw, ["none", "own", "vote", "heartbeat"])
     if kind == "own":
         kind = {Role.CANDIDATE: "vote", Role.LEADER: "heartbeat"}.get(m.role, "none")
     if kind == "none":
-        return m.evolve(round_seq=draw(st.sampled_from([0, 1, 2])))
+        return m.evolve(round_seq=pick(draw, [0, 1, 2]))
     n = cfg.peer_size()
-    seq = draw(st.sampled_from([1, 2, 3]))
-    term = m.curr_term + draw(st.sampled_from([0, -1, 1]))
-    deadline, released = draw(_latch(now))
-    count = st.integers(0, n)
+    seq = pick(draw, [1, 2, 3])
+    term = rel(draw, m.curr_term, [0, -1, 1])
+    deadline, released = _latch(draw, now)
+    count = _range(0, n)
     if kind == "vote":
         rnd = VoteRound(seq=seq, term=term, deadline=deadline, released_at=released,
-                        known_max_term_in_group=term + draw(st.sampled_from([0, 1, 2])),
+                        known_max_term_in_group=rel(draw, term, [0, 1, 2]),
                         all_num=draw(count), valid_num=draw(count), accepted_num=draw(count),
                         not_ready_term_num=draw(count), bigger_ledger_num=draw(count),
-                        already_has_leader=draw(mostly(False, st.just(True))))
+                        already_has_leader=mostly(draw, False, [True]))
     else:
         rnd = HeartBeatRound(seq=seq, term=term, deadline=deadline, released_at=released,
-                             all_num=draw(st.integers(1, n)), succ_num=draw(st.integers(1, n)),
+                             all_num=draw(_range(1, n)), succ_num=draw(_range(1, n)),
                              not_ready_num=draw(count),
-                             max_term=draw(st.sampled_from([-1, term + 1, term, term + 2])),
-                             inconsist_leader=draw(mostly(False, st.just(True))))
+                             max_term=pick(draw, [-1, term + 1, term, term + 2]),
+                             inconsist_leader=mostly(draw, False, [True]))
     return m.evolve(round=rnd, round_seq=seq)
 
 
-@st.composite
 def server_threads(draw: st.DrawFn, cfg: DLedgerConfig, m: Member, now: int) -> Member:
     others = [p for p in cfg.peers if p != m.self_id]
     gap = cfg.max_leadership_transfer_wait_index
-    marks = {p: m.ledger_end_index - draw(st.sampled_from([0, gap, gap - 1, m.ledger_end_index + 1]))
-             for p in others}
+    marks = {p: m.ledger_end_index - pick(draw, [0, gap, gap - 1, m.ledger_end_index + 1]) for p in others}
     wait = None
-    if draw(st.booleans()):
+    if draw(_BOOL):
         timeout = cfg.leadership_transfer_wait_timeout
-        transfer_id = draw(st.sampled_from([m.leader_id] + others + [UNKNOWN]))
+        transfer_id = pick(draw, [m.leader_id] + others + [UNKNOWN])
         request = LeadershipTransferRequest(
-            group=cfg.group, remote_id=m.self_id, term=m.curr_term + draw(st.sampled_from([0, -1, 1])),
+            group=cfg.group, remote_id=m.self_id, term=rel(draw, m.curr_term, [0, -1, 1]),
             transfer_id=transfer_id, transferee_id=m.self_id, leader_id=transfer_id,
-            take_leadership_ledger_index=m.ledger_end_index + draw(st.sampled_from([0, 1, -1])))
-        wait = TakeLeadershipWait(rpc=draw(st.sampled_from([1, 2])), request=request,
-                                  started=now - draw(st.sampled_from([0, timeout, timeout + 1, 5])),
-                                  waiting_for_index=draw(st.booleans()))
+            take_leadership_ledger_index=rel(draw, m.ledger_end_index, [0, 1, -1]))
+        wait = TakeLeadershipWait(rpc=pick(draw, [1, 2]), request=request,
+                                  started=now - pick(draw, [0, timeout, timeout + 1, 5]),
+                                  waiting_for_index=draw(_BOOL))
     return m.evolve(peer_water_marks=FrozenMap(marks), take_leadership=wait,
-                    next_check_preferred_ms=now + draw(st.sampled_from([0, 1, -1, 1000])),
-                    transfer_in_flight=draw(mostly(False, st.just(True))))
+                    next_check_preferred_ms=rel(draw, now, [0, 1, -1, 1000]),
+                    transfer_in_flight=mostly(draw, False, [True]))
 
 
-def _rel(base: int, deltas: list[int]) -> st.SearchStrategy:
-    return st.sampled_from(deltas).map(lambda x: base + x)
-
-
-@st.composite
 def inputs(draw: st.DrawFn, kind: str, cfg: DLedgerConfig, m: Member, now: int) -> tuple[object, int]:
     """An input of `kind` for member `m`, and the tick's draw (0 for other inputs)."""
     me = m.self_id
     others = [p for p in cfg.peers if p != me]
-    group = draw(mostly(cfg.group, st.just(OTHER_GROUP)))
-    remote = draw(mostly(me, st.sampled_from(others + [UNKNOWN])))
-    rpc = draw(st.sampled_from([1, 7]))
+    group = mostly(draw, cfg.group, [OTHER_GROUP])
+    remote = mostly(draw, me, others + [UNKNOWN])
+    rpc = pick(draw, [1, 7])
     if kind in ("VoteRequest", "self_vote"):
         candidates = [me] + others + [UNKNOWN] if kind == "self_vote" else others + [me, UNKNOWN]
         msg = VoteRequest(group=group if kind == "VoteRequest" else cfg.group,
                           remote_id=remote if kind == "VoteRequest" else me,
-                          leader_id=draw(st.sampled_from(candidates)), term=draw(_rel(m.curr_term, [0, 1, -1, 2, -2])),
-                          ledger_end_term=draw(_rel(m.ledger_end_term, [0, -1, 1])),
-                          ledger_end_index=draw(_rel(m.ledger_end_index, [0, -1, 1, 7])))
+                          leader_id=pick(draw, candidates), term=rel(draw, m.curr_term, [0, 1, -1, 2, -2]),
+                          ledger_end_term=rel(draw, m.ledger_end_term, [0, -1, 1]),
+                          ledger_end_index=rel(draw, m.ledger_end_index, [0, -1, 1, 7]))
         return (Request(rpc=rpc, message=msg) if kind == "VoteRequest" else SelfVote(message=msg)), 0
     if kind == "HeartBeatRequest":
         senders = ([m.leader_id] if m.leader_id in others else []) + others + [me, UNKNOWN]
-        leader = draw(st.sampled_from(senders))
+        leader = pick(draw, senders)
         msg = HeartBeatRequest(group=group, remote_id=remote, leader_id=leader,
-                               local_id=draw(mostly(leader, st.sampled_from(others + [me]))),
-                               term=draw(_rel(m.curr_term, [0, 1, -1, 2])))
+                               local_id=mostly(draw, leader, others + [me]),
+                               term=rel(draw, m.curr_term, [0, 1, -1, 2]))
         return Request(rpc=rpc, message=msg), 0
     if kind == "LeadershipTransferRequest":
-        path = draw(st.sampled_from(["transferee", "admin", "neither"]))
-        leader_like = draw(st.sampled_from(([m.leader_id] if m.leader_id else []) + others + [UNKNOWN]))
-        other = draw(st.sampled_from(others + [UNKNOWN]))
+        path = pick(draw, ["transferee", "admin", "neither"])
+        leader_like = pick(draw, ([m.leader_id] if m.leader_id else []) + others + [UNKNOWN])
+        other = pick(draw, others + [UNKNOWN])
         transfer_id, transferee = {"transferee": (leader_like, me), "admin": (me, other),
                                    "neither": (leader_like, other)}[path]
-        msg = LeadershipTransferRequest(group=group, remote_id=remote, term=draw(_rel(m.curr_term, [0, 1, -1])),
+        msg = LeadershipTransferRequest(group=group, remote_id=remote, term=rel(draw, m.curr_term, [0, 1, -1]),
                                         transfer_id=transfer_id, transferee_id=transferee, leader_id=transfer_id,
-                                        take_leadership_ledger_index=draw(_rel(m.ledger_end_index, [0, 1, -1, 5])))
+                                        take_leadership_ledger_index=rel(draw, m.ledger_end_index, [0, 1, -1, 5]))
         return Request(rpc=rpc, message=msg), 0
     if kind in ("VoteResponse", "HeartBeatResponse", "LeadershipTransferResponse", "rpc_failure"):
         call_kind = {"VoteResponse": "vote", "HeartBeatResponse": "heartbeat",
                      "LeadershipTransferResponse": "leadership_transfer"}.get(kind)
         if call_kind is None:
-            call_kind = draw(st.sampled_from(["vote", "heartbeat", "leadership_transfer"]))
-        call = draw(calls(call_kind, others or [me], m))
+            call_kind = pick(draw, ["vote", "heartbeat", "leadership_transfer"])
+        call = calls(draw, call_kind, others or [me], m)
         if kind == "rpc_failure":
             return RpcFailure(call=call), 0
         term = m.round.term if m.round is not None else m.curr_term
         if call_kind == "vote":
-            msg = VoteResponse(term=draw(_rel(term, [0, 1, -1, 2])), vote_result=draw(st.sampled_from(list(VoteResult))),
-                               code=draw(mostly(Code.SUCCESS, st.sampled_from([Code.UNKNOWN_MEMBER, Code.UNKNOWN_GROUP]))))
+            msg = VoteResponse(term=rel(draw, term, [0, 1, -1, 2]), vote_result=pick(draw, list(VoteResult)),
+                               code=mostly(draw, Code.SUCCESS, [Code.UNKNOWN_MEMBER, Code.UNKNOWN_GROUP]))
         elif call_kind == "heartbeat":
-            msg = HeartBeatResponse(code=draw(st.sampled_from(HEART_BEAT_CODES)),
-                                    term=draw(st.one_of(st.just(-1), _rel(term, [0, 1, -1, 2]))))
+            msg = HeartBeatResponse(code=pick(draw, HEART_BEAT_CODES),
+                                    term=rel(draw, term, [0, 1, -1, 2]) if draw(_BOOL) else -1)
         else:
-            msg = LeadershipTransferResponse(code=draw(st.sampled_from(TRANSFER_CODES)),
-                                             term=draw(_rel(m.curr_term, [0, 1, -1])))
+            msg = LeadershipTransferResponse(code=pick(draw, TRANSFER_CODES), term=rel(draw, m.curr_term, [0, 1, -1]))
         return Response(call=call, message=msg), 0
     assert kind == "tick", kind
-    return Tick(), draw(st.integers(0, DRAW_SPAN - 1))
+    return Tick(), draw(_range(0, DRAW_SPAN - 1))
 
 
-@st.composite
 def calls(draw: st.DrawFn, rpc: str, peers: list[str], m: Member) -> Call:
-    peer = draw(st.sampled_from(peers))
+    peer = pick(draw, peers)
     if rpc == "leadership_transfer":
-        return Call(rpc=rpc, peer=m.transferee or peer, term=draw(_rel(m.curr_term, [0, -1])),
-                    answer=draw(st.sampled_from([None, 7])))
+        return Call(rpc=rpc, peer=m.transferee or peer, term=rel(draw, m.curr_term, [0, -1]),
+                    answer=pick(draw, [None, 7]))
     want = VoteRound if rpc == "vote" else HeartBeatRound
     current = m.round.seq if isinstance(m.round, want) else None
-    stale = (current or m.round_seq) + draw(st.sampled_from([-1, 1]))
-    seq = stale if current is None else draw(mostly(current, st.just(stale)))
+    stale = (current or m.round_seq) + pick(draw, [-1, 1])
+    seq = stale if current is None else mostly(draw, current, [stale])
     return Call(rpc=rpc, peer=peer, round=seq)
 
 
 @st.composite
 def cases(draw: st.DrawFn, kinds: tuple[str, ...], features: frozenset) -> Case:
     """A case a driver that handles `kinds` with `features` can answer."""
-    cfg, self_id = draw(configs())
-    now = BASE_NOW + draw(st.integers(0, 1_000_000))
-    m = draw(members(cfg, self_id, now, features))
+    cfg, self_id = configs(draw)
+    now = BASE_NOW + draw(_range(0, 1_000_000))
+    m = members(draw, cfg, self_id, now, features)
     usable = [k for k in INPUTS if k in kinds and _possible(k, features)]
     assume(usable)
-    kind = draw(st.sampled_from(usable))
-    inp, d = draw(inputs(kind, cfg, m, now))
+    inp, d = inputs(draw, pick(draw, usable), cfg, m, now)
     case = finish(cfg, m, now, inp, d)
     after, _, outs, _ = run(case)
     need = requires(case, after, outs)

@@ -45,12 +45,13 @@ def print_outcome(out: Outcome, command: str, f: IO[str], vectors: bool = False)
 
 
 def print_mismatch(protocol: str, mm: Mismatch, f: IO[str]) -> None:
+    s = subject(protocol)
     wire = {k: v for k, v in mm.case.items() if k != "case"}
-    for line in subject(protocol).describe(wire):
+    for line in s.describe(wire):
         print(f"  {line}", file=f)
     print("  differs:", file=f)
     for d in mm.differences:
-        print(f"    {d.line()}", file=f)
+        print(f"    {d.line(s.value_name)}", file=f)
     print(f"  expected: {json.dumps(mm.expected)}", file=f)
     print(f"  got:      {json.dumps(mm.got)}", file=f)
     print(f"  case:     {json.dumps(mm.case)}", file=f)

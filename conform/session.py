@@ -49,6 +49,7 @@ class Subject:
     sections: Callable[[dict], tuple[str, ...]]  # wire case -> the state sections an answer must have
     check_answer: Callable[[dict, tuple[str, ...]], None]
     describe: Callable[[dict], list[str]]
+    value_name: Callable[[str, Any], str | None]  # (difference path, value) -> its Java name, if any
     wire_error: type
 
 
@@ -75,7 +76,7 @@ SUBJECTS = {
     "election": Subject(protocol="election", inputs=election.INPUTS, features=election.FEATURES,
                         cases=election_cases.cases, edge_cases=election_cases.edge_cases,
                         prepare=_election_prepare, answer=election.answer, decode=election.decode_case, sections=_election_sections,
-                        check_answer=election.check_answer, describe=_election_describe,
+                        check_answer=election.check_answer, describe=_election_describe, value_name=election.value_name,
                         wire_error=election.WireError),
 }
 
@@ -159,7 +160,7 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
             got, diffs = ask(s, driver, sent[0], wire, expected)
         except DriverError as e:
             raise _DriverGone(e) from None
-        if not first:
+        if not first and not diffs:
             out.cases += 1
             out.kinds[need[0]] += 1
             if progress and out.cases % 250 == 0:
@@ -186,8 +187,7 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
         raise DriverError(f"no generated case fits the driver's inputs {list(hello.inputs)} "
                           f"and features {sorted(hello.features)}") from None
     if out.mismatch is not None:
-        out.cases -= 1  # the mismatching case itself
-        out.shrink_cases = sent[0] - out.cases - 1
+        out.shrink_cases = sent[0] - out.cases - 1  # after the agreeing ones and the first mismatch
     return out
 
 
