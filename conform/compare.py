@@ -28,7 +28,8 @@ class Difference:
         if self.path == "outputs":
             return (f"outputs: missing {_text(self.expected) if self.expected else 'nothing'}, "
                     f"extra {_text(self.got) if self.got else 'nothing'}")
-        return f"{self.path}: expected {_named(self.path, self.expected, name)}, got {_named(self.path, self.got, name)}"
+        expected, got = _named(self.path, self.expected, name), _named(self.path, self.got, name)
+        return f"{self.path}: expected {expected}, got {got}"
 
 
 def _text(v: Any) -> str:

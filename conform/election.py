@@ -23,14 +23,17 @@ wire draws into the reference. Both are ints that only the `d * bound` of rand_i
 
 from __future__ import annotations
 
-import enum
-import json
 from typing import Any
 
 import attrs
 
+from conform import wire
+from conform.wire import WireError, plain
+from conform.wire import get as _get
+from conform.wire import obj as _obj
+from conform.wire import show as _show
 from reference_impl.core.network import Respond, Send
-from reference_impl.core.state import EMPTY, FrozenMap, encode, record
+from reference_impl.core.state import EMPTY, encode, record
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import server as srv
 from reference_impl.election.member_state import HeartBeatRound, Member, TakeLeadershipWait, VoteRound
@@ -59,10 +62,6 @@ FEATURES = ("rounds", "leadership_transfer")
 
 DRAW_SPAN = 1 << 16  # the reference's draw is a value in [0, DRAW_SPAN)
 NEVER = 1 << 62  # checkPreferredLeader's next run when the case has no `server` section
-
-
-class WireError(ValueError):
-    """A wire object is not a valid election case or answer; the message names the field."""
 
 
 # --- a case in the reference's terms ---
@@ -244,10 +243,6 @@ def answer(wire_case: dict) -> dict:
                   "state": encode_state(after, sections)})
 
 
-def plain(obj: Any) -> Any:
-    """JSON data as a parser returns it (the codes of `Code`, an IntEnum, as plain ints)."""
-    return json.loads(json.dumps(obj))
-
 
 def encode_outputs(outs: tuple, bounds: list[int]) -> list[dict]:
     """Sends, deferred answers and role changes; the reference's other observations
@@ -363,7 +358,7 @@ def sections_for(need: tuple[str, ...]) -> tuple[str, ...]:
 def encode_state(m: Member, sections: tuple[str, ...]) -> dict:
     out = {}
     for name in sections:
-        out[name] = {wire: _encode_value(getattr(m, ours)) for wire, (ours, _) in SECTIONS[name].items()}
+        out[name] = {key: _encode_value(getattr(m, ours)) for key, (ours, _) in SECTIONS[name].items()}
     return out
 
 
@@ -392,8 +387,8 @@ def decode_state(d: Any, self_id: str, now: int) -> tuple[Member, tuple[str, ...
     fields: dict[str, Any] = {"self_id": self_id, "next_loop_ms": now, "next_check_preferred_ms": NEVER}
     for name in sections:
         sec = _obj(d[name], f"state.{name}")
-        for wire, (ours, kind) in SECTIONS[name].items():
-            fields[ours] = _value(_get(sec, wire, f"state.{name}"), kind, f"state.{name}.{wire}")
+        for key, (ours, kind) in SECTIONS[name].items():
+            fields[ours] = _value(_get(sec, key, f"state.{name}"), kind, f"state.{name}.{key}")
     return Member(**fields), sections
 
 
@@ -407,53 +402,8 @@ def check_state(d: Any, sections: tuple[str, ...]) -> None:
 # --- values ---
 
 
-def _obj(d: Any, where: str) -> dict:
-    if not isinstance(d, dict):
-        raise WireError(f"{where} must be an object, got {_show(d)}")
-    return d
-
-
-def _get(d: dict, key: str, where: str, kind: str | None = None) -> Any:
-    if key not in d:
-        raise WireError(f"{where} lacks {key!r}")
-    return d[key] if kind is None else _value(d[key], kind, f"{where}.{key}")
-
-
-def _show(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _value(v: Any, kind: Any, where: str) -> Any:
-    """Check a wire value against its kind and convert it to the reference's value."""
-    if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        if issubclass(kind, int):  # Code: Java's int code; unknown codes are kept as ints
-            if isinstance(v, int) and not isinstance(v, bool):
-                try:
-                    return kind(v)
-                except ValueError:
-                    return v
-        else:
-            try:
-                return kind(v)
-            except (ValueError, TypeError):
-                pass
-        raise WireError(f"{where} must be one of {[e.value for e in kind]}, got {_show(v)}")
-    if kind == "int":
-        if isinstance(v, int) and not isinstance(v, bool):
-            return v
-        raise WireError(f"{where} must be an integer, got {_show(v)}")
-    if kind == "bool":
-        if isinstance(v, bool):
-            return v
-        raise WireError(f"{where} must be true or false, got {_show(v)}")
-    if kind in ("id", "id?"):
-        if isinstance(v, str) or (v is None and kind == "id?"):
-            return v
-        raise WireError(f"{where} must be a node id{' or null' if kind == 'id?' else ''}, got {_show(v)}")
-    if kind.startswith("map:"):
-        inner = kind[4:]
-        return FrozenMap((k, _value(x, inner, f"{where}.{k}")) for k, x in _obj(v, where).items())
+    """conform.wire.value, and the two election kinds: an open round, a transferee's wait."""
     if kind == "round?":
         return None if v is None else _round(_obj(v, where), where)
     if kind == "take?":
@@ -464,7 +414,7 @@ def _value(v: Any, kind: Any, where: str) -> Any:
                                   waiting_for_index=_get(v, "waitingForIndex", where, "bool"),
                                   request=decode_message(_get(v, "request", where), f"{where}.request",
                                                          LeadershipTransferRequest))
-    raise AssertionError(f"unknown kind {kind!r}")
+    return wire.value(v, kind, where)
 
 
 def _round(v: dict, where: str) -> VoteRound | HeartBeatRound:
@@ -633,7 +583,8 @@ def value_name(path: str, v: Any) -> str | None:
 def describe_state(state: dict, config: dict, now: int) -> list[str]:
     """The state as a few readable lines, fields at their boot values left out."""
     ms, el = state.get("memberState", {}), state.get("elector", {})
-    lines = [f"{config.get('selfId')} of {config.get('peers')}, now_ms={now}: {ms.get('role')} currTerm={ms.get('currTerm')}"
+    lines = [f"{config.get('selfId')} of {config.get('peers')}, now_ms={now}: {ms.get('role')}"
+             f" currTerm={ms.get('currTerm')}"
              f" currVoteFor={ms.get('currVoteFor')} leaderId={ms.get('leaderId')}"
              f" ledgerEnd={ms.get('ledgerEndIndex')}/{ms.get('ledgerEndTerm')}"]
     boot = {**{w: _encode_value(getattr(Member(self_id="?"), o)) for w, (o, _) in MEMBER_STATE.items()},

@@ -387,7 +387,8 @@ def _tick_edges() -> Iterator[Case]:
                     known_max_term_in_group=known)
         yield finish(cfg, m, NOW, tick, d)
     # a preferred leader that is taking leadership draws from the shorter interval
-    yield finish(_cfg(preferred_leader_ids="n0"), _member(term_to_take_leadership=3, need_increase_term_immediately=True),
+    yield finish(_cfg(preferred_leader_ids="n0"),
+                 _member(term_to_take_leadership=3, need_increase_term_immediately=True),
                  NOW, tick, DRAW_SPAN - 1)
     yield finish(_cfg(enable_leader_elector=False), _member(next_time_to_request_vote=-1), NOW, tick)
     for last in (NOW - 2000, NOW - 2001, -1):
@@ -468,7 +469,8 @@ def _response_edges() -> Iterator[Case]:
                      accepted_num=2)
     beat = HeartBeatRound(seq=1, term=2, deadline=NOW + 500, all_num=4, succ_num=2, not_ready_num=0)
     for rpc, rnd, role in (("vote", vote, Role.CANDIDATE), ("heartbeat", beat, Role.LEADER)):
-        yield finish(five, _member(role, round=rnd, round_seq=1), NOW, RpcFailure(call=Call(rpc=rpc, peer="n3", round=1)))
+        yield finish(five, _member(role, round=rnd, round_seq=1), NOW,
+                     RpcFailure(call=Call(rpc=rpc, peer="n3", round=1)))
     yield finish(five, _member(Role.LEADER, round=beat, round_seq=1), NOW,
                  Response(call=Call(rpc="heartbeat", peer="n3", round=1), message=HeartBeatResponse()))
 

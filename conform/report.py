@@ -36,7 +36,8 @@ def print_outcome(out: Outcome, command: str, f: IO[str], vectors: bool = False)
         return
     mm = out.mismatch
     if vectors:
-        print(f"  MISMATCH: {out.mismatches} of {out.cases} vectors differ{skipped}; the first, {mm.vector_id}:", file=f)
+        print(f"  MISMATCH: {out.mismatches} of {out.cases} vectors differ{skipped}; the first, {mm.vector_id}:",
+              file=f)
     else:
         shrunk = f"; shrunk with {out.shrink_cases} more cases" if out.shrink_cases else ""
         flaky = " (the driver answered its replay differently: flaky)" if out.flaky else ""

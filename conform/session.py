@@ -75,7 +75,8 @@ def _election_describe(wire: dict) -> list[str]:
 SUBJECTS = {
     "election": Subject(protocol="election", inputs=election.INPUTS, features=election.FEATURES,
                         cases=election_cases.cases, edge_cases=election_cases.edge_cases,
-                        prepare=_election_prepare, answer=election.answer, decode=election.decode_case, sections=_election_sections,
+                        prepare=_election_prepare, answer=election.answer, decode=election.decode_case,
+                        sections=_election_sections,
                         check_answer=election.check_answer, describe=_election_describe, value_name=election.value_name,
                         wire_error=election.WireError),
 }

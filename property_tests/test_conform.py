@@ -73,7 +73,8 @@ def test_a_vote_handler_that_ignores_curr_vote_for_is_caught_and_shrunk(capsys):
     assert mm["expected"]["reply"]["vote_result"] != "ACCEPT" and mm["got"]["reply"]["vote_result"] == "ACCEPT"
     # shrunk: the plain values wherever the bug does not need another
     assert case["config"]["peers"] == ["n0", "n1", "n2"] and case["now_ms"] == election_cases.BASE_NOW
-    assert case["state"]["elector"]["lastLeaderHeartBeatTime"] == -1 and set(case["state"]) == {"memberState", "elector"}
+    assert case["state"]["elector"]["lastLeaderHeartBeatTime"] == -1
+    assert set(case["state"]) == {"memberState", "elector"}
 
 
 def test_a_lower_term_heartbeat_answered_with_the_wrong_code_is_caught(capsys):

@@ -163,14 +163,16 @@ def build_parser() -> Parser:
     gate.add_argument("--out", default=None, help="directory for reference witness traces")
     gate.add_argument("--json", action="store_true")
 
-    con = sub.add_parser("conform", help="check another implementation's handlers through a driver (docs/conformance.md)")
+    con = sub.add_parser("conform",
+                         help="check another implementation's handlers through a driver (docs/conformance.md)")
     con.add_argument("--protocol", default="election", help="the protocol whose handlers the driver runs (election)")
     con.add_argument("--driver", required=True, metavar="CMD",
                      help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
     con.add_argument("--count", type=_positive, default=1000, help="generated cases (default 1000)")
     con.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
     con.add_argument("--vectors", default=None, metavar="FILE", help="run a vectors file's cases instead of generating")
-    con.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS", help="per-case answer timeout (default 10)")
+    con.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                     help="per-case answer timeout (default 10)")
     con.add_argument("--json", action="store_true")
 
     vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
