@@ -25,8 +25,7 @@ MAX_NODES = codec.MAX_NODES
 MAX_SCRIPT_ACTIONS = formats.MAX_SCRIPT_ACTIONS
 
 
-class TraceError(formats.FormatError):
-    """A trace that cannot be read or does not describe a world of ours."""
+TraceError = formats.FormatError  # a trace that cannot be read or does not describe a world of ours
 
 
 def state_of(w: core.World) -> dict:

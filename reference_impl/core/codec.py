@@ -201,6 +201,8 @@ def load_config(d: Any) -> WorldConfig:
         raise InputError("script", f"must be a list of actions, got {show(script)}")
     try:
         script = parse_actions(script, ids, p)
+    except InputError as e:
+        raise e.at("script") from None
     except ScenarioError as e:
         raise InputError("script", str(e)) from None
     down = _node_indexes(d, "down", ids)

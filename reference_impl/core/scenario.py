@@ -110,7 +110,7 @@ def parse_actions(steps: Any, ids: tuple[str, ...], proto: Protocol) -> tuple[Ac
             raise ActionError(f"[{i}].at_ms", f"must be an integer in 0..{MAX_TIME_MS}, got {show(at)}")
         do = raw.get("do", "expect" if "expect" in raw else None)
         if type(do) is not str or do not in known:
-            raise ActionError(f"[{i}].do", f"must be one of {', '.join(known)}, got {show(do)}")
+            raise ActionError(f"[{i}].do", f"is an unknown action {show(do)}; known: {', '.join(known)}")
         within = raw.get("within_ms", 0)
         if type(within) is not int or not 0 <= within <= MAX_TIME_MS:
             raise ActionError(f"[{i}].within_ms", f"must be an integer in 0..{MAX_TIME_MS}, got {show(within)}")
