@@ -447,7 +447,9 @@ def cmd_shrink(args: argparse.Namespace) -> int:
     except IsADirectoryError as e:
         raise UsageError(f"{e.filename or args.trace}: is a directory") from None
     except OSError as e:  # the trace cannot be read, or the output cannot be written
-        raise UsageError(f"{e.filename or args.trace}: {e.strerror}") from None
+        if e.filename == args.trace:
+            raise UsageError(f"cannot read {args.trace}: {e.strerror}") from None
+        raise UsageError(f"cannot write {args.out or e.filename}: {e.strerror}") from None
     except formats.FormatError as e:
         raise UsageError(str(e)) from None
     except (ValueError, KeyError) as e:

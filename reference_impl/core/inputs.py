@@ -210,7 +210,7 @@ def check_fields(obj: Any) -> None:
 # --- structuring parsed JSON (cattrs) ---
 
 
-_TYPE_ONLY = {int: (-(1 << 63), (1 << 63) - 1), float: (-1e308, 1e308), str: (0, 1 << 30), bool: None}
+_TYPE_ONLY = {int: (-(1 << 80), 1 << 80), float: (-1e308, 1e308), str: (0, 1 << 30), bool: None}
 
 
 def _strict(tp: type) -> Any:
