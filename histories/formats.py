@@ -41,6 +41,7 @@ MAX_STEPS = 10 ** 9
 MAX_SCRIPT_ACTIONS = 100_000
 NODE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"
 _NODE_ID = re.compile(NODE_ID)
+_LONG_DIGITS = re.compile(r"\d{%d}" % (MAX_DIGITS + 1))
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -101,19 +102,24 @@ def _int(text: str) -> int:
 
 
 def depth(value: Any) -> int:
-    """How deeply containers nest in `value` (a scalar: 0), without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, dict):
-            v = v.values()
-        elif not isinstance(v, list):
-            continue
-        deepest = max(deepest, d)
+    """How deeply containers nest in `value` (a scalar: 0), level by level, without recursion;
+    it stops counting past MAX_DEPTH."""
+    level, d = [value], 0
+    while level:
+        nxt = []
+        for v in level:
+            if type(v) is dict:
+                v = v.values()
+            elif type(v) is not list:
+                continue
+            nxt += [x for x in v if type(x) is dict or type(x) is list]
+        if not nxt and not any(type(v) is dict or type(v) is list for v in level):
+            return d
+        d += 1
         if d > MAX_DEPTH:
             return d
-        stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
-    return deepest
+        level = nxt
+    return d
 
 
 def loads(text: str | bytes, where: str, line: int | None = None) -> Any:
@@ -123,9 +129,12 @@ def loads(text: str | bytes, where: str, line: int | None = None) -> Any:
             text = text.decode("utf-8")
         except UnicodeDecodeError as e:
             raise FormatError(where, line, "", f"is not UTF-8 text (byte {e.start})") from None
+    # Integers are parsed by json's C code unless the text has a run of MAX_DIGITS+ digits
+    # somewhere (then each integer is measured; a run inside a string costs only that check).
+    long_digits = _LONG_DIGITS.search(text) is not None
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float,
-                           parse_int=_int)
+                           **({"parse_int": _int} if long_digits else {}))
     except _JsonRefused as e:
         raise FormatError(where, line, "", f"JSON {e}") from None
     except RecursionError:

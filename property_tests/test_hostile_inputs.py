@@ -130,7 +130,7 @@ def test_float_times_are_refused(capsys, trace, tmp_path):
     objs = lines_of(trace)
     objs[3]["t_ms"] = objs[3]["t_ms"] + 0.5
     write(trace, objs)
-    assert "line 4: t_ms must be an integer, got " in bad(capsys, "check-trace", trace)
+    assert "line 4: t_ms must be null or an integer, got " in bad(capsys, "check-trace", trace)
     path = scenario_file(tmp_path, [{"at_ms": 1.5, "do": "crash", "node": "n0"}])
     assert "steps[0].at_ms must be an integer" in bad(capsys, "simulate", "--script", path)
 
