@@ -175,6 +175,8 @@ class TraceHeader:
     nodes: tuple[str, ...] | None = None
     seed: int | None = None
     until_ms: int | None = None
+    shrunk: dict | None = None  # a shrunk counterexample's provenance (spark_harness.counterexample)
+    explore: Any = None  # the explorer's bound, for a trace it found (model_checks.explore)
 
     LIMITS: ClassVar[dict] = {"protocol": (1, 64), "nodes": (1, 64), "seed": (-(1 << 63), (1 << 63) - 1),
                               "until_ms": (0, MAX_TIME_MS)}

@@ -89,3 +89,26 @@ def test_hostile_scenarios_are_refused_by_schema_and_tool(change):
     assert list(validator("scenario.json").iter_errors(d))
     with pytest.raises(ValueError):
         scenario_file.parse(d)
+
+
+def test_shrunk_and_explored_traces_fit_the_schemas(tmp_path):
+    """The traces `shrink` and the explorer write carry their provenance in the header; they fit too,
+    and check-trace reads them."""
+    from model_checks import explore
+    from reference_impl.election import world as election_world
+    from rmqspec import cli
+
+    hostile = tmp_path / "h.jsonl"
+    assert cli.main(["simulate", "--faults", "hostile", "--seed", "0", "--steps", "4000", "--trace", str(hostile),
+                     "--quiet"]) == 0
+    shrunk = tmp_path / "s.jsonl"
+    assert cli.main(["shrink", str(hostile), "--out", str(shrunk), "--budget", "2000"]) == 0
+    explored = tmp_path / "e.jsonl"
+    cfg = election_world.make_config(3)
+    explore.write_event_trace(cfg, [], str(explored), {"explore": {"depth": 3}})
+    for path in (shrunk, explored):
+        objs = [json.loads(x) for x in path.read_text().splitlines()]
+        validator("trace-header.json").validate(objs[0])
+        for o in objs[1:]:
+            validator("trace-step.json").validate(o)
+        assert cli.main(["check-trace", str(path)]) == 0
