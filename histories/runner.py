@@ -167,7 +167,8 @@ class TraceChooser:
                 return None
             line = trace_mod.check_step(d, self.where, n)
             if line.event is None:
-                raise trace_mod.TraceError(self.where, n, "event", "is required on a step line (an object with a 'kind')")
+                raise trace_mod.TraceError(self.where, n, "event",
+                                           "is required on a step line (an object with a 'kind')")
             self.line, self.step = n, line.i if line.i is not None else self.step + 1
             try:
                 event = codec.decode_event(w, line.event, line.t_ms)

@@ -258,7 +258,6 @@ def main(argv: list[str] | None = None) -> int:
     traces, scenarios = trace_seeds(), scenario_seeds()
     crashes: dict[str, list] = {}
     counts = dict.fromkeys(ENTRIES, 0)
-    codes: dict[int, int] = {}
     rss: list[tuple[int, float]] = []
     start = time.time()
     n = 0

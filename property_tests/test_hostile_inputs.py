@@ -84,7 +84,8 @@ def test_config_values_of_the_wrong_type_are_refused_at_the_door(capsys, trace, 
     ("offsets", "queues", 2 ** 31, "queues must be an integer in 1..16"),
     ("dledger_commitlog", "queues", 2 ** 31, "queues must be an integer in 1..1024"),
     ("dledger_commitlog", "old_messages", 10_000, "old_messages must be an integer in 0..1000"),
-    ("nameserver", "scan_not_active_broker_interval_ms", 0, "scan_not_active_broker_interval_ms must be an integer in 1"),
+    ("nameserver", "scan_not_active_broker_interval_ms", 0,
+     "scan_not_active_broker_interval_ms must be an integer in 1"),
     ("ha", "body_max", 1 << 40, "body_max must be an integer in 1..4194304"),
     ("election", "max_heart_beat_leak", 2 ** 40, "max_heart_beat_leak must be an integer in 1..2147483647"),
 ])
@@ -118,7 +119,7 @@ def test_json_the_formats_do_not_allow_is_refused_everywhere(capsys, tmp_path, t
     objs = trace.read_text().splitlines()
     objs.insert(3, text)
     trace.write_text("\n".join(objs) + "\n")
-    assert f"line 4: JSON" in bad(capsys, "check-trace", trace) and message in bad(capsys, "replay", trace)
+    assert "line 4: JSON" in bad(capsys, "check-trace", trace) and message in bad(capsys, "replay", trace)
     path = tmp_path / "s.json"
     path.write_text(text)
     assert message in bad(capsys, "simulate", "--script", path)

@@ -20,7 +20,6 @@ import traceback
 from typing import Any, NoReturn
 
 from histories import formats, runner, scenario_file, timeline
-from histories import trace as trace_mod
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
 from reference_impl.core import codec, faults, inputs, scenario
@@ -104,7 +103,8 @@ def build_parser() -> Parser:
 
     sim = sub.add_parser("simulate", help="run one history and print a timeline")
     sim.add_argument("--protocol", default=None, help=f"one of: {', '.join(core.protocol_names())}")
-    sim.add_argument("--nodes", type=_int_in(1, 64), default=None, help="number of nodes, 1..64 (default 3; offsets: 2)")
+    sim.add_argument("--nodes", type=_int_in(1, 64), default=None,
+                     help="number of nodes, 1..64 (default 3; offsets: 2)")
     sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser, a 64-bit integer (default 1)")
     sim.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=None,
                      help=f"maximum events, 1..{MAX_STEPS:,} (default 5000; with --script 1,000,000)")

@@ -28,7 +28,7 @@ class ElectionConfig:
     ledger_end_index: tuple[int, ...] = ()  # per node; empty: -1 everywhere (an empty log)
     ledger_end_term: tuple[int, ...] = ()
 
-    LIMITS: ClassVar[dict] = {"ledger_end_index": (-1, inputs.JAVA_INT_MAX), "ledger_end_term": (-1, inputs.JAVA_INT_MAX)}
+    LIMITS: ClassVar[dict] = dict.fromkeys(("ledger_end_index", "ledger_end_term"), (-1, inputs.JAVA_INT_MAX))
 
     def __attrs_post_init__(self) -> None:
         inputs.check_fields(self)
@@ -198,7 +198,8 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
     elif do == "set_vote_for":
         m, outs = m.evolve(curr_vote_for=arg(args, "leader_id", str | None, ID)), ()
     elif do == "update_ledger":
-        m, outs = mstate.update_ledger_index_and_term(m, arg(args, "index", int, INDEX), arg(args, "term", int, INDEX)), ()
+        index, term = arg(args, "index", int, INDEX), arg(args, "term", int, INDEX)
+        m, outs = mstate.update_ledger_index_and_term(m, index, term), ()
     elif do == "transfer_leadership":
         m, reply, outs = elector.handle_leadership_transfer(c, m, m.curr_term, arg(args, "transferee", str, ID))
         if reply is not None:

@@ -28,9 +28,8 @@ insertion order (Java: the ConcurrentHashMap's).
 
 from __future__ import annotations
 
-from typing import ClassVar
 
-from reference_impl.core.inputs import check_fields, positive
+from reference_impl.core.inputs import check_fields
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.nameserver.client_routes import MessageQueue, TopicPublishInfo
 

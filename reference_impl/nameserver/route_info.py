@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from reference_impl.core.inputs import check_fields, positive
+from reference_impl.core.inputs import check_fields
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.rocketmq import MASTER_ID
 

@@ -33,8 +33,6 @@ from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import consumer as co
 from reference_impl.nameserver import namesrv as ns
 from reference_impl.nameserver import producer as pr
-from reference_impl.nameserver import queue_selection as qs
-from reference_impl.nameserver import remoting as rm
 from reference_impl.nameserver import route_info as ri
 from reference_impl.nameserver.ghost import ghost_init, ghost_update, roles
 
