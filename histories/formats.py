@@ -216,7 +216,7 @@ def check_event(d: Any, path: str = "event") -> dict:
     if type(d) is not dict:
         raise InputError(path, f"must be an object with a 'kind', got {show(d)}")
     kind = d.get("kind")
-    if kind not in EVENT_FIELDS:
+    if type(kind) is not str or kind not in EVENT_FIELDS:
         raise InputError(f"{path}.kind", f"must be one of {', '.join(EVENT_FIELDS)}, got {show(kind)}")
     fields = EVENT_FIELDS[kind]
     for key, value in d.items():

@@ -316,3 +316,12 @@ def test_non_finite_numbers_are_refused_on_both_sides(capsys, tmp_path, trace):
     objs[0] = objs[0].replace('"loss":0.05', '"loss":NaN')
     trace.write_text("\n".join(objs) + "\n")
     assert "has NaN" in bad(capsys, "check-trace", trace)
+
+
+def test_an_event_kind_that_is_an_object_is_bad_input(capsys, trace):
+    """Found by the parser fuzzer: an unhashable `kind` once escaped as a TypeError (exit 3)."""
+    objs = lines_of(trace)
+    objs[3]["event"]["kind"] = {"a": 1}
+    write(trace, objs)
+    for verb in ("check-trace", "shrink"):
+        assert "line 4: event.kind must be one of tick, deliver" in bad(capsys, verb, trace)
