@@ -436,7 +436,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-MASTER = re.compile(r"none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark://[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*"
+# `submitted` is what rmqspec/spark_submit.py passes: the master spark-submit was given
+MASTER = re.compile(r"submitted|none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark://[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*"
                     r"|yarn|k8s://[A-Za-z0-9.:/_-]+")
 
 
