@@ -325,3 +325,11 @@ def test_an_event_kind_that_is_an_object_is_bad_input(capsys, trace):
     write(trace, objs)
     for verb in ("check-trace", "shrink"):
         assert "line 4: event.kind must be one of tick, deliver" in bad(capsys, verb, trace)
+
+
+@pytest.mark.parametrize("ref", [{"field": "term", "node": {"a": 1}}, {"field": {"a": 1}, "node": "n0"},
+                                 {"max": {"a": 1}}], ids=["node-object", "field-object", "max-object"])
+def test_a_reference_naming_an_object_is_bad_input(capsys, tmp_path, ref):
+    """Found by the parser fuzzer: a reference whose node or field is an object once escaped as a TypeError."""
+    path = scenario_file(tmp_path, [{"at_ms": 10, "do": "let", "let": {"T": ref}}])
+    bad(capsys, "simulate", "--script", path)

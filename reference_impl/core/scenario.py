@@ -223,12 +223,14 @@ def resolve(w: World, v: Any, obs: dict | None = None) -> Any:
         obs = obs if obs is not None else observed(w)
         if "field" in v and set(v) <= {"field", "node"}:
             node = resolve(w, v.get("node"), obs)
-            if node not in obs:
-                raise ScenarioError(f"{node!r} is not a node")
-            if v["field"] not in obs[node]:
-                raise ScenarioError(f"nodes have no observable field {v['field']!r}")
+            if type(node) is not str or node not in obs:
+                raise ScenarioError(f"{show(node)} is not a node")
+            if type(v["field"]) is not str or v["field"] not in obs[node]:
+                raise ScenarioError(f"nodes have no observable field {show(v['field'])}")
             return obs[node][v["field"]]
         if set(v) == {"max"}:
+            if type(v["max"]) is not str:
+                raise ScenarioError(f"{{'max': ...}} must name an observable field, got {show(v['max'])}")
             values = [o.get(v["max"]) for o in obs.values() if o.get("alive")]
             if not all(_number(x) for x in values):
                 raise Unresolved(f"{{'max': {show(v['max'])}}}: not every live node has a number there")
