@@ -149,8 +149,9 @@ class TraceChooser:
     """Feeds the events of a trace, checking that each is enabled and, after the step,
     that the reference's observable state equals the trace's (fields present in it)."""
 
-    def __init__(self, lines: Iterator[tuple[int, dict]]) -> None:
+    def __init__(self, lines: Iterator[tuple[int, dict]], where: str = "trace") -> None:
         self.lines = lines
+        self.where = where
         self.expected_state: dict | None = None
         self.line = 0
         self.step = 0
@@ -164,25 +165,24 @@ class TraceChooser:
             if "result" in d:
                 self.result = d["result"]
                 return None
-            step = d.get("i", self.step + 1)
-            if not isinstance(step, int) or isinstance(step, bool):
-                raise trace_mod.TraceError(f"line {n}: step number 'i' must be an integer")
-            self.line, self.step = n, step
-            if not isinstance(d.get("event"), dict):
-                raise trace_mod.TraceError(f"line {n}: step lacks an 'event' object")
+            line = trace_mod.check_step(d, self.where, n)
+            if line.event is None:
+                raise trace_mod.TraceError(self.where, n, "event",
+                                           "is required on a step line (an object with a 'kind')")
+            self.line, self.step = n, line.i if line.i is not None else self.step + 1
             try:
-                event = codec.decode_event(w, d["event"], d.get("t_ms"))
+                event = codec.decode_event(w, line.event, line.t_ms)
             except codec.DecodeError as e:
                 self.mismatch = Mismatch(self.step, n, f"event cannot happen here: {e}")
                 return None
             if not core.is_enabled(w, event):
-                self.mismatch = Mismatch(self.step, n, f"event {d['event']} is not enabled at t={w.now} ms")
+                self.mismatch = Mismatch(self.step, n, f"event {_brief(line.event)} is not enabled at t={w.now} ms")
                 return None
-            if isinstance(d.get("t_ms"), int) and d["t_ms"] != core.event_time(w, event):
+            if line.t_ms is not None and line.t_ms != core.event_time(w, event):
                 self.mismatch = Mismatch(self.step, n, f"event happens at t={core.event_time(w, event)} ms in the "
-                                                       f"reference, the trace says t={d['t_ms']} ms")
+                                                       f"reference, the trace says t={line.t_ms} ms")
                 return None
-            self.expected_state = d.get("state")
+            self.expected_state = line.state
             return event
         return None
 
@@ -196,16 +196,17 @@ class TraceChooser:
         got = trace_mod.state_of(after)
         for node_id, fields in want.items():
             if node_id not in got or not isinstance(fields, dict):
-                self.mismatch = Mismatch(self.step, self.line, f"unknown node {node_id!r} in state")
+                self.mismatch = Mismatch(self.step, self.line, f"unknown node {_brief(node_id)} in state")
                 return
             for field, value in fields.items():
                 if field not in got[node_id]:
-                    self.mismatch = Mismatch(self.step, self.line, f"{node_id}: unknown field {field!r}")
+                    self.mismatch = Mismatch(self.step, self.line, f"{node_id}: unknown field {_brief(field)}")
                     return
                 if got[node_id][field] != value:
                     self.mismatch = Mismatch(
                         self.step, self.line,
-                        f"{node_id}.{field} is {value!r} in the trace but {got[node_id][field]!r} in the reference")
+                        f"{node_id}.{field} is {_brief(value)} in the trace but {_brief(got[node_id][field])} "
+                        "in the reference")
                     return
 
 
@@ -220,23 +221,34 @@ class ReplayResult:
         return self.mismatch is None and self.run.ok()
 
 
-def replay(f: IO[str], hooks: tuple[StepHook, ...] = ()) -> ReplayResult:
-    """Re-run a trace through the reference; stop at the first divergence."""
-    lines = trace_mod.read_lines(f)
-    header, cfg = trace_mod.read_header(lines)
+def replay(f: IO[bytes] | IO[str], hooks: tuple[StepHook, ...] = (), where: str = "trace") -> ReplayResult:
+    """Re-run a trace through the reference; stop at the first divergence. Unless it diverged,
+    the file is read to its end: a line after the result line is bad input."""
+    lines = trace_mod.read_lines(f, where)
+    header, cfg = trace_mod.read_header(lines, where)
     # The initial state line (i = 0) must match a fresh world.
     first = next(lines, None)
-    feeder = TraceChooser(lines)
-    mismatch = None
-    if first is not None and first[1].get("i") == 0 and "state" in first[1]:
-        feeder.expected_state = first[1]["state"]
+    feeder = TraceChooser(lines, where)
+    if first is not None and "result" not in first[1] and first[1].get("event") is None:
+        line = trace_mod.check_step(first[1], where, first[0])
+        if line.i not in (None, 0):
+            raise trace_mod.TraceError(where, first[0], "i", "of the initial state line (no event) must be 0")
+        feeder.expected_state = line.state
         feeder.line = first[0]
         feeder.compare(0, None, None, core.init(cfg), ())
     elif first is not None:
         feeder.lines = _chain(first, lines)
     result = run(cfg, feeder.choose, steps=1 << 62, hooks=(feeder.compare,) + hooks)
-    mismatch = feeder.mismatch
-    return ReplayResult(run=result, header=header, mismatch=mismatch, recorded=feeder.result)
+    if feeder.mismatch is None:
+        for _ in feeder.lines:  # to the end of the file
+            pass
+    return ReplayResult(run=result, header=header, mismatch=feeder.mismatch, recorded=feeder.result)
+
+
+def _brief(value: Any, limit: int = 300) -> str:
+    """A value from a trace as a message quotes it: its repr, cut at `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _chain(first: tuple[int, dict], rest: Iterator[tuple[int, dict]]) -> Iterator[tuple[int, dict]]:

@@ -7,13 +7,15 @@ from typing import Any
 
 import attrs
 
+from histories import formats
 from reference_impl import core
-from reference_impl.core import faults, scenario
+from reference_impl.core import faults, inputs, scenario
 
 SCHEMA = "rmqspec.scenario/1"
-MAX_BYTES = 1 << 20
-KEYS = {"schema", "name", "description", "java_test", "protocol", "nodes", "config", "seed", "faults", "timing",
-        "down", "until_ms", "steps"}
+MAX_BYTES = formats.MAX_LINE_BYTES
+# A trace header carries the script (compact JSON), and a trace line holds at most
+# MAX_LINE_BYTES: a script must leave room for the rest of the header.
+MAX_SCRIPT_BYTES = formats.MAX_LINE_BYTES - (256 << 10)
 
 
 @attrs.define
@@ -27,54 +29,56 @@ class Scenario:
 
 
 def load(path: str) -> Scenario:
+    """Read and check a scenario file; FormatError (bad input) names the file and field."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(MAX_BYTES + 1)
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except IsADirectoryError:
+        raise formats.FormatError(path, None, "", "is a directory, not a scenario file") from None
     except OSError as e:
-        raise scenario.ScenarioError(f"cannot read {path}: {e.strerror}") from None
-    if len(text) > MAX_BYTES:
-        raise scenario.ScenarioError(f"{path}: larger than {MAX_BYTES} bytes")
-    try:
-        d = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
-        raise scenario.ScenarioError(f"{path}: not JSON ({e})") from None
-    return parse(d, path)
+        raise formats.FormatError(path, None, "", f"cannot be read: {e.strerror}") from None
+    if len(data) > MAX_BYTES:
+        raise formats.FormatError(path, None, "", f"is larger than {MAX_BYTES} bytes")
+    return parse(formats.loads(data, path), path)
 
 
 def parse(d: Any, where: str = "scenario") -> Scenario:
+    """A parsed scenario file as a world config, or FormatError naming the field."""
     if not isinstance(d, dict):
-        raise scenario.ScenarioError(f"{where}: must be a JSON object")
+        raise formats.FormatError(where, None, "", f"must be a JSON object, got {formats.show(d)}")
     if d.get("schema", SCHEMA) != SCHEMA:
-        raise scenario.ScenarioError(f"{where}: schema must be {SCHEMA!r}")
-    unknown = set(d) - KEYS
-    if unknown:
-        raise scenario.ScenarioError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-    name = d.get("protocol")
+        raise formats.FormatError(where, None, "schema", f"must be {SCHEMA!r}")
+    doc = formats.check(d, formats.ScenarioDoc, where)
     try:
-        p = core.protocol(name)
+        p = core.protocol(doc.protocol)
     except KeyError:
-        raise scenario.ScenarioError(
-            f"{where}: 'protocol' must be one of {', '.join(core.protocol_names())}") from None
-    nodes = d.get("nodes", 3)
-    if not isinstance(nodes, int) or not 1 <= nodes <= 64:
-        raise scenario.ScenarioError(f"{where}: 'nodes' must be an integer in 1..64")
-    until = d.get("until_ms")
-    if not isinstance(until, int) or until <= 0:
-        raise scenario.ScenarioError(f"{where}: 'until_ms' (the end of the scenario) must be a positive integer")
-    seed = d.get("seed", 0)
-    if not isinstance(seed, int):
-        raise scenario.ScenarioError(f"{where}: 'seed' must be an integer")
+        raise formats.FormatError(where, None, "protocol",
+                                  f"must be one of {', '.join(core.protocol_names())}, got {doc.protocol!r}") from None
+    formats.check_overrides(doc.config, f"{where}: config")
     try:
-        cfg = p.make_config(nodes, d.get("config") or {})
-        profile = faults.profile(d.get("faults", "none"), name)
-        if "timing" in d:
-            profile = profile.evolve(timing=d["timing"])
+        cfg = p.make_config(doc.nodes, doc.config)
+    except inputs.InputError as e:
+        raise formats.FormatError(where, None, inputs.join("config", e.path), e.message) from None
     except (KeyError, TypeError, ValueError) as e:
-        raise scenario.ScenarioError(f"{where}: {e.args[0] if e.args else e}") from None
-    down = d.get("down", [])
-    if not isinstance(down, list) or any(x not in cfg.ids for x in down):
-        raise scenario.ScenarioError(f"{where}: 'down' must list node ids of {list(cfg.ids)}")
-    actions = scenario.parse_actions(d.get("steps", []), cfg.ids, p)
-    cfg = cfg.evolve(profile=profile, script=actions, down=tuple(cfg.ids.index(x) for x in down))
-    return Scenario(name=d.get("name", where), description=d.get("description", ""), java_test=d.get("java_test"),
-                    cfg=cfg, seed=seed, until_ms=until)
+        raise formats.FormatError(where, None, "config", str(e.args[0] if e.args else e)) from None
+    try:
+        profile = faults.profile(doc.faults, doc.protocol)
+    except KeyError as e:
+        raise formats.FormatError(where, None, "faults", str(e.args[0])) from None
+    if doc.timing is not None:
+        try:
+            profile = attrs.evolve(profile, timing=doc.timing)
+        except ValueError as e:
+            raise formats.FormatError(where, None, "timing", str(e)) from None
+    if any(x not in cfg.ids for x in doc.down):
+        raise formats.FormatError(where, None, "down", f"must list node ids of {list(cfg.ids)}")
+    try:
+        actions = scenario.parse_actions(doc.steps, cfg.ids, p)
+    except inputs.InputError as e:
+        raise formats.FormatError(where, None, inputs.join("steps", e.path), e.message) from None
+    if len(json.dumps(doc.steps, separators=(",", ":"))) > MAX_SCRIPT_BYTES:
+        raise formats.FormatError(where, None, "steps", f"take more than {MAX_SCRIPT_BYTES} bytes as compact JSON, "
+                                                        "more than a trace header can carry")
+    cfg = cfg.evolve(profile=profile, script=actions, down=tuple(cfg.ids.index(x) for x in doc.down))
+    return Scenario(name=doc.name if doc.name is not None else where, description=doc.description,
+                    java_test=doc.java_test, cfg=cfg, seed=doc.seed, until_ms=doc.until_ms)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from histories.formats import escape
 from reference_impl import core
 from reference_impl.core import codec, scenario
 
@@ -53,8 +54,8 @@ class Timeline:
         self.out.write(f"{'t (ms)':>10}  {'node':<5} what\n")
 
     def _line(self, t: int, who: str, what: str) -> None:
-        if self.lines < self.max_lines:
-            self.out.write(f"{t:>10,}  {who:<5} {what}\n")
+        if self.lines < self.max_lines:  # text from a trace or script is escaped: no raw terminal codes
+            self.out.write(f"{t:>10,}  {escape(who):<5} {escape(what)}\n")
         elif self.lines == self.max_lines:
             self.out.write(f"{'':>10}  ...   (more; --max-lines to see them)\n")
         self.lines += 1

@@ -2,8 +2,9 @@
 
 The writer streams one line per step as the history runs, so memory does not grow
 with its length. The reader is hardened for files from elsewhere: lines longer than
-MAX_LINE_BYTES, non-JSON lines, a missing header or schema are errors naming the
-line, and a reader never holds more than one line.
+MAX_LINE_BYTES, lines that are not strict JSON objects, a header or step that does not fit
+its schema (histories.formats), and lines after the result line are errors naming the
+file, line and field; a reader never holds more than one line.
 """
 
 from __future__ import annotations
@@ -12,18 +13,21 @@ import json
 from collections.abc import Iterator
 from typing import IO, Any
 
+import attrs
+
+from histories import formats
 from reference_impl import core
-from reference_impl.core import codec
+from reference_impl.core import codec, inputs
+from reference_impl.core.inputs import InputError
 from reference_impl.core.scenario import observed
 
 SCHEMA = "histories.trace/1"
-MAX_LINE_BYTES = 4 << 20
-MAX_NODES = 64
-MAX_SCRIPT_ACTIONS = 10_000
+MAX_LINE_BYTES = formats.MAX_LINE_BYTES
+MAX_NODES = codec.MAX_NODES
+MAX_SCRIPT_ACTIONS = formats.MAX_SCRIPT_ACTIONS
 
 
-class TraceError(ValueError):
-    """A trace that cannot be read or does not describe a world of ours."""
+TraceError = formats.FormatError  # a trace that cannot be read or does not describe a world of ours
 
 
 def state_of(w: core.World) -> dict:
@@ -52,7 +56,8 @@ class TraceWriter:
         self._write({"i": 0, "t_ms": w.now, "event": None, "state": state_of(w), "obs": []})
 
     def _write(self, d: dict) -> None:
-        self.out.write(json.dumps(d, separators=(",", ":")))
+        # allow_nan=False: what we write, check-trace reads (formats.loads refuses NaN and infinities)
+        self.out.write(json.dumps(d, separators=(",", ":"), allow_nan=False))
         self.out.write("\n")
 
     def step(self, i: int, before: core.World, event: Any, after: core.World, obs: tuple) -> None:
@@ -64,46 +69,73 @@ class TraceWriter:
         self.out.flush()
 
 
-def read_lines(f: IO[str]) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for each line, refusing overlong or non-object lines."""
+def read_lines(f: IO[bytes] | IO[str], where: str = "trace") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each line up to the result line, refusing lines longer than
+    MAX_LINE_BYTES bytes, lines that are not strict JSON objects (formats.loads), and any
+    line after the result line: a trace ends there, so a suffix cannot ride along unchecked.
+    Reads one line at a time; a binary file is measured in bytes, a text file in its UTF-8."""
     n = 0
+    ended = 0
     while True:
         line = f.readline(MAX_LINE_BYTES + 1)
         if not line:
             return
         n += 1
-        if len(line) > MAX_LINE_BYTES:
-            raise TraceError(f"line {n}: longer than {MAX_LINE_BYTES} bytes")
+        size = len(line) if isinstance(line, bytes) else len(line.encode("utf-8", "surrogatepass"))
+        if size > MAX_LINE_BYTES:
+            raise TraceError(where, n, "", f"longer than {MAX_LINE_BYTES} bytes")
         if not line.strip():
             continue
-        try:
-            d = json.loads(line)
-        except (json.JSONDecodeError, RecursionError, ValueError) as e:
-            raise TraceError(f"line {n}: not JSON ({e})") from None
+        if ended:
+            raise TraceError(where, n, "", f"a line after the result line (line {ended}): a trace ends with its result")
+        d = formats.loads(line, where, n)
         if not isinstance(d, dict):
-            raise TraceError(f"line {n}: not a JSON object")
+            raise TraceError(where, n, "", f"not a JSON object, got {formats.show(d)}")
+        if "result" in d:
+            formats.check(d, formats.TraceResult, where, n)
+            ended = n
         yield n, d
 
 
-def read_header(lines: Iterator[tuple[int, dict]]) -> tuple[dict, core.WorldConfig]:
+def read_header(lines: Iterator[tuple[int, dict]], where: str = "trace") -> tuple[dict, core.WorldConfig]:
+    """The header line, checked (formats.TraceHeader), and the world config it names."""
     try:
         n, header = next(lines)
     except StopIteration:
-        raise TraceError("empty trace") from None
+        raise TraceError(where, None, "", "empty trace") from None
     if header.get("schema") != SCHEMA:
-        raise TraceError(f"line {n}: schema is {header.get('schema')!r}, expected {SCHEMA!r}")
-    cfg_d = header.get("config")
-    if not isinstance(cfg_d, dict):
-        raise TraceError(f"line {n}: header lacks 'config'")
-    ids = cfg_d.get("ids")
-    if not isinstance(ids, list) or not 1 <= len(ids) <= MAX_NODES or not all(isinstance(x, str) for x in ids):
-        raise TraceError(f"line {n}: config.ids must list 1..{MAX_NODES} node ids")
-    if len(cfg_d.get("script", [])) > MAX_SCRIPT_ACTIONS:
-        raise TraceError(f"line {n}: script longer than {MAX_SCRIPT_ACTIONS} actions")
+        raise TraceError(where, n, "schema", f"is {formats.show(header.get('schema'))}, expected {SCHEMA!r}")
+    h = _check(formats.extension(header), formats.TraceHeader, where, n)
     try:
-        cfg = codec.load_config(cfg_d)
-    except codec.DecodeError as e:
-        raise TraceError(f"line {n}: {e}") from None
-    except Exception as e:  # a config our constructors reject
-        raise TraceError(f"line {n}: bad config: {e}") from None
+        cfg = codec.load_config(h.config)
+    except InputError as e:
+        raise TraceError(where, n, inputs.join("config", e.path), e.message) from None
+    if cfg.protocol != h.protocol:
+        raise TraceError(where, n, "protocol", f"is {h.protocol!r} but config.protocol is {cfg.protocol!r}")
+    if h.nodes is not None and h.nodes != cfg.ids:
+        raise TraceError(where, n, "nodes", f"must be config.ids {list(cfg.ids)}")
     return header, cfg
+
+
+def check_step(d: dict, where: str, n: int) -> formats.TraceStep:
+    """A step line, checked (formats.TraceStep). Built directly, not through cattrs: its fields
+    are JSON values already, the record's own checks are the whole schema, and replay reads
+    one per step."""
+    d = formats.extension(d)
+    unknown = d.keys() - _STEP_KEYS
+    if unknown:
+        raise TraceError(where, n, "", f"has unknown key(s): {', '.join(sorted(map(str, unknown)))}")
+    try:
+        return formats.TraceStep(**d)
+    except InputError as e:
+        raise TraceError(where, n, e.path, e.message) from None
+
+
+_STEP_KEYS = {f.name for f in attrs.fields(formats.TraceStep)}
+
+
+def _check(d: dict, schema: type, where: str, n: int) -> Any:
+    try:
+        return formats.check(d, schema, where, n)
+    except formats.FormatError as e:
+        raise TraceError(e.where, e.line, e.path, e.message) from None

@@ -223,6 +223,7 @@ def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: 
     (protocol, profile) pairs run in `jobs` worker processes (rows keep their order)."""
     tasks = [(name, prof.name) for name in protocols or sy.names() for prof in sy.for_protocol(name).profiles
              if profile is None or prof.name == profile]
+    jobs = min(jobs, len(tasks), os.cpu_count() or 1)  # never more processes than tasks or cores
     if jobs <= 1 or len(tasks) <= 1:
         return [row for name, prof in tasks for row in _profile_rows(name, prof, out_dir, replay)]
     import multiprocessing

@@ -10,6 +10,9 @@ from __future__ import annotations
 import enum
 
 MASTER_ID = 0  # MixAll.MASTER_ID
+# MessageStoreConfig.maxMessageSize (4 MiB): the largest message body a broker stores; the
+# worlds' configured body sizes and a scenario's `size` are held to it.
+MAX_MESSAGE_SIZE = 1024 * 1024 * 4
 
 
 class ResponseCode(enum.IntEnum):

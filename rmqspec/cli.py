@@ -1,25 +1,31 @@
 """The `rmqspec` command line. It parses arguments and dispatches; nothing else.
 
 Exit codes: 0 ok, 1 an unexpected property violation (or a failed check), 2 bad input
-(one line on stderr, no traceback).
+(one line on stderr, no traceback; unreadable or unwritable files too), 3 an internal error
+(a bug: one line naming it; RMQSPEC_DEBUG=1 prints the traceback).
+
+Every number a flag takes is bounded, and the bound is in its --help: a run must end.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import re
 import sys
 import time
+import traceback
 from typing import Any, NoReturn
 
 from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
-from histories import runner, scenario_file, timeline
-from histories import trace as trace_mod
+from histories import formats, runner, scenario_file, timeline
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
-from reference_impl.core import codec, faults, scenario
+from reference_impl.core import codec, faults, inputs, scenario
 from rmqspec import bench
 from spark_harness import counterexample, fuzz, plan, shrink
 from spark_harness.java import JavaMissing
@@ -35,29 +41,54 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive(text: str) -> int:
-    try:
+INT64 = (-(1 << 63), (1 << 63) - 1)
+MAX_STEPS = 10_000_000  # events of one history (simulate): a few minutes of the slowest world
+MAX_HISTORIES = 1_000_000  # histories per protocol of one fuzz run
+MAX_BUDGET = 100_000_000  # replayed steps of one shrink
+MAX_LINES = 1_000_000
+MAX_COVERAGE = 1_000_000  # random histories per explore --coverage figure
+CORES = os.cpu_count() or 1
+
+
+def _int_in(lo: int, hi: int) -> Any:
+    """An integer flag within lo..hi (digits only: no '1e3', no 5,000-digit numbers)."""
+    def parse(text: str) -> int:
+        if not re.fullmatch(r"\s*[-+]?\d{1,20}\s*", text):
+            raise argparse.ArgumentTypeError(f"not an integer: {formats.escape(text[:40])!r}")
         v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {v}")
-    return v
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be in {lo:,}..{hi:,}, got {v:,}")
+        return v
+    return parse
 
 
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-
-
-def _csv(kind: type) -> Any:
-    def parse(text: str) -> list:
+def _float_in(lo: float, hi: float) -> Any:
+    """A finite number flag within lo..hi (nan and inf refused)."""
+    def parse(text: str) -> float:
         try:
-            out = [kind(x) for x in text.split(",") if x.strip()]
+            v = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a comma-separated list of {kind.__name__}: {text!r}") from None
+            raise argparse.ArgumentTypeError(f"not a number: {formats.escape(text[:40])!r}") from None
+        if not math.isfinite(v) or not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be a number in {lo:g}..{hi:g}, got {formats.escape(text[:40])}")
+        return v
+    return parse
+
+
+_positive = _int_in(1, INT64[1])
+_int = _int_in(*INT64)
+
+
+def _csv(kind: Any, name: str = "") -> Any:
+    def parse(text: str) -> list:
+        parts = [x for x in text.split(",") if x.strip()]
+        if len(parts) > 64:
+            raise argparse.ArgumentTypeError("at most 64 values")
+        try:
+            out = [kind(x) for x in parts]
+        except (ValueError, argparse.ArgumentTypeError) as e:
+            raise argparse.ArgumentTypeError(f"not a comma-separated list of {name or kind.__name__}: "
+                                             f"{formats.escape(text[:60])!r} ({e})") from None
         if not out:
             raise argparse.ArgumentTypeError("empty list")
         return out
@@ -75,21 +106,25 @@ def build_parser() -> Parser:
 
     sim = sub.add_parser("simulate", help="run one history and print a timeline")
     sim.add_argument("--protocol", default=None, help=f"one of: {', '.join(core.protocol_names())}")
-    sim.add_argument("--nodes", type=_positive, default=None, help="number of nodes (default 3; offsets: 2)")
-    sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser (default 1)")
-    sim.add_argument("--steps", type=_positive, default=None, help="maximum events (default 5000)")
+    sim.add_argument("--nodes", type=_int_in(1, 64), default=None,
+                     help="number of nodes, 1..64 (default 3; offsets: 2)")
+    sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser, a 64-bit integer (default 1)")
+    sim.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=None,
+                     help=f"maximum events, 1..{MAX_STEPS:,} (default 5000; with --script 1,000,000)")
     sim.add_argument("--faults", default=None, help=f"fault profile: {', '.join(faults.names())} (some protocols add their own)")
     sim.add_argument("--script", default=None, help="scenario file (docs/scenario-format.md)")
     sim.add_argument("--config", default=None, help="protocol config overrides as JSON, e.g. '{\"max_heart_beat_leak\": 4}'")
     sim.add_argument("--trace", default=None, help="write the trace (JSON Lines) to this file")
-    sim.add_argument("--max-lines", type=_positive, default=400, help="timeline lines to print (default 400)")
+    sim.add_argument("--max-lines", type=_int_in(1, MAX_LINES), default=400,
+                     help=f"timeline lines to print, 1..{MAX_LINES:,} (default 400)")
     sim.add_argument("--quiet", action="store_true", help="summary only, no timeline")
     sim.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     _add_import(sim)
 
     rep = sub.add_parser("replay", help="re-run a trace through the reference and compare every step")
     rep.add_argument("trace")
-    rep.add_argument("--max-lines", type=_positive, default=400)
+    rep.add_argument("--max-lines", type=_int_in(1, MAX_LINES), default=400,
+                     help=f"timeline lines to print, 1..{MAX_LINES:,} (default 400)")
     rep.add_argument("--quiet", action="store_true")
     rep.add_argument("--json", action="store_true")
     _add_import(rep)
@@ -102,22 +137,26 @@ def build_parser() -> Parser:
     fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
     fz.add_argument("--protocol", default="all",
                     help=f"one of: {', '.join(core.protocol_names())}; a comma-separated list; or all (default)")
-    fz.add_argument("--histories", type=_positive, default=1000, help="histories per protocol (default 1000)")
-    fz.add_argument("--steps", type=_positive, default=None,
-                    help="at most this many events per history (default 50000: a safety cap; "
+    fz.add_argument("--histories", type=_int_in(1, MAX_HISTORIES), default=1000,
+                    help=f"histories per protocol, 1..{MAX_HISTORIES:,} (default 1000)")
+    fz.add_argument("--steps", type=_int_in(1, MAX_STEPS), default=None,
+                    help=f"at most this many events per history, 1..{MAX_STEPS:,} (default 50000: a safety cap; "
                          "histories end 60 s after faults stop)")
-    fz.add_argument("--seed", type=_int, default=1, help="seed of the first history (default 1)")
+    fz.add_argument("--seed", type=_int_in(0, INT64[1] - MAX_HISTORIES), default=1,
+                    help="seed of the first history, a non-negative 64-bit integer (default 1)")
     fz.add_argument("--master", default="local[*]",
                     help="Spark master: local[N], spark://host:port, ...; 'none' runs in this process (default local[*])")
     fz.add_argument("--out", default="out/fuzz", help="output directory (default out/fuzz)")
     fz.add_argument("--faults", type=_csv(str), default=None,
                     help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
-    fz.add_argument("--nodes", type=_csv(int), default=None, help="cluster sizes, comma-separated (default per protocol)")
+    fz.add_argument("--nodes", type=_csv(_int_in(1, 64), "integers in 1..64"), default=None,
+                    help="cluster sizes 1..64, comma-separated (default per protocol)")
     fz.add_argument("--config", default=None,
                     help="protocol config overrides for every history, as JSON (as simulate --config), "
                          "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
     fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
-    fz.add_argument("--shrink-budget", type=_positive, default=None, help="replayed steps per counterexample")
+    fz.add_argument("--shrink-budget", type=_int_in(1, MAX_BUDGET), default=None,
+                    help=f"replayed steps per counterexample, 1..{MAX_BUDGET:,}")
     fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
     fz.add_argument("--no-progress", action="store_true", help="no progress bar")
     fz.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
@@ -129,7 +168,8 @@ def build_parser() -> Parser:
     shr.add_argument("trace")
     shr.add_argument("--property", default=None, help="the property to keep violated (default: the first unexpected)")
     shr.add_argument("--out", default=None, help="where to write the shrunk trace (default TRACE.shrunk.jsonl)")
-    shr.add_argument("--budget", type=_positive, default=None, help="replayed steps at most")
+    shr.add_argument("--budget", type=_int_in(1, MAX_BUDGET), default=None,
+                     help=f"replayed steps at most, 1..{MAX_BUDGET:,}")
     shr.add_argument("--json", action="store_true")
     _add_import(shr)
 
@@ -141,21 +181,27 @@ def build_parser() -> Parser:
                      help="only the profiles with OS crashes that lose the un-fsynced currterm file")
     prv.add_argument("--out", default=None, help="directory for reference witness traces (default: a temp dir)")
     prv.add_argument("--no-witness", action="store_true", help="skip the search for reference witnesses")
-    prv.add_argument("--jobs", type=_positive, default=2, help="worker processes (default 2)")
-    prv.add_argument("--contracts", type=float, default=2.0, metavar="SECONDS",
-                     help="CrossHair time per contract condition; 0 skips CrossHair (default 2)")
+    prv.add_argument("--jobs", type=_int_in(1, 256), default=2,
+                     help=f"worker processes, 1..256, never more than the proof tasks or this machine's "
+                          f"{CORES} cores (default 2)")
+    prv.add_argument("--contracts", type=_float_in(0, 600), default=2.0, metavar="SECONDS",
+                     help="CrossHair time per contract condition, 0..600 s; 0 skips CrossHair (default 2)")
     prv.add_argument("--json", action="store_true")
 
     exp = sub.add_parser("explore", help="exhaustive exploration with symmetry reduction")
     exp.add_argument("--protocol", default="election")
-    exp.add_argument("--nodes", type=_positive, default=3)
-    exp.add_argument("--depth", type=_positive, default=8, help="events from the initial state (default 8)")
-    exp.add_argument("--max-term", type=_int, default=2, help="do not expand states beyond this term (default 2)")
+    exp.add_argument("--nodes", type=_int_in(1, 7), default=3, help="nodes, 1..7 (default 3)")
+    exp.add_argument("--depth", type=_int_in(1, 64), default=8, help="events from the initial state, 1..64 (default 8)")
+    exp.add_argument("--max-term", type=_int_in(0, 64), default=2,
+                     help="do not expand states beyond this term, 0..64 (default 2)")
     exp.add_argument("--faults", default="none", help="fault profile (default none)")
     exp.add_argument("--draws", default="extremes", help="tick draws: 'extremes' (0 and 65535) or N evenly spaced")
     exp.add_argument("--no-symmetry", action="store_true")
-    exp.add_argument("--max-states", type=_positive, default=None, help="stop after this many distinct states")
-    exp.add_argument("--coverage", default="", help="random histories to compare, e.g. 10,100,1000")
+    exp.add_argument("--max-states", type=_int_in(1, 100_000_000), default=None,
+                     help="stop after this many distinct states, 1..100,000,000")
+    exp.add_argument("--coverage", type=_csv(_int_in(1, MAX_COVERAGE), f"integers in 1..{MAX_COVERAGE:,}"),
+                     default=[], help=f"random histories to compare, e.g. 10,100,1000 (each 1..{MAX_COVERAGE:,}, "
+                                      "at most 64 values)")
     exp.add_argument("--out", default=None, help="write counterexample traces here")
     exp.add_argument("--json", action="store_true")
 
@@ -185,13 +231,16 @@ def build_parser() -> Parser:
     vec.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="throughput of the reference worlds")
-    bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
+    bench.add_argument("--seconds", type=_float_in(0.01, 600), default=3.0,
+                       help="time per measurement, 0.01..600 (default 3)")
     bench.add_argument("--protocol", default=None, help="only this protocol")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--fuzz", action="store_true",
                        help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
-    bench.add_argument("--histories", type=_positive, default=None, help="with --fuzz: histories per engine")
-    bench.add_argument("--cores", type=_positive, default=None, help="with --fuzz: processes / Spark cores")
+    bench.add_argument("--histories", type=_int_in(1, MAX_HISTORIES), default=None,
+                       help=f"with --fuzz: histories per engine, 1..{MAX_HISTORIES:,}")
+    bench.add_argument("--cores", type=_int_in(1, CORES), default=None,
+                       help=f"with --fuzz: processes / Spark cores, 1..{CORES} (this machine's cores)")
     _add_import(bench)
     return parser
 
@@ -202,8 +251,11 @@ def _load_imports(args: argparse.Namespace) -> None:
     for name in getattr(args, "imports", []):
         try:
             importlib.import_module(name)
-        except ImportError as e:
-            raise UsageError(f"cannot import {name}: {e}") from None
+        except BaseException as e:  # noqa: BLE001 - a user's module may raise anything, even SystemExit
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            raise UsageError(f"cannot import {name}: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+                             ) from None
 
 
 # --- simulate ---
@@ -216,7 +268,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[core.WorldConfig, int, i
         sc = scenario_file.load(args.script)
         cfg = sc.cfg
         if args.faults:
-            cfg = cfg.evolve(profile=faults.profile(args.faults, cfg.protocol))
+            cfg = cfg.evolve(profile=_profile(args.faults, cfg.protocol))
         seed = args.seed if args.seed is not None else sc.seed
         return cfg, seed, args.steps or 1_000_000, sc.until_ms, sc.name
     name = args.protocol or "election"
@@ -226,27 +278,35 @@ def _simulate_config(args: argparse.Namespace) -> tuple[core.WorldConfig, int, i
         raise UsageError(f"unknown protocol {name!r}; known: {', '.join(core.protocol_names())}") from None
     overrides = _config_overrides(args.config) or {}
     nodes = args.nodes or p.default_nodes
-    if nodes > 64:
-        raise UsageError("--nodes must be at most 64")
-    try:
-        cfg = p.make_config(nodes, overrides).evolve(profile=faults.profile(args.faults or "none", name))
-    except (KeyError, TypeError, ValueError) as e:
-        raise UsageError(str(e.args[0] if e.args else e)) from None
+    cfg = make_config(p, nodes, overrides, "--config").evolve(profile=_profile(args.faults or "none", name))
     seed = args.seed if args.seed is not None else 1
     return cfg, seed, args.steps or 5000, None, f"{name}, {nodes} nodes, seed {seed}, faults {cfg.profile.name}"
 
 
+def _profile(name: str, protocol: str) -> Any:
+    try:
+        return faults.profile(name, protocol)
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from None
+
+
+def make_config(p: Any, nodes: int, overrides: dict, where: str) -> core.WorldConfig:
+    """The protocol's world config with `overrides`, or bad input naming the field."""
+    try:
+        return p.make_config(nodes, overrides)
+    except inputs.InputError as e:
+        raise formats.FormatError(where, None, e.path, e.message) from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise formats.FormatError(where, None, "", str(e.args[0] if e.args else e)) from None
+
+
 def _config_overrides(text: str | None) -> dict | None:
-    """`--config`: protocol config overrides as a JSON object (None when not given)."""
+    """`--config`: protocol config overrides as a strict JSON object (None when not given)."""
     if not text:
         return None
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"--config is not JSON: {e}") from None
-    if not isinstance(value, dict):
-        raise UsageError("--config must be a JSON object")
-    return value
+    if len(text.encode("utf-8", "surrogatepass")) > 1 << 20:
+        raise UsageError("--config is longer than 1 MiB")
+    return formats.check_overrides(formats.loads(text, "--config"), "--config")
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -254,19 +314,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     hooks: tuple = ()
     show = not args.quiet and not args.json
     if show:
-        print(f"rmqspec simulate: {title}")
+        print(f"rmqspec simulate: {formats.escape(title)}")
         hooks = (timeline.Timeline(sys.stdout, args.max_lines),)
-    trace_out = None
-    if args.trace:
-        try:
-            trace_out = open(args.trace, "w", encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"cannot write {args.trace}: {e.strerror}") from None
+    trace_out = _open_out(args.trace) if args.trace else None
     try:
         result = runner.simulate(cfg, seed, steps, until_ms, trace_out=trace_out, hooks=hooks)
-    finally:
         if trace_out is not None:
-            trace_out.close()
+            trace_out.close()  # flushes: a full disk shows here
+    except OSError as e:
+        raise UsageError(f"cannot write {args.trace}: {e.strerror}") from None
+    finally:
+        if trace_out is not None and not trace_out.closed:
+            try:
+                trace_out.close()
+            except OSError:
+                pass  # already reported
     summary = result.summary() | {"protocol": cfg.protocol, "nodes": list(cfg.ids), "seed": seed,
                                   "faults": cfg.profile.name, "trace": args.trace}
     if args.json:
@@ -291,11 +353,11 @@ def print_summary(result: Any, trace_path: str | None) -> None:
     if result.violations:
         for v in result.violations:
             tag = f"expected ({v.expected})" if v.expected else "UNEXPECTED"
-            print(f"  {v.property} violated at step {v.step} (t={v.t_ms} ms), {tag}: {v.detail}")
+            print(f"  {v.property} violated at step {v.step} (t={v.t_ms} ms), {tag}: {formats.escape(v.detail)}")
     print(f"  properties: {props_checked} checked at every step, {len(result.unexpected)} unexpected violation(s)")
     for e in result.expectations:
         if not e.ok:
-            print(f"  EXPECTATION FAILED: {e.message}")
+            print(f"  EXPECTATION FAILED: {formats.escape(e.message)}")
     if result.expectations:
         passed = sum(e.ok for e in result.expectations)
         print(f"  expectations: {passed}/{len(result.expectations)} held")
@@ -311,25 +373,35 @@ def _props(protocol: str) -> list:
 
 
 def _open_trace(path: str) -> Any:
+    """A trace to read, in binary: the line limit counts bytes and each line is decoded strictly."""
     try:
-        return open(path, encoding="utf-8", errors="strict")
+        return open(path, "rb")
+    except IsADirectoryError:
+        raise UsageError(f"cannot read {path}: it is a directory, not a trace") from None
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
+
+
+def _open_out(path: str) -> Any:
+    try:
+        return open(path, "w", encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"cannot write {path}: {e.strerror}") from None
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     hooks: tuple = ()
     if not args.quiet and not args.json:
-        print(f"rmqspec replay: {args.trace}")
+        print(f"rmqspec replay: {formats.escape(args.trace)}")
         hooks = (timeline.Timeline(sys.stdout, args.max_lines),)
     with _open_trace(args.trace) as f:
-        result = runner.replay(f, hooks)
+        result = runner.replay(f, hooks, args.trace)
     return _report_replay(result, args.json, "replay")
 
 
 def cmd_check_trace(args: argparse.Namespace) -> int:
     with _open_trace(args.trace) as f:
-        result = runner.replay(f)
+        result = runner.replay(f, (), args.trace)
     return _report_replay(result, args.json, "check-trace")
 
 
@@ -344,13 +416,13 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
     if as_json:
         print(json.dumps(out, indent=2))
     elif mm is not None:
-        print(f"{verb}: MISMATCH at step {mm.step} (line {mm.line}): {mm.message}")
+        print(f"{verb}: MISMATCH at step {mm.step} (line {mm.line}): {formats.escape(mm.message)}")
     else:
         print(f"{verb}: {result.run.steps} steps match the reference "
               f"(t={result.run.world.now} ms); unexpected violations: {out['unexpected_violations'] or 'none'}")
         for v in result.run.violations:
             print(f"  {v.property} at step {v.step}: {'expected: ' + v.expected if v.expected else 'UNEXPECTED'} "
-                  f"- {v.detail}")
+                  f"- {formats.escape(v.detail)}")
     return 0 if result.ok() else 1
 
 
@@ -359,6 +431,9 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         print(fuzz.profiles_table())
         return 0
     config = _config_overrides(args.config)
+    if not MASTER.fullmatch(args.master):
+        raise UsageError(f"--master must be none, local, local[N], local[*], spark://HOST:PORT, yarn or k8s://URL; "
+                         f"got {formats.escape(args.master[:80])!r}")
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
                             config=config,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
@@ -385,12 +460,23 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+# `submitted` is what rmqspec/spark_submit.py passes: the master spark-submit was given
+MASTER = re.compile(r"submitted|none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark://[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*"
+                    r"|yarn|k8s://[A-Za-z0-9.:/_-]+")
+
+
 def cmd_shrink(args: argparse.Namespace) -> int:
     try:
         entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports),
                                           args.budget or shrink.DEFAULT_BUDGET)
-    except FileNotFoundError:
-        raise UsageError(f"cannot read {args.trace}") from None
+    except IsADirectoryError as e:
+        raise UsageError(f"{e.filename or args.trace}: is a directory") from None
+    except OSError as e:  # the trace cannot be read, or the output cannot be written
+        if e.filename == args.trace:
+            raise UsageError(f"cannot read {args.trace}: {e.strerror}") from None
+        raise UsageError(f"cannot write {args.out or e.filename}: {e.strerror}") from None
+    except formats.FormatError as e:
+        raise UsageError(str(e)) from None
     except (ValueError, KeyError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
     if args.json:
@@ -473,12 +559,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         if not 1 <= k <= 64:
             raise UsageError("--draws must be between 1 and 64")
         draws = tuple(sorted({(core.DRAW_SPAN - 1) * i // max(1, k - 1) for i in range(k)}))
-    try:
-        coverage = [int(x) for x in args.coverage.split(",") if x.strip()]
-    except ValueError:
-        raise UsageError("--coverage takes comma-separated numbers of histories") from None
-    if any(c <= 0 for c in coverage):
-        raise UsageError("--coverage numbers must be positive")
+    coverage = args.coverage
     try:
         cfg = core.protocol(args.protocol).make_config(args.nodes, {}).evolve(
             profile=faults.profile(args.faults, args.protocol))
@@ -573,7 +654,26 @@ COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_c
             "conform": cmd_conform, "vectors": cmd_vectors}
 
 
+def _bad_input(message: str) -> int:
+    print(f"rmqspec: error: {formats.escape(message)}", file=sys.stderr)
+    return 2
+
+
+def _internal_error(e: BaseException) -> int:
+    """A bug of ours: exit 3 with one line naming it (never 1, the code of a finding)."""
+    if os.environ.get("RMQSPEC_DEBUG"):
+        traceback.print_exception(e, file=sys.stderr)
+    frames = traceback.extract_tb(e.__traceback__)
+    ours = [f for f in frames if "site-packages" not in f.filename] or frames
+    where = f" at {os.path.relpath(ours[-1].filename)}:{ours[-1].lineno} in {ours[-1].name}" if ours else ""
+    text = formats.escape(str(e).splitlines()[0] if str(e) else "")[:200]
+    print(f"rmqspec: internal error: {type(e).__name__}: {text}{where}. This is a bug in rmqspec: please report it "
+          f"with the command that caused it (RMQSPEC_DEBUG=1 prints the traceback)", file=sys.stderr)
+    return 3
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; the exit code says how it went (the module's docstring)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -583,16 +683,20 @@ def main(argv: list[str] | None = None) -> int:
         _load_imports(args)
         return COMMANDS[args.command](args)
     except UsageError as e:
-        print(f"rmqspec: error: {e}", file=sys.stderr)
-        return 2
-    except (scenario.ScenarioError, trace_mod.TraceError, codec.DecodeError) as e:
-        print(f"rmqspec: error: {e}", file=sys.stderr)
-        return 2
+        return _bad_input(str(e))
+    except (formats.FormatError, inputs.InputError, scenario.ScenarioError, codec.DecodeError) as e:
+        return _bad_input(str(e))
     except UnicodeDecodeError:
-        print("rmqspec: error: input is not UTF-8 text", file=sys.stderr)
-        return 2
+        return _bad_input("input is not UTF-8 text")
     except BrokenPipeError:
         return 0
+    except OSError as e:  # a file that cannot be read or written: a full disk, a missing directory
+        return _bad_input(f"{e.filename}: {e.strerror}" if e.filename else f"{e.strerror or e}")
+    except KeyboardInterrupt:
+        print("rmqspec: interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # noqa: BLE001 - anything else is a bug of ours
+        return _internal_error(e)
 
 
 if __name__ == "__main__":

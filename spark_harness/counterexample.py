@@ -149,10 +149,11 @@ def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tu
                budget: int = shrink.DEFAULT_BUDGET) -> dict:
     """Shrink a trace file (rmqspec shrink). Raises trace_mod.TraceError for unreadable
     traces and ValueError when it violates nothing (or not `prop_id`)."""
-    with open(path, encoding="utf-8") as f:
-        lines = trace_mod.read_lines(f)
-        header, cfg = trace_mod.read_header(lines)
-        recorded = [(d.get("t_ms", 0), d["event"]) for _, d in lines if isinstance(d.get("event"), dict)]
+    with open(path, "rb") as f:
+        lines = trace_mod.read_lines(f, path)
+        header, cfg = trace_mod.read_header(lines, path)
+        steps = (trace_mod.check_step(d, path, n) for n, d in lines if "result" not in d)
+        recorded = [(s.t_ms or 0, s.event) for s in steps if s.event is not None]
     target = shrink.first_violation(cfg, [e for _, e in recorded], prop_id)
     if target is None:
         raise ValueError(f"{path} violates {'no property' if prop_id is None else prop_id} when replayed")

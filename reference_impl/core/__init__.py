@@ -3,6 +3,7 @@
 | module | what |
 |---|---|
 | `state` | frozen records (`record`), `FrozenMap`, and their JSON form (`encode`, `freeze`, `thaw`) |
+| `inputs` | values from outside, checked: `check_fields`, `structure` (JSON to records), `InputError` |
 | `network` | messages in flight, Netty-style RPCs, cut links |
 | `events` | the world's events (`Tick`, `Deliver`, `Crash`, ...) |
 | `plugin` | the `Protocol` plug-in record and the registry of protocols |

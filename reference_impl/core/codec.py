@@ -8,13 +8,15 @@ name a message by content instead of by our envelope id.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from reference_impl.core import events, schedule
 from reference_impl.core import network as net_mod
 from reference_impl.core.faults import FaultProfile
+from reference_impl.core.inputs import InputError, show, structure
 from reference_impl.core.plugin import protocol
-from reference_impl.core.scenario import parse_actions
+from reference_impl.core.scenario import ScenarioError, parse_actions
 from reference_impl.core.state import encode, encode_fields, thaw
 from reference_impl.core.world import World, WorldConfig
 
@@ -186,28 +188,57 @@ def dump_config(cfg: WorldConfig) -> dict:
 
 
 def load_config(d: Any) -> WorldConfig:
-    """Rebuild a world config from `dump_config` output (a trace header's `config`)."""
+    """Rebuild a world config from `dump_config` output (a trace header's `config`).
+    Raises InputError naming the field (`proto.dledger.max_heart_beat_leak`, `script[3].at_ms`)."""
     if not isinstance(d, dict):
-        raise DecodeError("config must be an object")
+        raise InputError("", f"must be an object, got {show(d)}")
+    unknown = set(d) - CONFIG_KEYS
+    if unknown:
+        raise InputError("", f"has unknown key(s): {', '.join(sorted(map(str, unknown)))}")
+    for key in ("protocol", "ids", "proto"):
+        if key not in d:
+            raise InputError(key, "is required")
     try:
         p = protocol(d["protocol"])
-        ids = tuple(d["ids"])
-        if len(set(ids)) != len(ids) or not all(isinstance(x, str) for x in ids):
-            raise DecodeError("config.ids must be distinct strings")
-        prof = dict(d.get("profile", {}))
-        delay = prof.get("delay_ms", (1, 5))
-        prof["delay_ms"] = tuple(delay) if isinstance(delay, list) else delay
-        profile = FaultProfile(**prof)
-        script = parse_actions(d.get("script", []), ids, p)
-        down = tuple(ids.index(x) for x in d.get("down", []))
-        crashable = tuple(ids.index(x) for x in d.get("crashable", []))
+    except KeyError:
+        raise InputError("protocol", f"names no protocol of ours: {show(d['protocol'])}") from None
+    ids = structure(d["ids"], tuple[str, ...], "ids")
+    if not 1 <= len(ids) <= MAX_NODES or len(set(ids)) != len(ids) or not all(NODE_ID.match(x) for x in ids):
+        raise InputError("ids", f"must list 1..{MAX_NODES} distinct node ids (letters, digits, '-', '_', '.', ':')")
+    profile = structure(d.get("profile", {}), FaultProfile, "profile")
+    script = d.get("script", [])
+    if not isinstance(script, list):
+        raise InputError("script", f"must be a list of actions, got {show(script)}")
+    try:
+        script = parse_actions(script, ids, p)
+    except InputError as e:
+        raise e.at("script") from None
+    except ScenarioError as e:
+        raise InputError("script", str(e)) from None
+    down = _node_indexes(d, "down", ids)
+    crashable = _node_indexes(d, "crashable", ids)
+    try:
         proto = p.load_config(d["proto"])
-        peers = getattr(getattr(proto, "dledger", proto), "peers", ids)
-        if tuple(peers) != ids:
-            raise DecodeError(f"the protocol's peers {list(peers)} are not the world's nodes {list(ids)}")
-        return WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
-                              crashable=crashable)
-    except KeyError as e:
-        raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
-    except (TypeError, ValueError) as e:
-        raise DecodeError(f"bad config: {e}") from None
+    except InputError as e:
+        raise e.at("proto") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError("proto", str(e.args[0] if e.args else e)) from None
+    if p.check_ids is not None:
+        try:
+            p.check_ids(proto, ids)
+        except ValueError as e:
+            raise InputError("ids", str(e)) from None
+    return WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
+                       crashable=crashable)
+
+
+CONFIG_KEYS = {"protocol", "ids", "proto", "profile", "script", "down", "crashable"}
+MAX_NODES = 64
+NODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+
+
+def _node_indexes(d: dict, key: str, ids: tuple[str, ...]) -> tuple[int, ...]:
+    names = structure(d.get(key, []), tuple[str, ...], key)
+    if any(x not in ids for x in names) or len(set(names)) != len(names):
+        raise InputError(key, f"must list distinct node ids of {list(ids)}")
+    return tuple(ids.index(x) for x in names)

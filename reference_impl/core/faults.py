@@ -12,14 +12,16 @@ and down nodes restart, so recovery can be measured (ELE-L and its kin).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from reference_impl.core import plugin
+from reference_impl.core.inputs import check_fields
 from reference_impl.core.state import record
 
 TIMINGS = ("java", "pinned")
+DAY_MS = 86_400_000
 STAGGER_MS = 1  # processes started together begin their loops within this (docs/fault-profiles.md)
 FAULT_KINDS = ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way", "heal")
 
@@ -67,7 +69,13 @@ class FaultProfile:
                     return weight
         raise AttributeError(name)
 
+    # Weights are probabilities per step; delays, the calm and the stagger are at most a day.
+    LIMITS: ClassVar[dict] = dict.fromkeys(FAULT_KINDS, (0.0, 1.0)) | {
+        "name": (1, 64), "description": (0, 4096), "delay_ms": (0, DAY_MS), "calm_at_ms": (0, DAY_MS),
+        "stagger_ms": (0, DAY_MS)}
+
     def __attrs_post_init__(self) -> None:
+        check_fields(self)
         d = self.delay_ms
         if not (isinstance(d, tuple) and len(d) == 2 and all(isinstance(x, int) and not isinstance(x, bool)
                                                              for x in d) and 0 <= d[0] <= d[1]):

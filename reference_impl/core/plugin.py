@@ -39,6 +39,9 @@ class Protocol:
     # configuration
     make_config: Callable  # (nodes, overrides: dict) -> WorldConfig with that protocol's defaults
     load_config: Callable  # (dict from dump_config) -> the protocol config record
+    # (c, ids) -> None: raise ValueError unless `ids` are the nodes config `c` describes (a trace
+    # header names both; a node the config does not know would break the world's routing)
+    check_ids: Callable | None = None
     profiles: tuple = ()  # FaultProfiles calibrated for this protocol (override the shared ones by name)
     branches: tuple = ()  # the result codes a fuzz run's branch coverage counts (enum members)
     bench_nodes: tuple[int, ...] = (3,)  # cluster sizes `rmqspec bench` and `fuzz` use
@@ -76,7 +79,10 @@ def register(name: str, loader: Callable[[], Protocol]) -> None:
 
 
 def protocol(name: str) -> Protocol:
-    p = _LOADED.get(name)
+    try:
+        p = _LOADED.get(name)
+    except TypeError:  # an unhashable name from a file
+        raise KeyError(repr(name)) from None
     if p is None:
         if name not in _REGISTRY:
             raise KeyError(name)

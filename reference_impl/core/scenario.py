@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from reference_impl.core.events import Crash, CutLink, Heal, Partition, Restart
+from reference_impl.core.inputs import JAVA_INT_MAX, InputError, show
 from reference_impl.core.plugin import Protocol, protocol
 from reference_impl.core.state import FrozenMap, encode, freeze, record, thaw
 from reference_impl.core.transitions import apply_fault
@@ -29,6 +30,18 @@ from reference_impl.core.world import World
 GENERIC_ACTIONS = ("crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal", "let", "expect")
 COMPARATORS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ge": lambda a, b: a >= b,
                "gt": lambda a, b: a > b, "le": lambda a, b: a <= b, "lt": lambda a, b: a < b}
+
+
+ORDERINGS = ("ge", "gt", "le", "lt")
+
+
+def _number(v: Any) -> bool:
+    return type(v) in (int, float)
+
+
+def _brief(v: Any, limit: int = 200) -> str:
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 class ScenarioError(ValueError):
@@ -72,33 +85,104 @@ class ExpectPending:
     deadline_ms: int
 
 
+MAX_ACTIONS = 100_000  # a script's actions (a 4 MiB trace header holds about that many)
+MAX_TIME_MS = JAVA_INT_MAX  # at_ms, within_ms: about 24.8 days
+MAX_DEPTH = 32  # nesting of an action's values (a `note`, an `expect`)
+
+
+class ActionError(InputError, ScenarioError):
+    """A script action that does not fit the language; `path` is `[index].field`."""
+
+
 def parse_actions(steps: Any, ids: tuple[str, ...], proto: Protocol) -> tuple[Action, ...]:
     """Validate a script's actions and sort them by time (stable for equal times)."""
-    if not isinstance(steps, list):
-        raise ScenarioError("'steps' must be a list of actions")
+    if not isinstance(steps, (list, tuple)):
+        raise ActionError("", f"must be a list of actions, got {show(steps)}")
+    if len(steps) > MAX_ACTIONS:
+        raise ActionError("", f"must have at most {MAX_ACTIONS:,} actions, got {len(steps):,}")
+    known = GENERIC_ACTIONS + proto.script_actions
     actions = []
     for i, raw in enumerate(steps):
-        where = f"step {i}"
         if not isinstance(raw, dict):
-            raise ScenarioError(f"{where}: an action must be an object")
+            raise ActionError(f"[{i}]", f"must be an action object, got {show(raw)}")
         at = raw.get("at_ms")
-        if not isinstance(at, int) or at < 0:
-            raise ScenarioError(f"{where}: 'at_ms' must be a non-negative integer")
+        if type(at) is not int or not 0 <= at <= MAX_TIME_MS:
+            raise ActionError(f"[{i}].at_ms", f"must be an integer in 0..{MAX_TIME_MS}, got {show(at)}")
         do = raw.get("do", "expect" if "expect" in raw else None)
-        known = GENERIC_ACTIONS + proto.script_actions
-        if do not in known:
-            raise ScenarioError(f"{where}: unknown action {do!r}; known: {', '.join(known)}")
+        if type(do) is not str or do not in known:
+            raise ActionError(f"[{i}].do", f"is an unknown action {show(do)}; known: {', '.join(known)}")
         within = raw.get("within_ms", 0)
-        if not isinstance(within, int) or within < 0:
-            raise ScenarioError(f"{where}: 'within_ms' must be a non-negative integer")
+        if type(within) is not int or not 0 <= within <= MAX_TIME_MS:
+            raise ActionError(f"[{i}].within_ms", f"must be an integer in 0..{MAX_TIME_MS}, got {show(within)}")
         node = raw.get("node")
+        if node is not None and type(node) is not str:
+            raise ActionError(f"[{i}].node", f"must be a node id or a reference ('@LEADER', '$name'), got {show(node)}")
         if isinstance(node, str) and not node.startswith(("@", "$")) and node not in ids:
-            raise ScenarioError(f"{where}: node {node!r} is not one of {list(ids)}")
+            raise ActionError(f"[{i}].node", f"must be one of {list(ids)}, got {show(node)}")
+        if _depth(raw) > MAX_DEPTH:
+            raise ActionError(f"[{i}]", f"nests deeper than {MAX_DEPTH} levels")
+        if do == "expect":
+            _check_expect(raw.get("expect"), f"[{i}].expect")
+        if do == "let" and (not isinstance(raw.get("let"), dict) or not all(_VAR_NAME.match(k) for k in raw["let"])):
+            raise ActionError(f"[{i}].let", "must map names (letters, digits, '_') to values")
         args = {k: v for k, v in raw.items() if k not in ("at_ms", "do", "node", "within_ms", "note")}
         actions.append(Action(at_ms=at, do=do, node=freeze(node), args=freeze(args), within_ms=within,
                               index=i, source=freeze(raw)))
     actions.sort(key=lambda a: a.at_ms)
     return tuple(a.evolve(index=k) for k, a in enumerate(actions))
+
+
+_VAR_NAME = re.compile(r"^[A-Za-z_]\w{0,63}$")
+
+
+def _depth(value: Any) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, (list, tuple)):
+            continue
+        deepest = max(deepest, d)
+        if d > MAX_DEPTH:
+            return d
+        stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list, tuple)))
+    return deepest
+
+
+def _check_expect(spec: Any, path: str) -> None:
+    """The shape of an expectation: one clause or a list of them, each with exactly one
+    comparator and either `field` (with `node`) or `count` (an object of field values)."""
+    clauses = spec if isinstance(spec, list) else [spec]
+    if not clauses:
+        raise ActionError(path, "must be a clause or a non-empty list of clauses")
+    for k, clause in enumerate(clauses):
+        where = f"{path}[{k}]" if isinstance(spec, list) else path
+        if not isinstance(clause, dict):
+            raise ActionError(where, f"must be an object like {{\"field\": \"role\", \"node\": \"n0\", "
+                                     f"\"eq\": \"LEADER\"}}, got {show(clause)}")
+        ops = [op for op in clause if op in COMPARATORS]
+        if len(ops) != 1:
+            raise ActionError(where, f"needs exactly one of {', '.join(COMPARATORS)}")
+        unknown = set(clause) - set(COMPARATORS) - {"field", "node", "count", "among"}
+        if unknown:
+            raise ActionError(where, f"has unknown key(s): {', '.join(sorted(unknown))}")
+        if ("field" in clause) == ("count" in clause):
+            raise ActionError(where, "needs 'field' (with 'node') or 'count', not both")
+        if "field" in clause and type(clause["field"]) is not str:
+            raise ActionError(f"{where}.field", f"must name an observable field, got {show(clause['field'])}")
+        if "count" in clause and not (isinstance(clause["count"], dict) or _is_reference(clause["count"])):
+            raise ActionError(f"{where}.count", f"must be an object of field values, got {show(clause['count'])}")
+        if ops[0] in ("ge", "gt", "le", "lt"):
+            want = clause[ops[0]]
+            if not (type(want) in (int, float) or _is_reference(want)):
+                raise ActionError(f"{where}.{ops[0]}", f"must be a number or a reference ('$name', "
+                                                       f"{{\"field\": ...}}, {{\"max\": ...}}), got {show(want)}")
+
+
+def _is_reference(v: Any) -> bool:
+    return (isinstance(v, str) and v.startswith(("$", "@"))) or (
+        isinstance(v, dict) and (set(v) == {"max"} or ("field" in v and set(v) <= {"field", "node"})))
 
 
 # --- references ---
@@ -121,6 +205,8 @@ def resolve(w: World, v: Any, obs: dict | None = None) -> Any:
             if m.group(1) not in w.vars:
                 raise ScenarioError(f"${m.group(1)} is not bound by an earlier 'let'")
             base = w.vars[m.group(1)]
+            if m.group(2) and not _number(base):
+                raise ScenarioError(f"{v}: ${m.group(1)} is {show(base)}, not a number")
             return base + int(m.group(2)) if m.group(2) else base
         m = _ROLE.match(v)
         if m:
@@ -137,13 +223,17 @@ def resolve(w: World, v: Any, obs: dict | None = None) -> Any:
         obs = obs if obs is not None else observed(w)
         if "field" in v and set(v) <= {"field", "node"}:
             node = resolve(w, v.get("node"), obs)
-            if node not in obs:
-                raise ScenarioError(f"{node!r} is not a node")
-            if v["field"] not in obs[node]:
-                raise ScenarioError(f"nodes have no observable field {v['field']!r}")
+            if type(node) is not str or node not in obs:
+                raise ScenarioError(f"{show(node)} is not a node")
+            if type(v["field"]) is not str or v["field"] not in obs[node]:
+                raise ScenarioError(f"nodes have no observable field {show(v['field'])}")
             return obs[node][v["field"]]
         if set(v) == {"max"}:
-            values = [o[v["max"]] for o in obs.values() if o.get("alive")]
+            if type(v["max"]) is not str:
+                raise ScenarioError(f"{{'max': ...}} must name an observable field, got {show(v['max'])}")
+            values = [o.get(v["max"]) for o in obs.values() if o.get("alive")]
+            if not all(_number(x) for x in values):
+                raise Unresolved(f"{{'max': {show(v['max'])}}}: not every live node has a number there")
             return max(values) if values else None
         return {k: resolve(w, x, obs) for k, x in v.items()}
     if isinstance(v, tuple):
@@ -262,19 +352,26 @@ def _clause(w: World, clause: Any, obs: dict) -> tuple[bool, str]:
     if "count" in clause:
         match = resolve(w, clause["count"], obs)
         among = resolve(w, clause.get("among"), obs)
+        if not isinstance(match, dict) or not (among is None or isinstance(among, list)):
+            raise ScenarioError("an expectation's 'count' must be an object and its 'among' a list of node ids")
         nodes = [n for n in obs if among is None or n in among]
         got = sum(1 for n in nodes if obs[n].get("alive") and all(obs[n].get(k) == v for k, v in match.items()))
         what = f"live nodes with {match}" + (f" among {among}" if among else "")
     elif "field" in clause:
         node = resolve(w, clause.get("node"), obs)
-        if node not in obs:
-            raise ScenarioError(f"expectation names unknown node {node!r}")
-        got = obs[node].get(clause["field"])
+        if not isinstance(node, str) or node not in obs:
+            raise ScenarioError(f"expectation names unknown node {show(node)}")
+        if clause["field"] not in obs[node]:
+            raise ScenarioError(f"{node} has no observable field {show(clause['field'])}; it has "
+                                f"{', '.join(obs[node])}")
+        got = obs[node][clause["field"]]
         what = f"{node}.{clause['field']}"
     else:
         raise ScenarioError(f"expectation {thaw(clause)} needs 'count' or 'field'")
+    if op in ORDERINGS and not (_number(got) and _number(want)):
+        return False, f"{what} is {show(got)}, which is not comparable ({op}) with {show(want)}"
     ok = COMPARATORS[op](got, want)
-    return ok, f"{what} is {got!r}, expected {op} {want!r}"
+    return ok, f"{what} is {_brief(got)}, expected {op} {_brief(want)}"
 
 
 def describe(action: Action) -> str:

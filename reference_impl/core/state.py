@@ -117,34 +117,6 @@ class FrozenMap(Mapping):
 EMPTY = FrozenMap()
 
 
-_SIMPLE = {"int": (int,), "float": (int, float), "bool": (bool,), "str": (str,)}
-
-
-def check_fields(obj: Any) -> None:
-    """Raise ValueError naming the first field whose value does not have its annotated
-    type (int, float, bool, str, X | None, tuple[...]). Configs call it on construction,
-    so a config from a file or the command line fails as bad input, not deep in a run."""
-    for f in attrs.fields(type(obj)):
-        value = getattr(obj, f.name)
-        kinds = [k.strip() for k in str(f.type).split("|")]
-        if value is None and "None" in kinds:
-            continue
-        ok = False
-        for k in kinds:
-            if k == "None":
-                ok = value is None
-            elif k in _SIMPLE:
-                ok = isinstance(value, _SIMPLE[k]) and (k == "bool" or not isinstance(value, bool))
-            elif k.startswith("tuple"):
-                ok = isinstance(value, tuple)
-            else:
-                ok = True  # records and other types are checked by their own constructors
-            if ok:
-                break
-        if not ok:
-            raise ValueError(f"{type(obj).__name__}.{f.name} must be {f.type}, got {value!r}")
-
-
 # --- JSON form ---
 
 

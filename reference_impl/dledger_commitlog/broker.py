@@ -31,9 +31,10 @@ broker role (the configured one) and role-change queue.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import rocketmq
+from reference_impl.core.inputs import InputError, check_fields, positive
 from reference_impl.core.network import Respond, Send
 from reference_impl.core.state import record
 from reference_impl.dledger_commitlog import commitlog as cl
@@ -65,6 +66,15 @@ class BrokerConfig:
     register_name_server_period_ms: int = 30_000  # registerBrokerAll: max(10000, min(30000, 60000))
     role_poll_ms: int = 100  # DLedgerRoleChangeHandler: Thread.sleep(100)
     max_msg_nums_per_pull: int = 32
+
+    LIMITS: ClassVar[dict] = positive("mapped_file_size_commit_log", "register_name_server_period_ms",
+                                      "role_poll_ms", "max_msg_nums_per_pull")
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        if self.broker_role not in [r.value for r in BrokerRole]:
+            raise InputError("broker_role", f"must be one of {', '.join(r.value for r in BrokerRole)}, "
+                                            f"got {self.broker_role!r}")
 
 
 # --- messages ---

@@ -17,10 +17,12 @@ sealed at the upgrade, and the first send acknowledged after faults stopped.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import core, rocketmq
-from reference_impl.core.state import EMPTY, FrozenMap, check_fields, record
+from reference_impl.core import inputs
+from reference_impl.core.inputs import POSITIVE, check_fields
+from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import clients as cc
 from reference_impl.dledger_commitlog import commitlog as cl
@@ -46,11 +48,15 @@ class CommitLogWorldConfig:
     old_messages: int = 0  # messages in the plain commitlog before the upgrade (0: none)
     forced_leader: str | None = None
 
+    # The model's caps: `queues` sizes every consumer's state; start-up and the consume-queue
+    # checks grow with the square of `old_messages` (1,000, the Java test's figure, takes seconds).
+    LIMITS: ClassVar[dict] = {
+        "producers": (0, 4), "consumers": (0, 4), "send_interval_ms": POSITIVE, "pull_interval_ms": POSITIVE,
+        "queues": (1, 1024), "topic": (1, 127), "body_size": (0, rocketmq.MAX_MESSAGE_SIZE),
+        "properties_length": (0, 32767), "old_messages": (0, 1000), "forced_leader": (1, 64)}
+
     def __attrs_post_init__(self) -> None:
         check_fields(self)
-        for name in ("send_interval_ms", "pull_interval_ms", "queues"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
 
     @property
     def message_length(self) -> int:
@@ -270,19 +276,21 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
     outs: tuple = ()
     if do == "put":
         # DefaultMessageStore#putMessage, `count` times (the tests' doPutMessages): queue, body size, topic
-        length = cl.message_length(args.get("body_size", c.body_size), args.get("topic", c.topic),
-                                   args.get("properties_length", 0), args.get("ipv6", False))
-        for k in range(args.get("count", 1)):
-            req = bk.SendMessageRequest(key=f"s{w.script_pos}-{k}", topic=args.get("topic", c.topic),
-                                        queue_id=args.get("queue_id", 0), length=length)
+        topic = inputs.arg(args, "topic", str, (1, 127), c.topic)
+        length = cl.message_length(inputs.arg(args, "body_size", int, (0, rocketmq.MAX_MESSAGE_SIZE), c.body_size),
+                                   topic, inputs.arg(args, "properties_length", int, (0, 32767), 0),
+                                   inputs.arg(args, "ipv6", bool, None, False))
+        queue_id = inputs.arg(args, "queue_id", int, (0, c.queues - 1), 0)
+        for k in range(inputs.arg(args, "count", int, (1, lw.MAX_COUNT), 1)):
+            req = bk.SendMessageRequest(key=f"s{w.script_pos}-{k}", topic=topic, queue_id=queue_id, length=length)
             b, _, o = bk.handle_send(c.node, b, req, 0, w.now)
             outs += o
     elif do == "delete_expired_files":
         ms, _ = cl.delete_expired_file(b.store)
         b = b.evolve(store=ms)
     elif do == "force_role":
-        m = lw.dn.forced_member(c.node, b.node.member.self_id, args["leader"], w.now).evolve(
-            curr_term=args.get("term", 0), ledger_end_index=b.node.store.end_index,
+        m = lw.dn.forced_member(c.node, b.node.member.self_id, lw.node_arg(w, args, "leader"), w.now).evolve(
+            curr_term=inputs.arg(args, "term", int, lw.INDEX, 0), ledger_end_index=b.node.store.end_index,
             ledger_end_term=b.node.store.end_term)
         b = b.evolve(node=b.node.evolve(member=m))
     elif do == "shutdown":
@@ -320,28 +328,28 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
         if world["forced_leader"] not in peers:
             raise ValueError(f"forced_leader {world['forced_leader']!r} is not one of {list(peers)}")
         opts.setdefault("enable_leader_elector", False)
-    for k in ("producers", "consumers"):
-        if not isinstance(world.get(k, 1), int) or not 0 <= world.get(k, 1) <= 4:
-            raise ValueError(f"{k} must be an integer in 0..4")
+    broker = bk.BrokerConfig(**inputs.structure_fields(bk.BrokerConfig, broker))
     # DLedgerCommitLog: dLedgerConfig.setMappedFileSizeForEntryData(mappedFileSizeCommitLog)
-    log.setdefault("mapped_file_size_for_entry_data", broker.get("mapped_file_size_commit_log",
-                                                                 bk.BrokerConfig().mapped_file_size_commit_log))
-    node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **opts), log=st.LogConfig(**log))
-    proto = CommitLogWorldConfig(node=node, broker=bk.BrokerConfig(**broker), **world)
+    log.setdefault("mapped_file_size_for_entry_data", broker.mapped_file_size_commit_log)
+    node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **inputs.structure_fields(el.DLedgerConfig, opts)),
+                         log=st.LogConfig(**inputs.structure_fields(st.LogConfig, log)))
+    proto = CommitLogWorldConfig(node=node, broker=broker, **inputs.structure_fields(CommitLogWorldConfig, world))
     ids = peers + (bk.NAMESRV,) + tuple(f"p{k}" for k in range(proto.producers)) + tuple(
         f"c{k}" for k in range(proto.consumers))
     return core.WorldConfig(protocol="dledger_commitlog", ids=ids, proto=proto, crashable=tuple(range(nodes)))
 
 
 def load_config(d: dict) -> CommitLogWorldConfig:
-    node = d["node"]
-    dl = {k: v for k, v in node["dledger"].items() if k != "type"}
-    dl["peers"] = tuple(dl["peers"])
-    log = {k: v for k, v in node["log"].items() if k != "type"}
-    broker = {k: v for k, v in d.get("broker", {}).items() if k != "type"}
-    world = {k: v for k, v in d.items() if k in WORLD_KEYS}
-    return CommitLogWorldConfig(node=st.NodeConfig(dledger=el.DLedgerConfig(**dl), log=st.LogConfig(**log)),
-                                broker=bk.BrokerConfig(**broker), **world)
+    """The config from a trace header (`dump_config`'s `proto`)."""
+    return inputs.structure(d, CommitLogWorldConfig)
+
+
+def check_ids(c: CommitLogWorldConfig, ids: tuple[str, ...]) -> None:
+    want = c.node.dledger.peers + (bk.NAMESRV,) + tuple(f"p{k}" for k in range(c.producers)) + tuple(
+        f"c{k}" for k in range(c.consumers))
+    if want != ids:
+        raise ValueError(f"the config's brokers, NameServer, producers and consumers are {list(want)}, not {list(ids)}")
+
 
 
 # Result codes where the Java code switches: a fuzz run's branch coverage counts each one.
@@ -355,6 +363,6 @@ BRANCHES = (*rocketmq.BrokerRole, *el.Code, *el.ParseResult, *el.Role, *el.VoteR
 PROTOCOL = core.Protocol(
     name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
-    ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config,
+    ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
     profiles=lw.PROFILES, branches=BRANCHES)

@@ -30,9 +30,10 @@ entry, or find stale bytes past a truncation point); `DLedgerMemoryStore` is not
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from reference_impl.core.state import check_fields, record
+from reference_impl.core.inputs import check_fields, positive
+from reference_impl.core.state import record
 from reference_impl.election.member_state import Member
 from reference_impl.election.records import Code, DLedgerConfig, Role
 
@@ -95,10 +96,17 @@ class LogConfig:
     check_fast_forward_interval_ms: int = 1000  # EntryHandler#checkAbnormalFuture
     push_future_timeout_ms: int = 1000  # EntryHandler#handlePush: new TimeoutFuture<>(1000)
 
+    # Every count, size, period and timeout here must be at least 1 (a timer or sleep of 0 would spin).
+    LIMITS: ClassVar[dict] = positive(
+        "max_pending_requests_num", "max_wait_ack_time_ms", "max_push_time_out_ms", "mapped_file_size_for_entry_data",
+        "flush_file_interval", "check_point_interval", "dispatcher_max_pending_size", "push_wait_ms",
+        "dispatcher_error_sleep_ms", "commit_push_interval_ms", "leak_check_interval_ms",
+        "check_fast_forward_interval_ms", "push_future_timeout_ms")
+
     def __attrs_post_init__(self) -> None:
+        check_fields(self)
         if self.dledger_version not in VERSIONS:
             raise ValueError(f"dledger_version must be one of {', '.join(VERSIONS)}")
-        check_fields(self)
         if self.push_processor not in ("pool", "single_thread"):
             raise ValueError("push_processor must be 'pool' or 'single_thread'")
 
@@ -130,6 +138,9 @@ class NodeConfig:
 
     dledger: DLedgerConfig
     log: LogConfig = LogConfig()
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 @record

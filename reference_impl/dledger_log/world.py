@@ -15,11 +15,14 @@ committed or acknowledged indexes a node may have lost in an OS crash. Nodes nev
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import core
+from reference_impl.core import inputs
+from reference_impl.core.inputs import POSITIVE, check_fields
 from reference_impl.core.network import Send
-from reference_impl.core.state import EMPTY, FrozenMap, check_fields, record
+from reference_impl.rocketmq import MAX_MESSAGE_SIZE
+from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import server as dn
 from reference_impl.dledger_log import store as st
@@ -37,10 +40,11 @@ class LogWorldConfig:
     body_size: int = 16
     forced_leader: str | None = None  # the DLedger tests' harness: elector off, term 0, this node leads
 
+    LIMITS: ClassVar[dict] = {"clients": (0, 8), "client_interval_ms": POSITIVE, "body_size": (0, MAX_MESSAGE_SIZE),
+                              "forced_leader": (1, 64)}
+
     def __attrs_post_init__(self) -> None:
         check_fields(self)
-        if self.client_interval_ms <= 0 or self.body_size < 0:
-            raise ValueError("client_interval_ms must be positive and body_size not negative")
 
 
 @record
@@ -268,9 +272,20 @@ class AppendReply:
     pos: int
 
 
+MAX_COUNT = 10_000  # entries one scripted append may add (the Java tests append at most a few thousand)
+INDEX = (-1, inputs.JAVA_INT_MAX)
+
+
 def _body(w: core.World, args: dict, k: int) -> st.Body:
-    size = args.get("body_size", w.cfg.proto.body_size)
+    size = inputs.arg(args, "body_size", int, (0, MAX_MESSAGE_SIZE), w.cfg.proto.body_size)
     return st.Body(key=f"s{w.script_pos}-{k}", length=size)
+
+
+def node_arg(w: core.World, args: dict, name: str) -> str:
+    node = inputs.arg(args, name, str, (1, 64))
+    if node not in w.cfg.ids:
+        raise inputs.InputError(name, f"must name a node of {list(w.cfg.ids)}, got {inputs.show(node)}")
+    return node
 
 
 def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.World, tuple]:
@@ -281,7 +296,7 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
     outs: tuple = ()
     if do == "append":
         # DLedgerServer#handleAppend, `count` times (the tests' loops); replies are the futures' states
-        count, pos = args.get("count", 1), -1
+        count, pos = inputs.arg(args, "count", int, (1, MAX_COUNT), 1), -1
         for k in range(count):
             n, pos, o = dn.handle_append(c, n, _body(w, args, k), w.now)
             outs += o
@@ -290,23 +305,30 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
             code=last[0].code if last else None, index=n.store.end_index, pos=pos)),)
     elif do == "append_as_leader":
         s = n.store
-        for k in range(args.get("count", 1)):
+        for k in range(inputs.arg(args, "count", int, (1, MAX_COUNT), 1)):
             s, _ = st.append_as_leader(c.log, s, n.member, _body(w, args, k), w.now)
         n, outs = dn.sync(c, n, n.evolve(store=s))
     elif do == "copy_entries":
         # appendAsFollower(entries.get(i), term, leader) with entries read from another node's store
-        src = w.nodes[w.cfg.ids.index(args["from"])].store
+        source = w.nodes[w.cfg.ids.index(node_arg(w, args, "from"))]
+        first, last = inputs.arg(args, "first", int, INDEX, 0), inputs.arg(args, "last", int, INDEX)
+        term, leader = inputs.arg(args, "term", int, INDEX, 0), node_arg(w, args, "leader")
+        if not isinstance(source, dn.DLedgerNode):
+            raise ValueError("copy_entries: 'from' must name a server")
+        src = source.store
+        if not src.begin_index <= first <= last <= src.end_index:
+            raise ValueError(f"copy_entries: {first}..{last} is not within the source's log")
         s = n.store
-        for index in range(args.get("first", 0), args["last"] + 1):
-            s = st.append_as_follower(c.log, s, n.member, st.get(src, index), args.get("term", 0),
-                                      args["leader"], w.now)
+        for index in range(first, last + 1):
+            s = st.append_as_follower(c.log, s, n.member, st.get(src, index), term, leader, w.now)
         n, outs = dn.sync(c, n, n.evolve(store=s))
     elif do == "revote":
         # DLedgerLeaderElector#testRevote (LeaderElectorTest makes a chosen node stand this way)
-        m, outs = elector.test_revote(c.dledger, n.member, args["term"])
+        m, outs = elector.test_revote(c.dledger, n.member, inputs.arg(args, "term", int, INDEX))
         n = n.evolve(member=m)
     elif do == "update_committed_index":
-        s = st.update_committed_index(c.log, n.store, args["term"], n.member.curr_term, args["index"], w.now)
+        s = st.update_committed_index(c.log, n.store, inputs.arg(args, "term", int, INDEX), n.member.curr_term,
+                                      inputs.arg(args, "index", int, INDEX), w.now)
         n, outs = dn.sync(c, n, n.evolve(store=s))
     elif do == "shutdown":
         # DLedgerServer#shutdown: flush and checkpoint, then the process stops
@@ -315,8 +337,8 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
     elif do == "force_role":
         # what ServerTestHarness#launchServer(..., leaderId, FILE) does to MemberState before startup:
         # setCurrTermForTest(term), then changeToLeader / changeToFollower (no role-change handlers)
-        m = dn.forced_member(c, n.member.self_id, args["leader"], w.now).evolve(
-            curr_term=args.get("term", 0), curr_vote_for=n.member.curr_vote_for,
+        m = dn.forced_member(c, n.member.self_id, node_arg(w, args, "leader"), w.now).evolve(
+            curr_term=inputs.arg(args, "term", int, INDEX, 0), curr_vote_for=n.member.curr_vote_for,
             ledger_end_index=n.store.end_index, ledger_end_term=n.store.end_term)
         n = n.evolve(member=m)
     else:
@@ -351,22 +373,23 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
         if leader not in peers:
             raise ValueError(f"forced_leader {leader!r} is not one of {list(peers)}")
         opts.setdefault("enable_leader_elector", False)
-    clients = world.get("clients", 2)
-    if not isinstance(clients, int) or not 0 <= clients <= 8:
-        raise ValueError("clients must be an integer in 0..8")
-    node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **opts), log=st.LogConfig(**log))
-    ids = peers + tuple(f"c{k}" for k in range(clients))
-    return core.WorldConfig(protocol="dledger_log", ids=ids, proto=LogWorldConfig(node=node, **world),
-                            crashable=tuple(range(nodes)))
+    node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **inputs.structure_fields(el.DLedgerConfig, opts)),
+                         log=st.LogConfig(**inputs.structure_fields(st.LogConfig, log)))
+    proto = LogWorldConfig(node=node, **inputs.structure_fields(LogWorldConfig, world))
+    ids = peers + tuple(f"c{k}" for k in range(proto.clients))
+    return core.WorldConfig(protocol="dledger_log", ids=ids, proto=proto, crashable=tuple(range(nodes)))
 
 
 def load_config(d: dict) -> LogWorldConfig:
-    node = d["node"]
-    dl = {k: v for k, v in node["dledger"].items() if k != "type"}
-    dl["peers"] = tuple(dl["peers"])
-    log = {k: v for k, v in node["log"].items() if k != "type"}
-    world = {k: v for k, v in d.items() if k in WORLD_KEYS}
-    return LogWorldConfig(node=st.NodeConfig(dledger=el.DLedgerConfig(**dl), log=st.LogConfig(**log)), **world)
+    """The config from a trace header (`dump_config`'s `proto`)."""
+    return inputs.structure(d, LogWorldConfig)
+
+
+def check_ids(c: LogWorldConfig, ids: tuple[str, ...]) -> None:
+    want = c.node.dledger.peers + tuple(f"c{k}" for k in range(c.clients))
+    if want != ids:
+        raise ValueError(f"the config's servers and {c.clients} client(s) are {list(want)}, not {list(ids)}")
+
 
 
 # A 3-server world with two clients takes about 2,500 events per simulated minute (the
@@ -410,5 +433,5 @@ def tick_slack(c: LogWorldConfig, n: Any, since: int) -> int:
 PROTOCOL = core.Protocol(
     name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
-    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
+    observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES)

@@ -10,8 +10,10 @@ elector and the log share are at the end.
 from __future__ import annotations
 
 import enum
+from typing import ClassVar
 
-from reference_impl.core.state import check_fields, record
+from reference_impl.core.inputs import check_fields, positive
+from reference_impl.core.state import record
 
 Out = tuple  # a transition's outputs: Send / Respond / observations
 
@@ -111,15 +113,15 @@ class DLedgerConfig:
     maintainer_sleep_ms: int = 10  # StateMaintainer.doWork: sleep(10)
     check_preferred_leader_interval_ms: int = 1000  # DLedgerServer.startup: scheduleAtFixedRate(1000, 1000)
 
+    # Periods and timeouts: a Java timer or sleep of 0 would spin (and scheduleAtFixedRate refuses it).
+    LIMITS: ClassVar[dict] = positive(
+        "heart_beat_time_interval_ms", "max_heart_beat_leak", "min_vote_interval_ms", "max_vote_interval_ms",
+        "min_take_leadership_vote_interval_ms", "max_take_leadership_vote_interval_ms", "rpc_timeout_ms",
+        "maintainer_sleep_ms", "check_preferred_leader_interval_ms", "leadership_transfer_wait_timeout") | {
+        "peers": (1, 64), "preferred_leader_ids": (0, 64 * 65)}
+
     def __attrs_post_init__(self) -> None:
         check_fields(self)
-        positive = ("heart_beat_time_interval_ms", "max_heart_beat_leak", "min_vote_interval_ms",
-                    "max_vote_interval_ms", "min_take_leadership_vote_interval_ms",
-                    "max_take_leadership_vote_interval_ms", "rpc_timeout_ms", "maintainer_sleep_ms",
-                    "check_preferred_leader_interval_ms")
-        for name in positive:
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         # Random#nextInt(max - min) throws unless the bound is positive.
         if self.min_vote_interval_ms >= self.max_vote_interval_ms:
             raise ValueError("min_vote_interval_ms must be below max_vote_interval_ms")

@@ -9,9 +9,10 @@ them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import core
+from reference_impl.core import inputs
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import member_state as mstate
@@ -26,6 +27,15 @@ class ElectionConfig:
     dledger: el.DLedgerConfig
     ledger_end_index: tuple[int, ...] = ()  # per node; empty: -1 everywhere (an empty log)
     ledger_end_term: tuple[int, ...] = ()
+
+    LIMITS: ClassVar[dict] = dict.fromkeys(("ledger_end_index", "ledger_end_term"), (-1, inputs.JAVA_INT_MAX))
+
+    def __attrs_post_init__(self) -> None:
+        inputs.check_fields(self)
+        for k in ("ledger_end_index", "ledger_end_term"):
+            if getattr(self, k) and len(getattr(self, k)) != len(self.dledger.peers):
+                raise inputs.InputError(k, f"needs one value per node ({len(self.dledger.peers)}), "
+                                           f"got {len(getattr(self, k))}")
 
 
 @record
@@ -146,19 +156,28 @@ class Reply:
     reply: Any
 
 
+ID = (1, 64)  # the length of a node id a scenario names
+INDEX = (-1, inputs.JAVA_INT_MAX)  # terms and ledger indexes a scenario sets (-1: none)
+
+
 def request_from(cfg: el.DLedgerConfig, node_id: str, spec: dict) -> tuple[Any, bool]:
     """Build a VoteRequest / HeartBeatRequest from a scenario's `request` object.
     Defaults are what the Java tests leave unset or set to the addressee."""
-    kind = spec["type"]
-    group = spec.get("group", cfg.group)
-    remote = spec.get("remote_id", node_id)
+    if not isinstance(spec, dict):
+        raise inputs.InputError("request", f"must be an object, got {inputs.show(spec)}")
+    arg = inputs.arg
+    kind = arg(spec, "type", str)
+    group = arg(spec, "group", str, None, cfg.group)
+    remote = arg(spec, "remote_id", str, ID, node_id)
+    leader, term = arg(spec, "leader_id", str, ID), arg(spec, "term", int, INDEX)
     if kind == "VoteRequest":
-        return el.VoteRequest(group=group, remote_id=remote, leader_id=spec["leader_id"], term=spec["term"],
-                              ledger_end_index=spec.get("ledger_end_index", -1),
-                              ledger_end_term=spec.get("ledger_end_term", -1)), bool(spec.get("self", False))
+        return el.VoteRequest(group=group, remote_id=remote, leader_id=leader, term=term,
+                              ledger_end_index=arg(spec, "ledger_end_index", int, INDEX, -1),
+                              ledger_end_term=arg(spec, "ledger_end_term", int, INDEX, -1)), \
+            arg(spec, "self", bool, None, False)
     if kind == "HeartBeatRequest":
-        return el.HeartBeatRequest(group=group, local_id=spec.get("local_id", spec["leader_id"]), remote_id=remote,
-                                   leader_id=spec["leader_id"], term=spec["term"]), False
+        return el.HeartBeatRequest(group=group, local_id=arg(spec, "local_id", str, ID, leader), remote_id=remote,
+                                   leader_id=leader, term=term), False
     raise ValueError(f"unknown request type {kind!r} (VoteRequest, HeartBeatRequest)")
 
 
@@ -166,20 +185,23 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
     """Election-specific scenario actions, each a Java test hook or direct handler call."""
     c = w.cfg.proto.dledger
     m = w.nodes[i]
+    arg = inputs.arg
     if do == "revote":
-        m, outs = elector.test_revote(c, m, args["term"])
+        m, outs = elector.test_revote(c, m, arg(args, "term", int, INDEX))
     elif do == "change_to_candidate":
         # MemberState#changeToCandidate alone (VoteRequestTest calls it directly): no handlers fire.
-        if args["term"] < m.curr_term:
-            raise ValueError(f"changeToCandidate({args['term']}) below currTerm {m.curr_term}")
+        term = arg(args, "term", int, INDEX)
+        if term < m.curr_term:
+            raise ValueError(f"changeToCandidate({term}) below currTerm {m.curr_term}")
         m, outs = m.evolve(role=el.Role.CANDIDATE, leader_id=None, transferee=None,
-                           known_max_term_in_group=max(m.known_max_term_in_group, args["term"])), ()
+                           known_max_term_in_group=max(m.known_max_term_in_group, term)), ()
     elif do == "set_vote_for":
-        m, outs = m.evolve(curr_vote_for=args["leader_id"]), ()
+        m, outs = m.evolve(curr_vote_for=arg(args, "leader_id", str | None, ID)), ()
     elif do == "update_ledger":
-        m, outs = mstate.update_ledger_index_and_term(m, args["index"], args["term"]), ()
+        index, term = arg(args, "index", int, INDEX), arg(args, "term", int, INDEX)
+        m, outs = mstate.update_ledger_index_and_term(m, index, term), ()
     elif do == "transfer_leadership":
-        m, reply, outs = elector.handle_leadership_transfer(c, m, m.curr_term, args["transferee"])
+        m, reply, outs = elector.handle_leadership_transfer(c, m, m.curr_term, arg(args, "transferee", str, ID))
         if reply is not None:
             outs += (Reply(request=args, reply=reply),)
     elif do == "request":
@@ -202,26 +224,26 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     DLedgerConfig field names, plus `ledger_end_index` / `ledger_end_term` (one per node)."""
     ids = tuple(f"n{i}" for i in range(nodes))
     opts = dict(overrides or {})
-    ledger = {k: tuple(opts.pop(k)) for k in ("ledger_end_index", "ledger_end_term") if k in opts}
-    for k, v in ledger.items():
-        if len(v) != nodes:
-            raise ValueError(f"{k} needs one value per node ({nodes}), got {len(v)}")
+    ledger = inputs.structure_fields(ElectionConfig, {k: opts.pop(k) for k in ("ledger_end_index", "ledger_end_term")
+                                                      if k in opts})
     unknown = set(opts) - {a.name for a in el.DLedgerConfig.__attrs_attrs__}
     if unknown:
-        raise ValueError(f"unknown election config key(s): {', '.join(sorted(unknown))}")
+        raise ValueError(f"unknown election config key(s): {', '.join(sorted(map(str, unknown)))}")
     if "peers" in opts:
         raise ValueError("peers are the world's nodes; set the number of nodes instead")
-    return core.WorldConfig(protocol="election", ids=ids,
-                            proto=ElectionConfig(dledger=el.DLedgerConfig(peers=ids, **opts), **ledger))
+    dledger = el.DLedgerConfig(peers=ids, **inputs.structure_fields(el.DLedgerConfig, opts))
+    return core.WorldConfig(protocol="election", ids=ids, proto=ElectionConfig(dledger=dledger, **ledger))
 
 
 def load_config(d: dict) -> ElectionConfig:
-    dl = {k: v for k, v in d["dledger"].items() if k != "type"}
-    if not isinstance(dl.get("peers"), list):
-        raise ValueError("dledger.peers must be a list of node ids")
-    dl["peers"] = tuple(dl["peers"])
-    return ElectionConfig(dledger=el.DLedgerConfig(**dl), ledger_end_index=tuple(d.get("ledger_end_index", ())),
-                          ledger_end_term=tuple(d.get("ledger_end_term", ())))
+    """The config from a trace header (`dump_config`'s `proto`)."""
+    return inputs.structure(d, ElectionConfig)
+
+
+def check_ids(c: ElectionConfig, ids: tuple[str, ...]) -> None:
+    if tuple(c.dledger.peers) != ids:
+        raise ValueError(f"the peers {list(c.dledger.peers)} are not the world's nodes {list(ids)}")
+
 
 
 # Result codes where the Java code switches: a fuzz run's branch coverage counts each one.
@@ -235,5 +257,5 @@ def tick_slack(c: ElectionConfig, m: mstate.Member, since: int) -> int:
 PROTOCOL = core.Protocol(
     name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
-    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
+    observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)

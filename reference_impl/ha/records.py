@@ -10,10 +10,12 @@ GroupTransferService's `GroupCommitRequest`s). Transitions live in reference_imp
 from __future__ import annotations
 
 import enum
+from typing import ClassVar
 
+from reference_impl.core.inputs import check_fields, positive
 from reference_impl.core.state import record
 from reference_impl.ha.commit_log import EMPTY_STORE, MAPPED_FILE_SIZE_COMMIT_LOG, Store
-from reference_impl.rocketmq import BrokerRole, PutMessageStatus
+from reference_impl.rocketmq import MAX_MESSAGE_SIZE, BrokerRole, PutMessageStatus
 
 
 class FlushDiskType(enum.Enum):
@@ -61,6 +63,16 @@ class MessageStoreConfig:
     transfer_wait_ms: int = 1000  # GroupTransferService: notifyTransferObject.waitForRunning(1000)
     write_idle_wait_ms: int = 100  # WriteSocketService: allWaitForRunning(100)
 
+    # Sizes, periods and timeouts: at least 1 (a wait of 0 spins; a file or batch of 0 bytes holds nothing).
+    LIMITS: ClassVar[dict] = positive(
+        "mapped_file_size_commit_log", "flush_interval_commit_log", "flush_commit_log_thorough_interval",
+        "group_commit_interval_ms", "sync_flush_timeout", "slave_timeout", "ha_send_heartbeat_interval",
+        "ha_housekeeping_interval", "ha_transfer_batch_size", "ha_slave_fallbehind_max", "ha_client_reconnect_wait_ms",
+        "connect_timeout_ms", "transfer_wait_ms", "write_idle_wait_ms")
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+
 
 @record
 class HaConfig:
@@ -76,6 +88,14 @@ class HaConfig:
     body_min: int = 16
     body_max: int = 160
     socket_buffer_bytes: int = 128 * 1024  # kernel send + receive buffer of one direction
+
+    # The model's caps: bodies up to RocketMQ's maxMessageSize, a million messages per producer.
+    LIMITS: ClassVar[dict] = positive("send_msg_timeout", "send_interval_ms") | {
+        "brokers": (1, 64), "messages": (0, 1_000_000), "body_min": (1, MAX_MESSAGE_SIZE),
+        "body_max": (1, MAX_MESSAGE_SIZE), "socket_buffer_bytes": (1, 64 << 20)}
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 # --- client messages (RPC over the generic network) ---

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import core
-from reference_impl.core import faults
+from reference_impl import core, rocketmq
+from reference_impl.core import faults, inputs
 from reference_impl.core.network import Send
 from reference_impl.core.state import record
 from reference_impl.ha import broker as ha
@@ -337,7 +337,10 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
             raise ValueError(f"{n.id} is not a producer")
         if n.in_flight is not None:
             raise ValueError(f"{n.id} is still waiting for {n.in_flight}")
-        length = int(args.get("size", c.body_min))
+        length = inputs.arg(args, "size", int, (1, rocketmq.MAX_MESSAGE_SIZE), c.body_min)
+        if st.message_size(length) + st.END_FILE_MIN_BLANK_LENGTH > c.store.mapped_file_size_commit_log:
+            raise inputs.InputError("size", f"{length} does not fit a {c.store.mapped_file_size_commit_log}-byte "
+                                            "mapped file (mapped_file_size_commit_log)")
         msg_id = f"{n.id}-{n.sent}"
         send = Send(dst=n.master, msg=ha.SendMessage(msg_id=msg_id, body=ha.make_body(msg_id, length)),
                     ctx=("put", msg_id), timeout_ms=c.send_msg_timeout)
@@ -361,15 +364,7 @@ _WORLD_KEYS = {a.name for a in HaConfig.__attrs_attrs__} - {"store", "brokers"}
 
 
 def _store_config(d: dict) -> MessageStoreConfig:
-    kw = {}
-    for k, v in d.items():
-        if k in _ENUMS:
-            try:
-                v = _ENUMS[k](v)
-            except ValueError:
-                raise ValueError(f"{k} must be one of {', '.join(e.value for e in _ENUMS[k])}") from None
-        kw[k] = v
-    return MessageStoreConfig(**kw)
+    return MessageStoreConfig(**inputs.structure_fields(MessageStoreConfig, d))
 
 
 def _check(c: HaConfig) -> HaConfig:
@@ -404,15 +399,24 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
         raise ValueError(f"unknown ha config key(s): {', '.join(sorted(unknown))}")
     brokers = tuple(f"n{i}" for i in range(nodes))
     store = _store_config({k: v for k, v in opts.items() if k in _STORE_KEYS})
-    c = _check(HaConfig(store=store, brokers=brokers, **{k: v for k, v in opts.items() if k in _WORLD_KEYS}))
+    world = inputs.structure_fields(HaConfig, {k: v for k, v in opts.items() if k in _WORLD_KEYS})
+    c = _check(HaConfig(store=store, brokers=brokers, **world))
     ids = brokers + tuple(f"p{k}" for k in range(producers))
     return core.WorldConfig(protocol="ha", ids=ids, proto=c, crashable=tuple(range(nodes)))
 
 
 def load_config(d: dict) -> HaConfig:
-    store = _store_config({k: v for k, v in d["store"].items() if k != "type"})
-    rest = {k: v for k, v in d.items() if k in _WORLD_KEYS}
-    return _check(HaConfig(store=store, brokers=tuple(d["brokers"]), **rest))
+    """The config from a trace header (`dump_config`'s `proto`)."""
+    return _check(inputs.structure(d, HaConfig))
+
+
+def check_ids(c: HaConfig, ids: tuple[str, ...]) -> None:
+    producers = len(ids) - len(c.brokers)
+    want = c.brokers + tuple(f"p{k}" for k in range(max(0, producers)))
+    if want != ids or producers > 8:
+        raise ValueError(f"the world's nodes must be the config's brokers {list(c.brokers)} and producers p0.. "
+                         f"(at most 8), got {list(ids)}")
+
 
 
 def boot(c: HaConfig, node_id: str, i: int, now: int) -> Any:
@@ -461,7 +465,7 @@ BRANCHES = (*BrokerRole, *FlushDiskType, PutMessageStatus.PUT_OK, PutMessageStat
 PROTOCOL = core.Protocol(
     name="ha", boot=boot, wake_at=ha.wake_at, on_tick=ha.on_tick, on_request=ha.on_request,
     on_response=ha.on_response, on_message=None, crash=ha.crash, restart=ha.restart, ghost_init=gh.init,
-    ghost_update=gh.update, observe=observe, make_config=make_config, load_config=load_config,
+    ghost_update=gh.update, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(2, 3),
     ext_init=ext_init, ext_deadline=ext_deadline, ext_events=ext_events, ext_apply=ext_apply, ext_faults=ext_faults,
     profiles=PROFILES, branches=BRANCHES)

@@ -25,9 +25,10 @@ offsets. Volatile: channels, the registration schedule, the master address.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import rocketmq
+from reference_impl.core.inputs import check_fields, positive
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.nameserver import namesrv as ns
 from reference_impl.nameserver import remoting as rm
@@ -47,6 +48,12 @@ class BrokerConfig:
     force_register: bool = True  # false would query QUERY_DATA_VERSION first (not modelled)
     broker_permission: int = ri.PermName.PERM_READ | ri.PermName.PERM_WRITE
     netty: rm.NettyClientConfig = rm.NettyClientConfig()
+
+    LIMITS: ClassVar[dict] = positive("register_name_server_period", "register_broker_timeout_mills") | {
+        "broker_cluster_name": (1, 127), "broker_permission": (0, 7)}
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
     def register_period_ms(self) -> int:
         return max(10000, min(self.register_name_server_period, 60000))

@@ -25,7 +25,10 @@ fetching the NameServer address list (it is configured).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from reference_impl import rocketmq
+from reference_impl.core.inputs import check_fields, positive
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.nameserver import namesrv as ns
 from reference_impl.nameserver import remoting as rm
@@ -42,6 +45,11 @@ class ClientConfig:
     heartbeat_initial_delay_ms: int = 1000
     mq_client_api_timeout: int = 3000
     netty: rm.NettyClientConfig = rm.NettyClientConfig()
+
+    LIMITS: ClassVar[dict] = positive("poll_name_server_interval", "heartbeat_broker_interval", "mq_client_api_timeout")
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 @record

@@ -22,10 +22,11 @@ changed in its tables (`BrokerRegistered`, `BrokerRemoved`, ...).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import rocketmq
 from reference_impl.core.network import Send
+from reference_impl.core.inputs import check_fields, positive
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.nameserver import route_info as ri
 from reference_impl.nameserver.remoting import ChannelId, Connect, Connected, Fin, Reset
@@ -39,6 +40,11 @@ class NamesrvConfig:
     scan_not_active_broker_interval_ms: int = 10000
     broker_channel_expired_time: int = ri.BROKER_CHANNEL_EXPIRED_TIME  # 120000
     server_channel_max_idle_time_seconds: int = 120  # NettyServerConfig; 0 disables the idle handler
+
+    LIMITS: ClassVar[dict] = positive("scan_not_active_broker_interval_ms", "broker_channel_expired_time")
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 # --- requests and replies (RequestCode / ResponseCode) ---

@@ -28,10 +28,11 @@ returned, from `send_start_ms`; message ids are `<producer>-<n>`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl import rocketmq
 from reference_impl.core.network import Send
+from reference_impl.core.inputs import JAVA_INT_MAX, check_fields, positive
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import queue_selection as qs
@@ -53,12 +54,19 @@ class ProducerConfig:
     retry_times_when_send_failed: int = 2
     retry_another_broker_when_not_store_ok: bool = False
     create_topic_key: str = "TBW102"  # TopicValidator.AUTO_CREATE_TOPIC_KEY_TOPIC
-    retry_response_codes: tuple = (17, 14, 1, 16, 204, 205)  # TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, ...
+    retry_response_codes: tuple[int, ...] = (17, 14, 1, 16, 204, 205)  # TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, ...
     fault: qs.FaultStrategyConfig = qs.FaultStrategyConfig()
     client: cr.ClientConfig = cr.ClientConfig()
     topic: str = "TopicTest"  # the application's topic
     send_start_ms: int = 2000
     send_interval_ms: int = 100
+
+    # send_interval_ms -1: the application sends only when a script says so
+    LIMITS: ClassVar[dict] = positive("send_msg_timeout") | {"send_interval_ms": (-1, JAVA_INT_MAX),
+        "retry_times_when_send_failed": (0, 16), "topic": (1, 127), "create_topic_key": (1, 127)}
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 @record

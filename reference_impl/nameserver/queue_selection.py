@@ -28,6 +28,8 @@ insertion order (Java: the ConcurrentHashMap's).
 
 from __future__ import annotations
 
+
+from reference_impl.core.inputs import check_fields
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.nameserver.client_routes import MessageQueue, TopicPublishInfo
 
@@ -40,9 +42,15 @@ class FaultStrategyConfig:
     """MQFaultStrategy fields (4.9.4 defaults)."""
 
     send_latency_fault_enable: bool = False
-    latency_max: tuple = (50, 100, 550, 1000, 2000, 3000, 15000)
-    not_available_duration: tuple = (0, 0, 30000, 60000, 120000, 180000, 600000)
+    latency_max: tuple[int, ...] = (50, 100, 550, 1000, 2000, 3000, 15000)
+    not_available_duration: tuple[int, ...] = (0, 0, 30000, 60000, 120000, 180000, 600000)
     fault_fallback_mutates_queue: bool = True  # 4.9.4-4.9.7: mq.setBrokerName/setQueueId; 4.9.8: new MessageQueue
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        # MQFaultStrategy#computeNotAvailableDuration walks both arrays by the same index.
+        if not self.latency_max or len(self.latency_max) != len(self.not_available_duration):
+            raise ValueError("latency_max and not_available_duration must be non-empty lists of the same length")
 
 
 @record

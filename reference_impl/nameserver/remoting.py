@@ -31,9 +31,10 @@ NameServers and the first unreachable, the 3000 ms connect timeout uses the whol
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from reference_impl.core.network import Send
+from reference_impl.core.inputs import check_fields, positive
 from reference_impl.core.state import EMPTY, FrozenMap, record
 
 
@@ -43,6 +44,11 @@ class NettyClientConfig:
 
     connect_timeout_millis: int = 3000  # com.rocketmq.remoting.client.connect.timeout
     client_close_socket_if_timeout: bool = True  # com.rocketmq.remoting.client.closeSocketIfTimeout
+
+    LIMITS: ClassVar[dict] = positive("connect_timeout_millis")
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 @record

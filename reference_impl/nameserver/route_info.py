@@ -29,6 +29,9 @@ each call is one atomic step.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from reference_impl.core.inputs import check_fields
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.rocketmq import MASTER_ID
 
@@ -73,6 +76,13 @@ class TopicConfig:
     write_queue_nums: int = 16
     perm: int = PermName.PERM_READ | PermName.PERM_WRITE
     topic_sys_flag: int = 0
+
+    # TopicValidator: a topic name has at most 127 characters; the model's cap is 1024 queues.
+    LIMITS: ClassVar[dict] = {"topic_name": (1, 127), "read_queue_nums": (1, 1024), "write_queue_nums": (1, 1024),
+                              "perm": (0, 7)}
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
 
 @record

@@ -20,12 +20,12 @@ A graceful broker `shutdown` (scripted) unregisters from every NameServer and th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from reference_impl import core, rocketmq
-from reference_impl.core import faults
+from reference_impl.core import faults, inputs
 from reference_impl.core import network as net_mod
 from reference_impl.core.state import FrozenMap, record
 from reference_impl.nameserver import broker as nb
@@ -33,8 +33,6 @@ from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import consumer as co
 from reference_impl.nameserver import namesrv as ns
 from reference_impl.nameserver import producer as pr
-from reference_impl.nameserver import queue_selection as qs
-from reference_impl.nameserver import remoting as rm
 from reference_impl.nameserver import route_info as ri
 from reference_impl.nameserver.ghost import ghost_init, ghost_update, roles
 
@@ -43,14 +41,24 @@ DEFAULT_TOPIC = ri.TopicConfig(topic_name="TopicTest", read_queue_nums=4, write_
 
 @record
 class NameServerWorldConfig:
-    name_servers: tuple = ("ns0", "ns1")
+    name_servers: tuple[str, ...] = ("ns0", "ns1")
     namesrv: ns.NamesrvConfig = ns.NamesrvConfig()
     broker: nb.BrokerConfig = nb.BrokerConfig()
     producer: pr.ProducerConfig = pr.ProducerConfig()
     consumer: cr.ClientConfig = cr.ClientConfig()
-    topics: tuple = (DEFAULT_TOPIC,)  # every broker's topic configs
-    latency_fault_producers: tuple = ("p1",)  # producers with sendLatencyFaultEnable = true
-    consumer_topics: tuple = ("TopicTest",)
+    topics: tuple[ri.TopicConfig, ...] = (DEFAULT_TOPIC,)  # every broker's topic configs
+    latency_fault_producers: tuple[str, ...] = ("p1",)  # producers with sendLatencyFaultEnable = true
+    consumer_topics: tuple[str, ...] = ("TopicTest",)
+
+    LIMITS: ClassVar[dict] = {"name_servers": (1, 64), "latency_fault_producers": (1, 64),
+                              "consumer_topics": (1, 127)}
+
+    def __attrs_post_init__(self) -> None:
+        inputs.check_fields(self)
+        if not self.name_servers or len(set(self.name_servers)) != len(self.name_servers):
+            raise ValueError("name_servers must be distinct NameServer ids")
+        if not self.topics or len({t.topic_name for t in self.topics}) != len(self.topics):
+            raise ValueError("topics must be distinct topic configs")
 
 
 # --- world events of this protocol ---
@@ -280,29 +288,31 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
     if do == "send":
         if n.op is not None:
             raise ValueError(f"{w.cfg.ids[i]} is still sending {n.op.msg_id}")
-        n, outs = pr.start_send(c.producer, n, now, int(args.get("draw", 0)), args.get("msg_id"))
+        n, outs = pr.start_send(c.producer, n, now, inputs.arg(args, "draw", int, (0, core.DRAW_SPAN - 1), 0),
+                                inputs.arg(args, "msg_id", str | None, (1, 64), None))
     elif do == "shutdown":
         n, outs = nb.shutdown(c.broker, n, now)
         w = w.evolve(ext=w.ext.evolve(exiting=w.ext.exiting + 1))
     elif do == "change_to_master":
         n, outs = nb.change_to_master(c.broker, n, now)
     elif do == "change_to_slave":
-        n, outs = nb.change_to_slave(c.broker, n, int(args.get("broker_id", 1)), now)
+        n, outs = nb.change_to_slave(c.broker, n, inputs.arg(args, "broker_id", int, (1, 64), 1), now)
     elif do == "create_topic":
-        tc = ri.TopicConfig(topic_name=args["topic"], read_queue_nums=args.get("read_queue_nums", 4),
+        tc = ri.TopicConfig(topic_name=inputs.arg(args, "topic", str), read_queue_nums=args.get("read_queue_nums", 4),
                             write_queue_nums=args.get("write_queue_nums", 4),
-                            perm=args.get("perm", ri.PermName.PERM_READ | ri.PermName.PERM_WRITE))
+                            perm=args.get("perm", ri.PermName.PERM_READ | ri.PermName.PERM_WRITE))  # checks itself
         n, outs = nb.create_topic(c.broker, n, tc, now)
     elif do in ("wipe_write_perm", "add_write_perm"):
         op = ri.wipe_write_perm_of_broker_by_lock if do == "wipe_write_perm" else ri.add_write_perm_of_broker_by_lock
-        rim, count = op(n.rim, args["broker_name"])
+        rim, count = op(n.rim, inputs.arg(args, "broker_name", str))
         n, outs = n.evolve(rim=rim), (Reply(request=do, reply=count),)
     elif do == "delete_topic":
-        n = n.evolve(rim=ri.delete_topic(n.rim, args["topic"]))
+        n = n.evolve(rim=ri.delete_topic(n.rim, inputs.arg(args, "topic", str)))
     elif do == "scan":
         n, outs = ns.scan_not_active_broker(c.namesrv, n, now)
     elif do == "set_last_update":
-        n = n.evolve(rim=ri.update_broker_info_update_timestamp(n.rim, args["broker_addr"], int(args["timestamp"])))
+        n = n.evolve(rim=ri.update_broker_info_update_timestamp(
+            n.rim, inputs.arg(args, "broker_addr", str), inputs.arg(args, "timestamp", int, (0, 1 << 62))))
     else:
         raise ValueError(f"unknown nameserver action {do!r}")
     return core.apply_outs(core.set_node(w, i, n), i, outs)
@@ -311,27 +321,25 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
 # --- config ---
 
 
-_RECORDS = {cls.__name__: cls for cls in (NameServerWorldConfig, ns.NamesrvConfig, nb.BrokerConfig,
-                                          pr.ProducerConfig, cr.ClientConfig, qs.FaultStrategyConfig,
-                                          rm.NettyClientConfig, ri.TopicConfig)}
 _SHAPE = ("name_servers", "slaves", "producers", "consumers")
 
 
 def _set_leaf(rec: Any, key: str, value: Any) -> tuple[Any, bool]:
-    """Set `key` wherever it is a field in the nested config records (every occurrence)."""
+    """Set `key` wherever it is a field in the nested config records (every occurrence);
+    the records are built anew, so each checks its fields."""
     found = False
     changes = {}
     for f in attrs.fields(type(rec)):
         v = getattr(rec, f.name)
         if f.name == key and not attrs.has(type(v)):
-            changes[f.name] = tuple(value) if isinstance(value, list) else value
+            changes[f.name] = inputs.structure(value, inputs.field_type(type(rec), key), key)
             found = True
         elif attrs.has(type(v)) and type(v) is not ri.TopicConfig:
             v, hit = _set_leaf(v, key, value)
             if hit:
                 changes[f.name] = v
                 found = True
-    return (rec.evolve(**changes) if changes else rec), found
+    return (attrs.evolve(rec, **changes) if changes else rec), found
 
 
 def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConfig:
@@ -350,17 +358,14 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
     if nodes > 16:
         raise ValueError("at most 16 broker groups")
     namesrvs = tuple(f"ns{k}" for k in range(n_ns))
-    brokers = tuple(x for g in range(nodes) for x in
-                    (f"b{g}-m",) + tuple(f"b{g}-s" if k == 1 else f"b{g}-s{k}" for k in range(1, slaves + 1)))
-    ids = namesrvs + brokers + tuple(f"p{k}" for k in range(n_p)) + tuple(f"c{k}" for k in range(n_c))
+    ids = node_ids(namesrvs, nodes, slaves, n_p, n_c)
     c = NameServerWorldConfig(name_servers=namesrvs)
-    topic = DEFAULT_TOPIC
-    for key in ("read_queue_nums", "write_queue_nums"):
-        if key in opts:
-            topic = topic.evolve(**{key: opts.pop(key)})
+    topic = attrs.evolve(DEFAULT_TOPIC, **inputs.structure_fields(
+        ri.TopicConfig, {k: opts.pop(k) for k in ("read_queue_nums", "write_queue_nums") if k in opts}))
     c = c.evolve(topics=(topic,))
     if "latency_fault_producers" in opts:
-        c = c.evolve(latency_fault_producers=tuple(opts.pop("latency_fault_producers")))
+        c = attrs.evolve(c, **inputs.structure_fields(NameServerWorldConfig, {
+            "latency_fault_producers": opts.pop("latency_fault_producers")}))
     for key, value in opts.items():
         c, found = _set_leaf(c, key, value)
         if not found:
@@ -369,19 +374,29 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
     return core.WorldConfig(protocol="nameserver", ids=ids, proto=c, crashable=crashable)
 
 
-def _decode(v: Any) -> Any:
-    if isinstance(v, dict) and "type" in v:
-        cls = _RECORDS.get(v["type"])
-        if cls is None:
-            raise ValueError(f"unknown config record {v['type']!r}")
-        return cls(**{k: _decode(x) for k, x in v.items() if k != "type"})
-    if isinstance(v, list):
-        return tuple(_decode(x) for x in v)
-    return v
-
-
 def load_config(d: dict) -> NameServerWorldConfig:
-    return _decode(dict(d, type="NameServerWorldConfig"))
+    """The config from a trace header (`dump_config`'s `proto`)."""
+    return inputs.structure(d, NameServerWorldConfig)
+
+
+def check_ids(c: NameServerWorldConfig, ids: tuple[str, ...]) -> None:
+    """The ids make_config gives: NameServers, broker groups (b<g>-m, b<g>-s, b<g>-s2, ...), p<k>, c<k>."""
+    groups = sorted({x.split("-", 1)[0] for x in ids if x.startswith("b")})
+    slaves = sum(1 for x in ids if x.startswith("b0-s"))
+    producers = sum(1 for x in ids if x.startswith("p"))
+    consumers = sum(1 for x in ids if x.startswith("c"))
+    want = node_ids(c.name_servers, len(groups), slaves, producers, consumers)
+    if want != ids or len(groups) > 16 or slaves > 16:
+        raise ValueError(f"the world's nodes must be the config's NameServers {list(c.name_servers)}, broker groups "
+                         f"b0.. (b<g>-m, b<g>-s, ...), producers p0.. and consumers c0..; got {list(ids)}")
+
+
+def node_ids(name_servers: tuple[str, ...], groups: int, slaves: int, producers: int, consumers: int
+             ) -> tuple[str, ...]:
+    brokers = tuple(x for g in range(groups) for x in
+                    (f"b{g}-m",) + tuple(f"b{g}-s" if k == 1 else f"b{g}-s{k}" for k in range(1, slaves + 1)))
+    return name_servers + brokers + tuple(f"p{k}" for k in range(producers)) + tuple(f"c{k}" for k in range(consumers))
+
 
 
 # --- timeline ---
@@ -497,7 +512,7 @@ BRANCHES = (_RC.SUCCESS, _RC.SYSTEM_ERROR, _RC.SYSTEM_BUSY, _RC.FLUSH_DISK_TIMEO
 PROTOCOL = core.Protocol(
     name="nameserver", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
-    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
+    observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(2, 3), ext_init=ext_init, ext_deadline=ext_deadline,
     ext_events=ext_events, ext_apply=ext_apply, down_is_silent=down_is_silent, describe=describe,
     describe_obs=describe_obs, final_line=final_line, profiles=PROFILES, branches=BRANCHES)

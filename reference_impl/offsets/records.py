@@ -10,9 +10,11 @@ remoting `ResponseCode`s, and one record per Java object that holds offset state
 from __future__ import annotations
 
 import enum
+from typing import ClassVar
 
+from reference_impl.core.inputs import check_fields, positive
 from reference_impl.core.state import EMPTY, FrozenMap, record
-from reference_impl.rocketmq import ResponseCode
+from reference_impl.rocketmq import MAX_MESSAGE_SIZE, ResponseCode
 
 TOPIC_GROUP_SEPARATOR = "@"  # ConsumerOffsetManager.TOPIC_GROUP_SEPARATOR
 TOPIC = "TopicTest"
@@ -91,6 +93,23 @@ class OffsetsConfig:
     namesrv: str = "ns0"
     producers: tuple[str, ...] = ("p0",)
     consumers: tuple[str, ...] = ("c0", "c1")
+
+    # Periods, timeouts, batch sizes: at least 1. The model's caps: 16 queues, a million messages
+    # per producer, bodies up to RocketMQ's maxMessageSize.
+    LIMITS: ClassVar[dict] = positive(
+        "flush_consumer_offset_interval", "register_name_server_period", "slave_sync_period_ms",
+        "broker_rpc_timeout_ms", "total_physical_memory_size", "max_transfer_bytes_on_message_in_memory",
+        "max_transfer_count_on_message_in_memory", "max_transfer_bytes_on_message_in_disk",
+        "max_transfer_count_on_message_in_disk", "poll_name_server_interval", "persist_consumer_offset_interval",
+        "rebalance_interval_ms", "pull_batch_size", "offset_rpc_timeout_ms", "pull_timeout_ms",
+        "pull_time_delay_mills_when_exception", "send_msg_timeout", "pull_idle_wait_ms", "ha_transfer_interval_ms",
+        "consume_ms", "send_interval_ms") | {
+        "access_message_in_memory_max_ratio": (0, 100), "queues": (1, 16), "messages": (0, 1_000_000),
+        "body_size": (1, MAX_MESSAGE_SIZE), "brokers": (1, 64), "producers": (1, 64), "consumers": (1, 64),
+        "namesrv": (1, 64)}
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
 
     def memory(self) -> int:
         """DefaultMessageStore#getMessage: TOTAL_PHYSICAL_MEMORY_SIZE * (ratio / 100.0)."""

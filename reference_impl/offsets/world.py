@@ -29,7 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import core, rocketmq
-from reference_impl.core.state import check_fields, record
+from reference_impl.core import inputs
+from reference_impl.core.state import record
 from reference_impl.offsets import broker as ob
 from reference_impl.offsets import client as oc
 from reference_impl.offsets import ghost as gh
@@ -343,17 +344,10 @@ _KEYS = {a.name for a in OffsetsConfig.__attrs_attrs__} - {"brokers", "namesrv",
 def _check(c: OffsetsConfig) -> OffsetsConfig:
     """Validate a config (bad input exits 2)."""
 
-    check_fields(c)
     if len(c.brokers) != 2:
         raise ValueError("offsets models one master and one slave (2 brokers)")
-    if not 1 <= c.queues <= 16 or c.body_size < 1 or c.messages < 0:
-        raise ValueError("need 1 <= queues <= 16, body_size >= 1, messages >= 0")
-    for k in ("total_physical_memory_size", "pull_batch_size", "consume_ms", "pull_idle_wait_ms",
-              "ha_transfer_interval_ms", "rebalance_interval_ms", "persist_consumer_offset_interval",
-              "flush_consumer_offset_interval", "slave_sync_period_ms", "register_name_server_period",
-              "poll_name_server_interval", "send_interval_ms"):
-        if getattr(c, k) < 1:
-            raise ValueError(f"{k} must be positive")
+    if len(c.producers) > 8 or len(c.consumers) > 8:
+        raise ValueError("offsets has at most 8 producers and 8 consumers")
     return c
 
 
@@ -373,7 +367,8 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
     if unknown:
         raise ValueError(f"unknown offsets config key(s): {', '.join(sorted(unknown))}")
     c = _check(OffsetsConfig(producers=tuple(f"p{k}" for k in range(producers)),
-                             consumers=tuple(f"c{k}" for k in range(consumers)), **opts))
+                             consumers=tuple(f"c{k}" for k in range(consumers)),
+                             **inputs.structure_fields(OffsetsConfig, opts)))
     ids = c.brokers + (c.namesrv,) + c.producers + c.consumers
     crashable = tuple(ids.index(x) for x in c.brokers + c.consumers)
     return core.WorldConfig(protocol="offsets", ids=ids, proto=c, crashable=crashable)
@@ -381,8 +376,14 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
 
 def load_config(d: dict) -> OffsetsConfig:
     """The config from a trace header."""
-    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k != "type"}
-    return _check(OffsetsConfig(**kw))
+    return _check(inputs.structure(d, OffsetsConfig))
+
+
+def check_ids(c: OffsetsConfig, ids: tuple[str, ...]) -> None:
+    want = c.brokers + (c.namesrv,) + c.producers + c.consumers
+    if want != ids:
+        raise ValueError(f"the config's brokers, NameServer, producers and consumers are {list(want)}, not {list(ids)}")
+
 
 
 # --- fault profiles, calibrated for this world (docs/offsets.md) ---
@@ -427,7 +428,7 @@ BRANCHES = (*GetMessageStatus, *PullStatus, _RC.SUCCESS, _RC.SYSTEM_ERROR, _RC.S
 PROTOCOL = core.Protocol(
     name="offsets", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=on_message, crash=crash, restart=restart, ghost_init=gh.init, ghost_update=gh.update,
-    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
+    observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(2,), default_nodes=2, ext_init=ext_init, ext_deadline=ext_deadline,
     ext_events=ext_events, ext_apply=ext_apply, describe=describe, describe_obs=describe_obs, final_line=final_line,
     profiles=PROFILES, branches=BRANCHES)
