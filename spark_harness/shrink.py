@@ -3,9 +3,10 @@
 A history is (world config, event list). Shrinking treats the list as *timed
 choices*: each event carries the time it happened at, and between two choices the
 world runs on its own, fault-free: the default next step is the protocol event whose
-deadline comes first (a timer fires when due, a message arrives at the end of its
-delay window, an RPC fails at its timeout; ties in the world's own order, a tick
-drawing 0), taken only while that deadline is before the next choice's time. Removing a
+deadline comes first (a timer's is the end of the slack Java timing gives it after its
+wake time, a message's the end of its delay window, an RPC's its timeout; ties in the
+world's own order, a tick drawing 0 and firing as early as it may), taken only while
+that deadline is before the next choice's time. Removing a
 choice therefore means "this did not happen, the cluster just went on": drop a fault
 and the network works; drop a delivery and the message arrives on time anyway; drop
 a tick and the timer fires with the default draw.
@@ -86,17 +87,17 @@ def property_of(protocol: str, prop_id: str) -> props.Property:
 
 def default_step(w: core.World) -> tuple[Any, int] | None:
     """The fault-free next step and the time it is due by: the protocol event whose
-    deadline comes first (a timer when it is due, a message at the end of its delay
-    window, an RPC failure at its timeout). The world must run every such event before
+    deadline comes first (a timer at the end of its Java-timing slack, a message at the
+    end of its delay window, an RPC failure at its timeout). The world must run every such event before
     time passes its deadline, so a complete recorded history has chosen each of them
     before any later choice, and replays exactly."""
-    wakes = core.wake_times(w)
+    deadlines = core.tick_deadlines(w)
     dmax = core.delay_window(w)[1]
     best, best_t = None, -1
     for ev in core.protocol_events(w):
         t = type(ev)
         if t is core.Tick:
-            due = max(wakes[ev.node], w.now)
+            due = max(deadlines[ev.node], w.now)
         elif t is core.Deliver or t is core.Drop:
             due = net_mod.find(w.net, ev.env).sent_ms + dmax
         elif t is core.RpcFail:

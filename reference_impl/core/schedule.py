@@ -97,6 +97,12 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     return out
 
 
+def tick_deadlines(w: World) -> list[int]:
+    """The latest time each node's next tick may fire (-1: down, or nothing to do): its
+    wake time plus the slack Java timing allows (docs/fault-profiles.md "Java timing")."""
+    return [wake + slack if wake >= 0 else -1 for wake, slack in _wakes(w)]
+
+
 def horizon(w: World) -> int:
     """The earliest time something must happen; -1 if nothing ever will."""
     if _LAST[0] is w:
