@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any, NoReturn
 
+import attrs
+
 from histories import runner, scenario_file, timeline
 from histories import trace as trace_mod
 from model_checks import check, crosshair_run, explore, prove
@@ -20,6 +22,7 @@ from reference_impl.core import codec, faults, scenario
 from rmqspec import bench
 from spark_harness import counterexample, fuzz, plan, shrink
 from spark_harness.java import JavaMissing
+from spark_harness.progress import Progress
 from spec import properties, symbolic
 
 
@@ -64,6 +67,10 @@ def _csv(kind: type) -> Any:
 def _add_import(p: argparse.ArgumentParser) -> None:
     p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="import MODULE first (it may register extra protocols, e.g. a test mutant)")
+
+
+def _add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
 
 
 def build_parser() -> Parser:
@@ -116,7 +123,7 @@ def build_parser() -> Parser:
     fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
     fz.add_argument("--shrink-budget", type=_positive, default=None, help="replayed steps per counterexample")
     fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
-    fz.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_progress(fz)
     fz.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
     fz.add_argument("--list-profiles", action="store_true", help="list the fault profiles per protocol and exit")
     fz.add_argument("--json", action="store_true", help="print report.json instead of the summary")
@@ -142,6 +149,7 @@ def build_parser() -> Parser:
     prv.add_argument("--contracts", type=float, default=2.0, metavar="SECONDS",
                      help="CrossHair time per contract condition; 0 skips CrossHair (default 2)")
     prv.add_argument("--json", action="store_true")
+    _add_progress(prv)
 
     exp = sub.add_parser("explore", help="exhaustive exploration with symmetry reduction")
     exp.add_argument("--protocol", default="election")
@@ -159,6 +167,7 @@ def build_parser() -> Parser:
     gate = sub.add_parser("check", help="the quick CI gate: suites, proofs, conformance, contracts, exploration")
     gate.add_argument("--out", default=None, help="directory for reference witness traces")
     gate.add_argument("--json", action="store_true")
+    _add_progress(gate)
 
     bench = sub.add_parser("bench", help="throughput of the reference worlds")
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
@@ -168,6 +177,7 @@ def build_parser() -> Parser:
                        help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
     bench.add_argument("--histories", type=_positive, default=None, help="with --fuzz: histories per engine")
     bench.add_argument("--cores", type=_positive, default=None, help="with --fuzz: processes / Spark cores")
+    _add_progress(bench)
     _add_import(bench)
     return parser
 
@@ -382,11 +392,13 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.fuzz:
-
+        bar = Progress(bench.FUZZ_PHASES, label="bench --fuzz", unit="phases", enabled=not args.no_progress)
         try:
-            result = bench.fuzz(args.protocol or "election", args.histories, args.cores)
+            result = bench.fuzz(args.protocol or "election", args.histories, args.cores,
+                                on_phase=lambda text: bar.advance(1, text))
         except JavaMissing as e:
             raise UsageError(str(e)) from None
+        bar.finish()
         if args.json:
             print(json.dumps(result, indent=2))
         else:
@@ -394,7 +406,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 0
     if args.protocol is not None and args.protocol not in core.protocol_names():
         raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(core.protocol_names())}")
-    rows = bench.run(args.seconds, args.protocol)
+    cases = bench.cases(args.protocol)
+    bar = Progress(len(cases), label="bench", unit="rows", enabled=not args.no_progress)
+    rows = bench.run(args.seconds, args.protocol, on_row=lambda r: bar.advance(
+        1, f"{r['protocol']} {r['nodes']} nodes {'checked' if r['checked'] else 'unchecked'}: "
+           f"{r['events_per_s']:,} events/s"))
+    bar.finish()
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
@@ -416,21 +433,36 @@ def cmd_prove(args: argparse.Namespace) -> int:
         protocols, args.profile = ["election"], "4.9.4+os-crash"
     out_dir = args.out or prove.default_out_dir()
     start = time.perf_counter()
-    rows = prove.run(protocols, out_dir, replay=not args.no_witness, profile=args.profile, jobs=args.jobs)
+    bar = Progress(len(prove.tasks_of(protocols, args.profile)), label="prove", unit="rows",
+                   enabled=not args.no_progress)
+
+    def on_row(r: prove.Row) -> None:
+        bar.advance(1, f"{r.protocol}/{r.property} @ {r.profile}: {r.result} ({r.seconds:.1f} s)")
+
+    rows = prove.run(protocols, out_dir, replay=not args.no_witness, profile=args.profile, jobs=args.jobs,
+                     on_row=on_row)
+    bar.finish()
     wall = time.perf_counter() - start
-    conds, secs = crosshair_run.run(args.contracts) if args.contracts else ([], 0.0)
+    conds, secs = [], 0.0
+    if args.contracts:
+        if not args.no_progress:
+            n = sum(len(crosshair_run.conditions(m)) for m in crosshair_run.modules())
+            print(f"prove: CrossHair over {n} contract conditions, up to {args.contracts:g} s each, "
+                  f"in 2 processes ...", file=sys.stderr, flush=True)
+        conds, secs = crosshair_run.run(args.contracts)
     ok = all(r.ok for r in rows) and not any(c.status == "counterexample" for c in conds)
     if args.json:
-        print(json.dumps({"ok": ok, "wall_s": round(wall + secs, 1), "rows": [r.summary() for r in rows],
-                          "contracts": [c.__dict__ for c in conds], "contracts_seconds": round(secs, 1)},
-                         indent=2, default=str))
+        print(json.dumps({"ok": ok, "wall_s": round(wall + secs, 1), "proofs_wall_s": round(wall, 1),
+                          "rows": [r.summary() for r in rows], "contracts": [attrs.asdict(c) for c in conds],
+                          "contracts_seconds": round(secs, 1)}, indent=2, default=str))
     else:
         prove.print_table(rows, sys.stdout)
         if args.contracts:
             print()
             crosshair_run.print_report(conds, secs, sys.stdout)
-        print(f"\nprove: {'ok' if ok else 'FAILED'} in {wall + secs:.1f} s wall ({sum(r.seconds for r in rows):.1f} s of "
-              f"proofs{f', {secs:.1f} s of CrossHair' if args.contracts else ''})")
+        print(f"\nprove: {'ok' if ok else 'FAILED'} in {wall + secs:.1f} s wall ({wall:.1f} s of proofs in "
+              f"{args.jobs} process(es), {sum(r.seconds for r in rows):.1f} s summed over rows"
+              f"{f'; {secs:.1f} s of CrossHair' if args.contracts else ''})")
     return 0 if ok else 1
 
 
@@ -474,11 +506,20 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    show = None if args.json else (lambda part: print(check.line(part), flush=True))
-    parts = check.run(args.out, show)
+    bar = Progress(len(check.PARTS), label="check", unit="parts", enabled=not args.no_progress)
+
+    def on_part(part: check.Part) -> None:
+        bar.advance(1, f"{part.name} {'ok' if part.ok else 'FAILED'} ({part.seconds:.1f} s)")
+        if not args.json:
+            bar.clear()
+            print(check.line(part), flush=True)
+
+    parts = check.run(args.out, on_part, on_progress=bar.note)
+    bar.finish()
     ok = all(p.ok for p in parts)
     if args.json:
-        print(json.dumps({"ok": ok, "parts": [p.__dict__ for p in parts]}, indent=2))
+        print(json.dumps({"ok": ok, "wall_s": round(sum(p.seconds for p in parts), 1),
+                          "parts": [attrs.asdict(p) for p in parts]}, indent=2))
     else:
         print(f"check: {'ok' if ok else 'FAILED'} in {sum(p.seconds for p in parts):.1f} s")
     return 0 if ok else 1

@@ -1,7 +1,10 @@
-"""A progress bar for fuzz runs, on stderr.
+"""A progress line for long runs, on stderr (fuzz histories, shrinking, and the CLI's
+`prove`, `bench` and `check` rows).
 
 On a terminal it redraws one line (`\\r`) at most five times a second; otherwise
-(logs, CI) it prints a line at every tenth of the way, so logs stay short.
+(logs, CI) it prints a line per item when there are few (at most ITEM_LINES), else at
+every tenth of the way, so logs stay short. The times it shows are wall-clock seconds
+since the bar started; the eta is a straight-line guess from the items done so far.
 """
 
 from __future__ import annotations
@@ -12,12 +15,15 @@ import time
 from typing import IO
 
 WIDTH = 30
+ITEM_LINES = 60  # below this many items, a log gets a line per item
 
 
 class Progress:
-    def __init__(self, total: int, label: str = "fuzz", out: IO[str] | None = None, enabled: bool = True) -> None:
+    def __init__(self, total: int, label: str = "fuzz", out: IO[str] | None = None, enabled: bool = True,
+                 unit: str = "histories") -> None:
         self.total = max(1, total)
         self.label = label
+        self.unit = unit
         self.out = out if out is not None else sys.stderr
         self.enabled = enabled
         self.tty = enabled and hasattr(self.out, "isatty") and self.out.isatty()
@@ -33,9 +39,14 @@ class Progress:
 
     def update(self, done: int, detail: str = "") -> None:
         with self._lock:
+            moved = min(done, self.total) != self.done
             self.done = min(done, self.total)
             self.detail = detail
-            self._draw(final=False)
+            self._draw(final=False, moved=moved)
+
+    def note(self, detail: str) -> None:
+        """Change the detail text without moving (a phase that has begun)."""
+        self.update(self.done, detail)
 
     def _line(self) -> str:
         frac = self.done / self.total
@@ -43,10 +54,10 @@ class Progress:
         elapsed = time.monotonic() - self.start
         eta = f", eta {elapsed / frac - elapsed:.0f} s" if 0 < frac < 1 else ""
         detail = f"  {self.detail}" if self.detail else ""
-        return (f"{self.label} [{bar}] {frac:4.0%}  {self.done:,}/{self.total:,} histories  "
+        return (f"{self.label} [{bar}] {frac:4.0%}  {self.done:,}/{self.total:,} {self.unit}  "
                 f"{elapsed:.0f} s{eta}{detail}")
 
-    def _draw(self, final: bool) -> None:
+    def _draw(self, final: bool, moved: bool = True) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -56,11 +67,26 @@ class Progress:
                 self.out.flush()
                 self._last_draw = now
             return
+        if self.total <= ITEM_LINES:
+            if moved or final:
+                self.out.write(self._line() + "\n")
+                self.out.flush()
+                self._last_tenth = 10 if self.done >= self.total else self._last_tenth
+            return
         tenth = int(10 * self.done / self.total)
         if tenth > self._last_tenth or final:
             self._last_tenth = tenth
             self.out.write(self._line() + "\n")
             self.out.flush()
+
+    def clear(self) -> None:
+        """On a terminal, blank the line so that other output can be printed; the next
+        update draws it again."""
+        with self._lock:
+            if self.tty:
+                self.out.write("\r" + " " * 100 + "\r")
+                self.out.flush()
+                self._last_draw = 0.0
 
     def finish(self) -> None:
         with self._lock:
