@@ -8,19 +8,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any, NoReturn
 
 import attrs
 
-from histories import runner, scenario_file, timeline
+from histories import runner, scenario_file, timeline, view
 from histories import trace as trace_mod
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
 from reference_impl.core import codec, faults, scenario
 from rmqspec import bench
-from spark_harness import counterexample, fuzz, plan, shrink
+from spark_harness import counterexample, fuzz, plan, report_view, shrink
 from spark_harness.java import JavaMissing
 from spark_harness.progress import Progress
 from spec import properties, symbolic
@@ -102,6 +103,16 @@ def build_parser() -> Parser:
     chk.add_argument("trace")
     chk.add_argument("--json", action="store_true")
     _add_import(chk)
+
+    vw = sub.add_parser("view", help="an interactive HTML page to step through a trace or a fuzz report (docs/view.md)")
+    vw.add_argument("path", metavar="TRACE|REPORT_DIR", help="a trace (JSON Lines) or a `rmqspec fuzz --out` directory")
+    vw.add_argument("--out", default=None,
+                    help="the page to write (default: TRACE with .html; for a report, DIR/index.html, with one page "
+                         "per counterexample next to its trace)")
+    vw.add_argument("--no-replay", action="store_true",
+                    help="do not replay through the reference (no send steps for arrows, no conformance line)")
+    vw.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    _add_import(vw)
 
     fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
     fz.add_argument("--protocol", default="all",
@@ -340,6 +351,29 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
     return 0 if result.ok() else 1
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    try:
+        if os.path.isdir(args.path):
+            summary = report_view.write(args.path, args.out, replay=not args.no_replay)
+        else:
+            summary = view.write_trace_view(args.path, args.out, replay=not args.no_replay)
+    except view.ViewError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif summary["kind"] == "report":
+        print(f"view: wrote {summary['out']} ({len(summary['pages'])} counterexample page(s), "
+              f"{summary['steps']:,} steps)")
+        for page in summary["pages"]:
+            print(f"  {page['property']}: {page['out']} ({page['steps']:,} steps)")
+        for err in summary["errors"]:
+            print(f"  not shown: {err}")
+    else:
+        print(f"view: wrote {summary['out']} ({summary['steps']:,} steps; violations: "
+              f"{', '.join(summary['violations']) or 'none'})")
+    return 0
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
         print(fuzz.profiles_table())
@@ -526,7 +560,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_check_trace, "bench": cmd_bench,
-            "fuzz": cmd_fuzz, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore, "check": cmd_check}
+            "fuzz": cmd_fuzz, "view": cmd_view, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore,
+            "check": cmd_check}
 
 
 def main(argv: list[str] | None = None) -> int:
