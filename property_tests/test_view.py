@@ -100,12 +100,20 @@ def hostile(work) -> Path:
 
 
 @pytest.fixture(scope="module")
-def report(work) -> Path:
+def fuzz_run(work) -> tuple[Path, str, dict]:
+    """A fuzz report dir, fuzz's stdout, and the pages fuzz itself wrote (before any `view`)."""
     out = work / "rep"
     code, stdout, err = _cli("fuzz", "--protocol", "election", "--histories", "8", "--master", "none", "--out",
-                             str(out), "--no-progress", "--no-plots", "--shrink-budget", "40000")
+                             str(out), "--no-progress", "--no-plots")
     assert code == 0, (stdout, err)
-    return out
+    pages = {p.name: p.read_text(encoding="utf-8") for p in [out / "index.html", *out.glob("counterexamples/*.html")]
+             if p.exists()}
+    return out, stdout, pages
+
+
+@pytest.fixture(scope="module")
+def report(fuzz_run) -> Path:
+    return fuzz_run[0]
 
 
 # --- the page's data ---
@@ -249,6 +257,24 @@ def test_report_dir_gets_an_index_linking_every_counterexample(report):
         assert cex["cause"] in index.replace("&#x27;", "'")
     assert d["steps"] == sum(p["steps"] for p in d["pages"])
     assert "<script" not in index and not EXTERNAL_RE.search(index)
+    assert "[index.html](index.html)" in (report / "report.md").read_text()
+
+
+def test_fuzz_writes_the_view_itself_and_says_where(fuzz_run):
+    """`rmqspec fuzz` writes index.html and a page per counterexample without `view`,
+    report.md links the index, and the last lines of its output name the report and the view."""
+    out, stdout, pages = fuzz_run
+    rep = json.loads((out / "report.json").read_text())
+    traces = [Path(v["counterexample"]["trace"]) for v in rep["violations"].values() if v.get("counterexample")]
+    assert traces and "index.html" in pages and rep["outputs"]["view"] == "index.html"
+    for t in traces:
+        page = pages[t.with_suffix(".html").name]
+        assert _embedded(page)["links"]["index"] == "../index.html"
+        assert f'href="counterexamples/{t.with_suffix(".html").name}#step=' in pages["index.html"]
+    assert "[index.html](index.html)" in (out / "report.md").read_text()
+    assert stdout.rstrip().splitlines()[-2:] == [
+        f"report: {out / 'report.md'} (and report.json)",
+        f"view:   {out / 'index.html'} (open it in a browser to step through the counterexamples)"]
 
 
 def test_report_index_escapes_hostile_report_text(report, hostile, work):

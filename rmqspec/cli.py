@@ -132,7 +132,14 @@ def build_parser() -> Parser:
                     help="protocol config overrides for every history, as JSON (as simulate --config), "
                          "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
     fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
-    fz.add_argument("--shrink-budget", type=_positive, default=None, help="replayed steps per counterexample")
+    fz.add_argument("--shrink-budget", type=_positive, default=None,
+                    help="replayed steps per counterexample of an unexpected violation "
+                         f"(default {shrink.DEFAULT_BUDGET})")
+    fz.add_argument("--shrink-budget-expected", type=_positive, default=None,
+                    help="replayed steps per counterexample of an expected violation (RocketMQ's documented "
+                         f"behaviour: it illustrates, it need not be smallest; default {shrink.EXPECTED_BUDGET})")
+    fz.add_argument("--no-view", action="store_true", help="do not write the HTML view (index.html and a page per "
+                                                           "counterexample; docs/view.md)")
     fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
     _add_progress(fz)
     fz.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
@@ -383,16 +390,18 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                             config=config,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
-                            progress=not args.no_progress and not args.json, plots=not args.no_plots)
+                            progress=not args.no_progress, plots=not args.no_plots, view=not args.no_view)
     if args.steps:
         opts.steps = args.steps
     if args.shrink_budget:
         opts.shrink_budget = args.shrink_budget
+    if args.shrink_budget_expected:
+        opts.shrink_budget_expected = args.shrink_budget_expected
     try:
         result = fuzz.run(opts, log=sys.stderr if args.json else sys.stdout)
     except plan.PlanError as e:
         raise UsageError(str(e)) from None
-    except JavaMissing as e:
+    except (JavaMissing, view.ViewError) as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot write {args.out}: {e.strerror}") from None

@@ -45,8 +45,16 @@ class Progress:
             self._draw(final=False, moved=moved)
 
     def note(self, detail: str) -> None:
-        """Change the detail text without moving (a phase that has begun)."""
-        self.update(self.done, detail)
+        """Say what is running now without moving (a phase that has begun, a row inside
+        a part): redrawn on a terminal, a line of its own in a log."""
+        with self._lock:
+            changed = detail != self.detail
+            self.detail = detail
+            if self.enabled and not self.tty and changed:
+                self.out.write(self._line() + "\n")
+                self.out.flush()
+            else:
+                self._draw(final=False, moved=False)
 
     def _line(self) -> str:
         frac = self.done / self.total
