@@ -86,6 +86,14 @@ def test_fuzz_json_is_report_json_and_progress_goes_to_stderr(work):
     assert "4/4 histories" in err and "rmqspec fuzz: election" in err  # the log and progress, on stderr
 
 
+def test_fuzz_list_profiles_json():
+    d, _ = rmqspec_json("fuzz", "--list-profiles")
+    assert set(d) >= {"election", "dledger_log", "dledger_commitlog", "ha", "nameserver", "offsets"}
+    hostile = d["election"]["hostile"]
+    assert hostile["random_faults"] and hostile["fuzzed_by_default"] and isinstance(hostile["calm_at_ms"], int)
+    assert not d["election"]["none"]["fuzzed_by_default"] and hostile["description"]
+
+
 def test_shrink_json(failing_trace, work):
     d, _ = rmqspec_json("shrink", *MUTANTS, str(failing_trace), "--out", str(work / "small.jsonl"))
     assert d["verified"] is True and d["expected"] is False and d["property"] in ("ELE-1", "ELE-2")

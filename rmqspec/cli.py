@@ -385,7 +385,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
-        print(fuzz.profiles_table())
+        print(json.dumps(fuzz.profiles_json(), indent=2) if args.json else fuzz.profiles_table())
         return 0
     config = _config_overrides(args.config)
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,

@@ -26,7 +26,7 @@ from spark_harness import counterexample, engines, report_view, shrink
 from spark_harness import report as report_mod
 from spark_harness.aggregate import Aggregate
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec
-from spark_harness.plan import make_plan
+from spark_harness.plan import default_profiles, make_plan
 from spark_harness.progress import Progress
 
 SHRINK_GROUP = "rmqspec-shrink"
@@ -318,6 +318,19 @@ def summary(r: dict, out: str) -> str:
         lines.append(f"view:   {os.path.join(out, outputs['view'])} (open it in a browser to step through the "
                      "counterexamples)")
     return "\n".join(lines)
+
+
+def profiles_json() -> dict:
+    """The fault profiles of every protocol (`rmqspec fuzz --list-profiles --json`)."""
+    out = {}
+    for name in core.protocol_names():
+        core.protocol(name)  # imports the world module, which registers the protocol's own profiles
+        out[name] = {}
+        for prof in faults.names(name):
+            p = faults.profile(prof, name)
+            out[name][prof] = {"description": p.description, "calm_at_ms": p.calm_at_ms,
+                               "random_faults": p.any_faults(), "fuzzed_by_default": prof in default_profiles(name)}
+    return out
 
 
 def profiles_table() -> str:
