@@ -153,6 +153,7 @@ def build_parser() -> Parser:
     shr.add_argument("--out", default=None, help="where to write the shrunk trace (default TRACE.shrunk.jsonl)")
     shr.add_argument("--budget", type=_positive, default=None, help="replayed steps at most")
     shr.add_argument("--json", action="store_true")
+    _add_progress(shr)
     _add_import(shr)
 
     prv = sub.add_parser("prove", help="Z3 proofs of the safety properties, per version profile")
@@ -181,6 +182,7 @@ def build_parser() -> Parser:
     exp.add_argument("--coverage", default="", help="random histories to compare, e.g. 10,100,1000")
     exp.add_argument("--out", default=None, help="write counterexample traces here")
     exp.add_argument("--json", action="store_true")
+    _add_progress(exp)
 
     gate = sub.add_parser("check", help="the quick CI gate: suites, proofs, conformance, contracts, exploration")
     gate.add_argument("--out", default=None, help="directory for reference witness traces")
@@ -417,13 +419,17 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
+    budget = args.budget or shrink.DEFAULT_BUDGET
+    bar = Progress(budget, label="shrink", unit="replayed steps of the budget", enabled=not args.no_progress)
     try:
-        entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports),
-                                          args.budget or shrink.DEFAULT_BUDGET)
+        entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports), budget,
+                                          lambda steps, best: bar.update(steps, f"best so far: {best} chosen events"))
     except FileNotFoundError:
         raise UsageError(f"cannot read {args.trace}") from None
     except (ValueError, KeyError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
+    bar.finish(entry["shrink_steps"], f"{entry['choices']} chosen events, " +
+               ("1-minimal" if entry["one_minimal"] else "the budget ran out"))
     if args.json:
         print(json.dumps(entry, indent=2))
     else:
@@ -538,7 +544,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
     ex = explore.Explorer(cfg, args.depth, args.max_term, not args.no_symmetry, draws, args.max_states)
-    res = ex.run()
+    bar = Progress(args.depth, label="explore", unit="levels (each larger than the last)",
+                   enabled=not args.no_progress)
+    res = ex.run(lambda depth, new, seen: bar.update(depth, f"{seen:,} distinct states, {new:,} new at depth {depth}"))
+    bar.finish()
     if coverage:
         ex.random_coverage(coverage)
     if args.out and res.found:

@@ -152,7 +152,7 @@ def from_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, dir
 
 
 def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tuple[str, ...] = (),
-               budget: int = shrink.DEFAULT_BUDGET) -> dict:
+               budget: int = shrink.DEFAULT_BUDGET, on_attempt: Any = None) -> dict:
     """Shrink a trace file (rmqspec shrink). Raises trace_mod.TraceError for unreadable
     traces and ValueError when it violates nothing (or not `prop_id`)."""
     with open(path, encoding="utf-8") as f:
@@ -162,7 +162,7 @@ def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tu
     target = shrink.first_violation(cfg, [e for _, e in recorded], prop_id)
     if target is None:
         raise ValueError(f"{path} violates {'no property' if prop_id is None else prop_id} when replayed")
-    result = shrink.shrink(cfg, recorded, target, budget)
+    result = shrink.shrink(cfg, recorded, target, budget, on_attempt)
     out_path = out_path or (path.removesuffix(".jsonl")) + ".shrunk.jsonl"
     directory, base = os.path.split(out_path)
     name = base.removesuffix(".jsonl")

@@ -32,6 +32,8 @@ class Progress:
         self.start = time.monotonic()
         self._last_draw = 0.0
         self._last_tenth = -1
+        self._last_key: tuple | None = None
+        self._finished = False
         self._lock = threading.Lock()
 
     def advance(self, n: int = 1, detail: str = "") -> None:
@@ -48,22 +50,29 @@ class Progress:
         """Say what is running now without moving (a phase that has begun, a row inside
         a part): redrawn on a terminal, a line of its own in a log."""
         with self._lock:
-            changed = detail != self.detail
             self.detail = detail
-            if self.enabled and not self.tty and changed:
-                self.out.write(self._line() + "\n")
-                self.out.flush()
+            if self.enabled and not self.tty:
+                self._write()
             else:
                 self._draw(final=False, moved=False)
 
-    def _line(self) -> str:
+    def _line(self, final: bool = False) -> str:
         frac = self.done / self.total
         bar = "#" * int(frac * WIDTH) + "." * (WIDTH - int(frac * WIDTH))
         elapsed = time.monotonic() - self.start
-        eta = f", eta {elapsed / frac - elapsed:.0f} s" if 0 < frac < 1 else ""
+        eta = f", eta {elapsed / frac - elapsed:.0f} s" if 0 < frac < 1 and not final else ""
         detail = f"  {self.detail}" if self.detail else ""
         return (f"{self.label} [{bar}] {frac:4.0%}  {self.done:,}/{self.total:,} {self.unit}  "
                 f"{elapsed:.0f} s{eta}{detail}")
+
+    def _write(self, final: bool = False) -> None:
+        """A log line, unless it would repeat the last one's count and detail."""
+        key = (self.done, self.detail)
+        if key == self._last_key and not (final and self.done < self.total):  # an early end drops the eta
+            return
+        self._last_key = key
+        self.out.write(self._line(final) + "\n")
+        self.out.flush()
 
     def _draw(self, final: bool, moved: bool = True) -> None:
         if not self.enabled:
@@ -71,21 +80,17 @@ class Progress:
         now = time.monotonic()
         if self.tty:
             if final or now - self._last_draw >= 0.2:
-                self.out.write("\r" + self._line().ljust(100) + ("\n" if final else ""))
+                self.out.write("\r" + self._line(final).ljust(100) + ("\n" if final else ""))
                 self.out.flush()
                 self._last_draw = now
             return
-        if self.total <= ITEM_LINES:
-            if moved or final:
-                self.out.write(self._line() + "\n")
-                self.out.flush()
-                self._last_tenth = 10 if self.done >= self.total else self._last_tenth
+        if final or (moved and self.total <= ITEM_LINES):
+            self._write(final)
             return
         tenth = int(10 * self.done / self.total)
-        if tenth > self._last_tenth or final:
+        if tenth > self._last_tenth:
             self._last_tenth = tenth
-            self.out.write(self._line() + "\n")
-            self.out.flush()
+            self._write()
 
     def clear(self) -> None:
         """On a terminal, blank the line so that other output can be printed; the next
@@ -96,11 +101,14 @@ class Progress:
                 self.out.flush()
                 self._last_draw = 0.0
 
-    def finish(self) -> None:
+    def finish(self, done: int | None = None, detail: str | None = None) -> None:
+        """The last line: where it ended (`done` and `detail` if given), without an eta;
+        once, however often called."""
         with self._lock:
-            if self.tty:
+            if done is not None:
+                self.done = min(done, self.total)
+            if detail is not None:
+                self.detail = detail
+            if self.enabled and not self._finished:
+                self._finished = True
                 self._draw(final=True)
-            elif self.enabled and self._last_tenth < 10:
-                self._last_tenth = 10
-                self.out.write(self._line() + "\n")
-                self.out.flush()

@@ -198,8 +198,10 @@ def first_violation(cfg: core.WorldConfig, events: list[dict], prop_id: str | No
     return Target(property=found[0].property, expected=found[0].expected is not None) if found else None
 
 
-def shrink(cfg: core.WorldConfig, choices: list[Choice], target: Target, budget: int = DEFAULT_BUDGET) -> ShrinkResult:
-    """A 1-minimal sub-list of `choices` that still shows `target` (module docstring)."""
+def shrink(cfg: core.WorldConfig, choices: list[Choice], target: Target, budget: int = DEFAULT_BUDGET,
+           on_attempt: Any = None) -> ShrinkResult:
+    """A 1-minimal sub-list of `choices` that still shows `target` (module docstring).
+    `on_attempt(steps replayed, choices in the best so far)` after each candidate (progress)."""
     until_ms = choices[-1][0] if choices else 0
     replayer = Replayer(cfg, target, until_ms)
     best = replayer.run(choices)
@@ -228,6 +230,9 @@ def shrink(cfg: core.WorldConfig, choices: list[Choice], target: Target, budget:
                 best = cand
                 n = max(n - 1, 2)
                 improved = True
+            if on_attempt is not None:
+                on_attempt(replayer.steps, len(best.choices))
+            if improved:
                 break
         if not improved:
             if n >= len(best.choices):
