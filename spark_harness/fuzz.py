@@ -2,9 +2,13 @@
 
 The run: make the plan (spark_harness.plan), run it on the chosen engine
 (spark_harness.engines) into an Aggregate, replay and shrink the shortest failing
-history of each violated property on the driver (spark_harness.counterexample),
-then write report.json, report.md and plots (spark_harness.report) and print a
-summary table. Exit 1 when any history violated a property unexpectedly.
+history of each violated property (spark_harness.counterexample: on the executors, or
+in a pool of processes with `--master none`; an expected violation on a smaller step
+budget than an unexpected one), write them down on the driver, then write report.json,
+report.md and plots (spark_harness.report) and the HTML view (spark_harness.report_view),
+and print a summary table whose last lines say where the report and the view are.
+Every part of the run is timed (report.json `timing`). Exit 1 when any history
+violated a property unexpectedly.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import IO
 
 import attrs
 
+from histories import view
 from reference_impl import core
 from reference_impl.core import faults
 from spark_harness import counterexample, engines, report_view, shrink
@@ -142,8 +147,12 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
             report_mod.draw_plots(rep, out)
     if opts.view:
         with clock.part("write_s"):
-            page = report_view.write(out, report=rep)
-        rep["outputs"]["view"] = os.path.relpath(page["out"], out)
+            try:
+                page = report_view.write(out, report=rep)
+            except view.ViewError as e:  # the pages are a convenience: the report is still written
+                rep["outputs"]["view_error"] = str(e)
+            else:
+                rep["outputs"]["view"] = os.path.relpath(page["out"], out)
     report_mod.finish_timing(rep, clock.timing, clock.total())
     report_mod.write(rep, out, with_plots=False)
     print(summary(rep, out), file=log)
@@ -317,6 +326,8 @@ def summary(r: dict, out: str) -> str:
     if outputs.get("view"):
         lines.append(f"view:   {os.path.join(out, outputs['view'])} (open it in a browser to step through the "
                      "counterexamples)")
+    elif outputs.get("view_error"):
+        lines.append(f"view:   not written: {outputs['view_error']}")
     return "\n".join(lines)
 
 
