@@ -205,19 +205,22 @@ def test_shrinking_an_expected_violation_finds_the_lost_term_file():
     assert [d["kind"] for _, d in result.choices] == ["crash"] and result.choices[0][1]["os"]
 
 
-@pytest.mark.parametrize("spec, prop", [
-    (HistorySpec(protocol="election", profile="hostile", nodes=5, seed=12), "ELE-2"),
-    (HistorySpec(protocol="dledger_log", profile="os_crash", nodes=3, seed=7), "LOG-3"),
+@pytest.mark.parametrize("spec, prop, late_kinds", [
+    (HistorySpec(protocol="election", profile="hostile", nodes=5, seed=12), "ELE-2", {"tick", "rpc_fail"}),
+    (HistorySpec(protocol="dledger_log", profile="os_crash", nodes=3, seed=7), "LOG-3", {"tick"}),
+    (HistorySpec(protocol="dledger_commitlog", profile="lossy", nodes=3, seed=4), "DCL-5", {"tick", "rpc_fail"}),
 ])
-def test_a_recorded_history_with_late_ticks_replays_event_for_event(spec, prop):
-    """Java timing lets a tick fire up to its slack after its wake time. The shrinker's
-    default steps must wait for a tick's deadline, not its wake time, or they fire a tick
-    the history fired late, the recorded late tick no longer applies, and the history
-    does not fail again (these two fuzz failures were "not reproduced on replay")."""
+def test_a_recorded_history_with_late_events_replays_event_for_event(spec, prop, late_kinds):
+    """Java timing lets a tick fire up to its slack after its wake time, and an RPC
+    timeout up to a scan period after its deadline. The shrinker's default steps must
+    wait for the end of such a window (core.deadline), not its start, or they fire a
+    tick the history fired late, the recorded late event no longer applies, and the
+    history does not fail again (fuzz counterexamples were "not reproduced on replay")."""
     cfg = config_of(spec)
     step = next(v["step"] for v in run_history(spec)["violations"] if v["property"] == prop)
     choices = shrink.record(cfg, chooser.SeededChooser(spec.seed).choose, step)
-    assert any(d["kind"] == "tick" and d.get("late") for _, d in choices)  # the history has late ticks
+    for kind in late_kinds:  # the history has late events of these kinds
+        assert any(d["kind"] == kind and d.get("late") for _, d in choices), kind
     chosen = []
     replayer = shrink.Replayer(cfg, shrink.Target(property=prop, expected=True), choices[-1][0],
                                on_step=lambda before, ev, after, obs, is_choice: chosen.append(is_choice))

@@ -70,7 +70,7 @@ def test_random_reference_steps_are_steps_of_the_spec(seed, profile):
 
 
 def test_conformance_sees_many_kinds_of_step():
-    checker = _history("standard", 1, 600)
+    checker = _history("standard", 2, 600)
     assert not checker.mismatches
     kinds = {a for name in checker.by_action for a in name.split("+")}
     assert {"request_vote", "grant_vote", "become_leader", "become_follower", "next_term"} <= kinds, kinds

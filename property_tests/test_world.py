@@ -337,9 +337,10 @@ def test_every_step_respects_time_windows_and_deadlines(seed, nodes, prof):
             env = next(e for e in before.net.flight if e.id == ev.env)
             # dmax of the profile: a message sent before the quiet tail keeps the window it was sent with.
             assert env.sent_ms + core.delay_window(before)[0] <= after.now <= env.sent_ms + cfg.profile.delay_ms[1]
-        elif isinstance(ev, core.RpcFail):
+        elif isinstance(ev, core.RpcFail):  # at its deadline, or within the scan window of an invokeAsync timeout
             rpc = next(r for r in before.net.rpcs if r.id == ev.rpc)
-            assert after.now == max(rpc.deadline_ms, before.now) == rpc.deadline_ms
+            lo, hi = core.rpc_window(before, ev.rpc)
+            assert lo <= ev.late <= hi <= rpc.window and after.now == rpc.deadline_ms + ev.late >= before.now
         elif isinstance(ev, core.Tick):  # within its window: wake time (not before the state changed) + late
             lo, hi = core.tick_window(before, ev.node)
             assert lo <= ev.late <= hi and after.now == max(core.wake_times(before)[ev.node] + ev.late, before.now)

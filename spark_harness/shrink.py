@@ -4,9 +4,9 @@ A history is (world config, event list). Shrinking treats the list as *timed
 choices*: each event carries the time it happened at, and between two choices the
 world runs on its own, fault-free: the default next step is the protocol event whose
 deadline comes first (a timer's is the end of the slack Java timing gives it after its
-wake time, a message's the end of its delay window, an RPC's its timeout; ties in the
-world's own order, a tick drawing 0 and firing as early as it may), taken only while
-that deadline is before the next choice's time. Removing a
+wake time, a message's the end of its delay window, an RPC's the end of its timeout's
+window; ties in the world's own order, a tick drawing 0, a tick or RPC failure firing
+as early as it may), taken only while that deadline is before the next choice's time. Removing a
 choice therefore means "this did not happen, the cluster just went on": drop a fault
 and the network works; drop a delivery and the message arrives on time anyway; drop
 a tick and the timer fires with the default draw.
@@ -45,7 +45,6 @@ import attrs
 
 from reference_impl import core
 from reference_impl.core import codec
-from reference_impl.core import network as net_mod
 from spec import properties as props
 
 DEFAULT_BUDGET = 400_000  # replayed steps (about half a minute on one core)
@@ -91,26 +90,22 @@ def property_of(protocol: str, prop_id: str) -> props.Property:
 
 def default_step(w: core.World) -> tuple[Any, int] | None:
     """The fault-free next step and the time it is due by: the protocol event whose
-    deadline comes first (a timer at the end of its Java-timing slack, a message at the
-    end of its delay window, an RPC failure at its timeout). The world must run every such event before
-    time passes its deadline, so a complete recorded history has chosen each of them
-    before any later choice, and replays exactly."""
-    deadlines = core.tick_deadlines(w)
-    dmax = core.delay_window(w)[1]
+    deadline (core.deadline: the end of its window) comes first, taken as early as the
+    world allows (a tick or an RPC failure no later than it must). The world must run
+    every such event before time passes its deadline, so a complete recorded history has
+    chosen each of them before any later choice, and replays exactly."""
     best, best_t = None, -1
     for ev in core.protocol_events(w):
-        t = type(ev)
-        if t is core.Tick:
-            due = max(deadlines[ev.node], w.now)
-        elif t is core.Deliver or t is core.Drop:
-            due = net_mod.find(w.net, ev.env).sent_ms + dmax
-        elif t is core.RpcFail:
-            due = net_mod.find_rpc(w.net, ev.rpc).deadline_ms
-        else:
-            due = core.event_time(w, ev)
+        due = core.deadline(w, ev)
         if best is None or due < best_t:
             best, best_t = ev, due
-    return (best, best_t) if best is not None else None
+    if best is None:
+        return None
+    if type(best) is core.Tick:
+        best = core.Tick(node=best.node, draw=0, late=core.tick_window(w, best.node)[0])
+    elif type(best) is core.RpcFail:
+        best = core.RpcFail(rpc=best.rpc, late=core.rpc_window(w, best.rpc)[0])
+    return best, best_t
 
 
 class Replayer:

@@ -51,6 +51,9 @@ class HypothesisChooser:
             lo, hi = core.tick_window(w, ev.node)
             late = self.data.draw(st.integers(lo, hi), label="tick late") if hi > lo else lo
             ev = ev.evolve(draw=self.data.draw(DRAWS, label="tick draw"), late=late)
+        elif isinstance(ev, core.RpcFail):
+            lo, hi = core.rpc_window(w, ev.rpc)
+            ev = ev.evolve(late=self.data.draw(st.integers(lo, hi), label="rpc late") if hi > lo else lo)
         return ev
 
 

@@ -15,7 +15,7 @@ import random
 from typing import Any, Protocol
 
 from reference_impl.core import schedule
-from reference_impl.core.events import Tick
+from reference_impl.core.events import RpcFail, Tick
 from reference_impl.core.world import World
 
 
@@ -32,8 +32,10 @@ class SeededChooser:
     uniformly within the kind. A tick then draws its random value (`getrandbits(16)`)
     and, when its window allows more than one, its lateness, uniform over the window
     (`randrange`): Java's loop notices a due condition at a uniformly random phase of
-    its period. The order of these draws is part of the contract: (config, seed) names
-    one history, here and in any twin of this chooser."""
+    its period. An RPC failure whose window allows more than one time draws its
+    lateness the same way (the phase of Netty's response-table scan). The order of these
+    draws is part of the contract: (config, seed) names one history, here and in any
+    twin of this chooser."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
@@ -61,4 +63,8 @@ class SeededChooser:
             lo, hi = schedule.tick_window(w, ev.node)
             late = lo + rng.randrange(hi - lo + 1) if hi > lo else lo
             return Tick(node=ev.node, draw=draw, late=late)
+        if isinstance(ev, RpcFail):
+            lo, hi = schedule.rpc_window(w, ev.rpc)
+            late = lo + rng.randrange(hi - lo + 1) if hi > lo else lo
+            return RpcFail(rpc=ev.rpc, late=late) if late else ev
         return ev

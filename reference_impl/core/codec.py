@@ -43,7 +43,10 @@ def encode_event(w: World, ev: Any) -> dict:
         return {"kind": kind, "id": env.id, "src": ids[env.src], "dst": ids[env.dst], "msg": encode(env.msg)}
     if isinstance(ev, events.RpcFail):
         rpc = net_mod.find_rpc(w.net, ev.rpc)
-        return {"kind": "rpc_fail", "rpc": rpc.id, "requester": ids[rpc.requester], "responder": ids[rpc.responder]}
+        out = {"kind": "rpc_fail", "rpc": rpc.id, "requester": ids[rpc.requester], "responder": ids[rpc.responder]}
+        if ev.late:
+            out["late"] = ev.late
+        return out
     if isinstance(ev, events.Crash):
         return {"kind": "crash", "node": ids[ev.node], "os": ev.os, "disk": ev.disk}
     if isinstance(ev, events.Restart):
@@ -87,6 +90,18 @@ def _envelope(w: World, d: dict) -> int:
     raise DecodeError(f"no message {src}->{dst} like {d.get('msg')!r} is in flight")
 
 
+def _late(w: World, d: dict, t_ms: Any, due: int, earliest: int) -> int:
+    """A tick's or RPC failure's lateness after `due`: as recorded, else what the line's
+    time implies, else the earliest possible."""
+    late = d.get("late")
+    if late is None:
+        timed = isinstance(t_ms, int) and not isinstance(t_ms, bool) and due >= 0 and t_ms > w.now
+        return t_ms - due if timed else earliest
+    if not isinstance(late, int) or isinstance(late, bool) or not 0 <= late <= MAX_LATE_MS:
+        raise DecodeError(f"late must be an integer in [0, {MAX_LATE_MS}]")
+    return late
+
+
 def decode_event(w: World, d: Any, t_ms: Any = None) -> Any:
     """The event a trace line describes, resolved against the world it applies to.
     `t_ms`, the line's time, tells a tick without a recorded `late` how late it fired."""
@@ -99,14 +114,8 @@ def decode_event(w: World, d: Any, t_ms: Any = None) -> Any:
             if not isinstance(draw, int) or not 0 <= draw < events.DRAW_SPAN:
                 raise DecodeError(f"draw must be an integer in [0, {events.DRAW_SPAN})")
             node = _node(w, d, "node")
-            late = d.get("late")
-            if late is None:  # not recorded: the lateness the line's time implies, else the earliest
-                wake = schedule.wake_times(w)[node]
-                timed = isinstance(t_ms, int) and not isinstance(t_ms, bool) and wake >= 0 and t_ms > w.now
-                late = t_ms - wake if timed else schedule.tick_window(w, node)[0]
-            elif not isinstance(late, int) or isinstance(late, bool) or not 0 <= late <= MAX_LATE_MS:
-                raise DecodeError(f"late must be an integer in [0, {MAX_LATE_MS}]")
-            return events.Tick(node=node, draw=draw, late=late)
+            wake = schedule.wake_times(w)[node]
+            return events.Tick(node=node, draw=draw, late=_late(w, d, t_ms, wake, schedule.tick_window(w, node)[0]))
         if kind in ("deliver", "drop", "duplicate"):
             cls = {"deliver": events.Deliver, "drop": events.Drop, "duplicate": events.Duplicate}[kind]
             return cls(env=_envelope(w, d))
@@ -115,7 +124,8 @@ def decode_event(w: World, d: Any, t_ms: Any = None) -> Any:
             for rpc in w.net.rpcs:
                 if rpc.requester == requester and rpc.responder == responder and (
                         d.get("rpc") in (None, rpc.id)):
-                    return events.RpcFail(rpc=rpc.id)
+                    return events.RpcFail(rpc=rpc.id, late=_late(w, d, t_ms, rpc.deadline_ms,
+                                                                 schedule.rpc_window(w, rpc.id)[0]))
             raise DecodeError(f"no open RPC {d['requester']}->{d['responder']}")
         if kind == "crash":
             disk = bool(d.get("disk", False))

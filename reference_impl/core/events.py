@@ -42,9 +42,12 @@ class Duplicate:
 
 @record
 class RpcFail:
-    """An open RPC's callback fires with no response (timeout, refused or reset connection)."""
+    """An open RPC's callback fires with no response (timeout, refused or reset connection).
+    `late`: ms after its deadline; under Java timing an invokeAsync timeout fires within
+    one scan period of Netty's response table (network.Rpc.window)."""
 
     rpc: int
+    late: int = 0
 
 
 @record

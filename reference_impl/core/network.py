@@ -11,8 +11,13 @@ RocketMQ and DLedger talk over Netty request/response RPCs with a timeout
 (`invokeAsync(addr, request, timeoutMillis, callback)`). An RPC is an `Rpc` record
 that stays open until its reply is delivered or it fails:
 
-- its request or reply is lost (dropped, or stuck behind a cut link): the requester's
-  callback fires with no response at `sent + timeout` (Netty's response-table scan);
+- its request or reply is lost (dropped, or stuck behind a cut link): the requester
+  learns at `sent + timeout` when it waits for the reply (`invokeSync`); with a callback
+  (`invokeAsync`, `Send.scanned`) only Netty's response-table scan notices, on a 1 s
+  timer and once `begin + timeout + 1000 <= now` (NettyRemotingAbstract#scanResponseTable,
+  NettyRemotingClient's timer), so the callback fires at `sent + timeout + 1000` or up to
+  one scan period later (the RPC's `window`; a reply that arrives before then still
+  completes it);
 - the responder is down (connection refused), or crashes while holding the request
   (connection reset): the callback fires at once.
 
@@ -31,17 +36,23 @@ from typing import Any
 from reference_impl.core.state import record
 
 
+SCAN_GRACE_MS = 1000  # scanResponseTable removes a future once begin + timeout + 1000 <= now
+SCAN_PERIOD_MS = 1000  # NettyRemotingClient#start: timer.scheduleAtFixedRate(scanResponseTable, 3000, 1000)
+
+
 @record
 class Send:
     """Output of a transition: send `msg` to `dst`; `ctx` comes back with the reply.
 
-    `timeout_ms` None means a one-way message (no reply, no RPC).
+    `timeout_ms` None means a one-way message (no reply, no RPC). `scanned`: an
+    `invokeAsync` whose callback learns of a timeout from Netty's response-table scan.
     """
 
     dst: str
     msg: Any
     ctx: Any = None
     timeout_ms: int | None = None
+    scanned: bool = False
 
 
 @record
@@ -72,8 +83,9 @@ class Rpc:
     id: int
     requester: int
     responder: int
-    deadline_ms: int
+    deadline_ms: int  # the earliest its failure callback fires
     ctx: Any
+    window: int = 0  # how much later it may fire (the scan period of an invokeAsync timeout)
 
 
 @record
@@ -103,14 +115,18 @@ def find_rpc(net: Network, rpc_id: int) -> Rpc | None:
 
 
 def send(net: Network, now: int, src: int, dst: int, msg: Any, ctx: Any = None,
-         timeout_ms: int | None = None) -> Network:
+         timeout_ms: int | None = None, scanned: bool = False) -> Network:
     """Put a message in flight; with `timeout_ms`, open an RPC for it."""
     nid = net.next_id
     if timeout_ms is None:
         env = Envelope(id=nid, src=src, dst=dst, msg=msg, sent_ms=now)
         return net.evolve(flight=net.flight + (env,), next_id=nid + 1)
     env = Envelope(id=nid, src=src, dst=dst, msg=msg, sent_ms=now, rpc=nid)
-    rpc = Rpc(id=nid, requester=src, responder=dst, deadline_ms=now + timeout_ms, ctx=ctx)
+    if scanned:
+        rpc = Rpc(id=nid, requester=src, responder=dst, deadline_ms=now + timeout_ms + SCAN_GRACE_MS, ctx=ctx,
+                  window=SCAN_PERIOD_MS)
+    else:
+        rpc = Rpc(id=nid, requester=src, responder=dst, deadline_ms=now + timeout_ms, ctx=ctx)
     return net.evolve(flight=net.flight + (env,), rpcs=net.rpcs + (rpc,), next_id=nid + 1)
 
 
@@ -141,7 +157,7 @@ def close_rpc(net: Network, rpc_id: int) -> Network:
 
 def fail_now(net: Network, rpc_id: int, now: int) -> Network:
     """Make an open RPC fail at `now` (connection refused or reset)."""
-    return net.evolve(rpcs=tuple(r.evolve(deadline_ms=now) if r.id == rpc_id and r.deadline_ms > now
+    return net.evolve(rpcs=tuple(r.evolve(deadline_ms=now, window=0) if r.id == rpc_id and r.deadline_ms > now
                                  else r for r in net.rpcs))
 
 
@@ -154,6 +170,6 @@ def node_down(net: Network, node: int, now: int, reset: bool = True) -> Network:
     serving run until their deadlines.
     """
     flight = tuple(e for e in net.flight if e.src != node and e.dst != node)
-    rpcs = tuple(r.evolve(deadline_ms=now) if reset and r.responder == node and r.deadline_ms > now else r
+    rpcs = tuple(r.evolve(deadline_ms=now, window=0) if reset and r.responder == node and r.deadline_ms > now else r
                  for r in net.rpcs if r.requester != node)
     return net.evolve(flight=flight, rpcs=rpcs)

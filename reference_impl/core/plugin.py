@@ -54,7 +54,7 @@ class Protocol:
     # which should record them as faults (History.last_fault_ms):
     ext_faults: Callable | None = None  # (world, kind) -> the fault events of that kind enabled now
     # (c, n, since) -> ms: how much later than its wake time a node's tick may fire under
-    # Java timing, `since` being when the node's state last changed (a condition falling due
+    # Java timing, `since` being when the node's wake time was set (a condition falling due
     # while DLedger's StateMaintainer sleeps its 10 ms is noticed at its next loop); None:
     # ticks fire on time.
     tick_slack: Callable | None = None

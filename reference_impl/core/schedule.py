@@ -3,28 +3,31 @@
 Theory of operation
 -------------------
 Time advances only through events. Each node says when it next has work to do
-(`wake_at`, and never before its state last changed: `World.since`); under Java timing
+(`wake_at`, and never before that wake time was set: `World.since`); under Java timing
 its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
-it; the start-up stagger for a node's first tick), so a tick is a window like a delivery; each
-message may be delivered within the delay window of the fault profile; each open RPC
-times out at its deadline; a scenario script pins actions at given times. The
-*horizon* is the earliest time by which something must have happened: the earliest
-end of those windows and deadlines. Every tick and delivery whose window has opened
-by the horizon is enabled, in any order; events due exactly at the horizon (RPC
-failures, script actions, the quiet tail) are enabled there. A delivery happens at the
-earliest time its window allows; a tick at its wake time plus the `late` it carries
-(`tick_window` says which values are possible). Faults (crash, partition, loss,
+it; the start-up stagger for a node's first tick), so a tick is a window like a
+delivery. Each message may be delivered within the delay window of the fault profile;
+each open RPC fails at its deadline, an invokeAsync timeout within one scan period of
+Netty's response table after it (reference_impl.core.network); a scenario script pins
+actions at given times. The *horizon* is the earliest time by which something must
+have happened: the earliest end of those windows and deadlines. Every tick, delivery
+and RPC failure whose window has opened by the horizon is enabled, in any order;
+script actions and the quiet tail are enabled when they are due exactly at the
+horizon. A delivery happens at the earliest time its window allows; a tick or an RPC
+failure at its wake time or deadline plus the `late` it carries (`tick_window` and
+`rpc_window` say which values are possible). Faults (crash, partition, loss,
 duplication, ...) are enabled at the present instant while the profile allows them.
 
 `enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
 seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
-Two memos keep the hot path cheap without changing any answer: `_WAKES` remembers a
-node state's `wake_at` (keyed by the state's identity and kept only while that very
-object is alive in the memo, so a reused id cannot alias), and `_LAST` remembers the
-horizon of the last world asked, since `step` asks again for the world the chooser
-just listed. Both are memos of pure functions of immutable values.
+Memos keep the hot path cheap without changing any answer: `_WAKES` remembers a node
+state's wake time and slack (keyed by the state's identity and kept only while that
+very object is in the memo, so a reused id cannot alias), and `_LAST` / `_LAST_WAKES`
+remember the horizon and the wake times of the last world asked, since the chooser and
+`step` ask several times about the same world. All are memos of pure functions of
+immutable values.
 """
 
 from __future__ import annotations
@@ -49,17 +52,18 @@ from reference_impl.core.events import (
 )
 from reference_impl.core.faults import FAULT_KINDS
 from reference_impl.core.plugin import protocol
-from reference_impl.core.world import World
+from reference_impl.core.world import World, wake_of
 
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
 _WAKES: dict[int, tuple] = {}  # id(node state) -> (node state, slack function, since, (wake, slack))
 _LAST: list = [None, -1]  # [world, its horizon]
+_LAST_WAKES: list = [None, None]  # [world, its _wakes]
 
 
 def wake_times(w: World) -> list[int]:
     """When each node's next tick may fire at the earliest (-1: down, or nothing to do):
-    its `wake_at`, but never before its state last changed (`World.since`)."""
+    its `wake_at`, but never before that wake time was set (`World.since`)."""
     return [wake for wake, _ in _wakes(w)]
 
 
@@ -67,6 +71,8 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     """(earliest tick time, slack) per node; slack is how much later the tick may fire: the
     protocol's `tick_slack` under Java timing, at least the start-up stagger for a node
     that has not run since it (re)started, 0 under pinned timing."""
+    if _LAST_WAKES[0] is w:
+        return _LAST_WAKES[1]
     p = protocol(w.cfg.protocol)
     c = w.cfg.proto
     java = w.cfg.profile.timing == "java"
@@ -82,7 +88,7 @@ def _wakes(w: World) -> list[tuple[int, int]]:
         if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since:
             out.append(hit[3])
             continue
-        t = p.wake_at(c, n)
+        t = wake_of(w, n)
         if t < 0:
             ws = (-1, 0)
         else:
@@ -94,13 +100,8 @@ def _wakes(w: World) -> list[tuple[int, int]]:
             _WAKES.clear()
         _WAKES[id(n)] = (n, slack_of, since, ws)
         out.append(ws)
+    _LAST_WAKES[0], _LAST_WAKES[1] = w, out
     return out
-
-
-def tick_deadlines(w: World) -> list[int]:
-    """The latest time each node's next tick may fire (-1: down, or nothing to do): its
-    wake time plus the slack Java timing allows (docs/fault-profiles.md "Java timing")."""
-    return [wake + slack if wake >= 0 else -1 for wake, slack in _wakes(w)]
 
 
 def horizon(w: World) -> int:
@@ -122,7 +123,21 @@ def tick_window(w: World, i: int) -> tuple[int, int]:
     h = horizon(w)
     if wake < 0 or h < 0 or wake > h:
         return 1, 0
-    return max(0, w.now - wake), min(slack, h - wake)
+    lo = max(0, w.now - wake)
+    return lo, max(lo, min(slack, h - wake))  # overdue beyond its slack: now, and only now
+
+
+def rpc_window(w: World, rpc_id: int) -> tuple[int, int]:
+    """The `late` values an RpcFail of open RPC `rpc_id` may carry now, in ms after its
+    deadline (an invokeAsync timeout: up to one response-table scan period under Java
+    timing); empty when it is not enabled."""
+    rpc = net_mod.find_rpc(w.net, rpc_id)
+    h = horizon(w)
+    if rpc is None or h < 0 or rpc.deadline_ms > h:
+        return 1, 0
+    window = rpc.window if w.cfg.profile.timing == "java" else 0
+    lo = max(0, w.now - rpc.deadline_ms)
+    return lo, max(lo, min(window, h - rpc.deadline_ms))
 
 
 def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
@@ -135,9 +150,11 @@ def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
         t = env.sent_ms + dmax
         if h < 0 or t < h:
             h = t
+    java = w.cfg.profile.timing == "java"
     for rpc in w.net.rpcs:
-        if h < 0 or rpc.deadline_ms < h:
-            h = rpc.deadline_ms
+        t = rpc.deadline_ms + rpc.window if java else rpc.deadline_ms
+        if h < 0 or t < h:
+            h = t
     script = w.cfg.script
     if w.script_pos < len(script):
         t = script[w.script_pos].at_ms
@@ -285,7 +302,27 @@ def is_enabled(w: World, event: Any) -> bool:
     if isinstance(event, Tick):
         lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
         return lo <= event.late <= hi and _TICKS[event.node] in enabled(w)
+    if isinstance(event, RpcFail):
+        lo, hi = rpc_window(w, event.rpc)
+        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in enabled(w)
     return event in enabled(w)
+
+
+def deadline(w: World, event: Any) -> int:
+    """The latest time a protocol event listed by `protocol_events(w)` may happen: the end
+    of its window (a tick's wake time plus its Java-timing slack, a message's send time
+    plus the longest delay, an RPC's deadline plus its scan window); the horizon for
+    events due exactly there. A history that takes every event before its deadline
+    passes is one the world allows (the shrinker's default steps rely on this)."""
+    if isinstance(event, Tick):
+        wake, slack = _wakes(w)[event.node]
+        return max(w.now, wake + slack)
+    if isinstance(event, (Deliver, Drop)):
+        return net_mod.find(w.net, event.env).sent_ms + delay_window(w)[1]
+    if isinstance(event, RpcFail):
+        rpc = net_mod.find_rpc(w.net, event.rpc)
+        return rpc.deadline_ms + (rpc.window if w.cfg.profile.timing == "java" else 0)
+    return event_time(w, event)
 
 
 def event_time(w: World, event: Any) -> int:
@@ -295,6 +332,8 @@ def event_time(w: World, event: Any) -> int:
         return max(w.now, env.sent_ms + delay_window(w)[0])
     if isinstance(event, Tick):
         return max(w.now, wake_times(w)[event.node] + event.late)
-    if isinstance(event, (RpcFail, Scripted, Calm)):
+    if isinstance(event, RpcFail):
+        return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
+    if isinstance(event, (Scripted, Calm)):
         return horizon(w)
     return w.now

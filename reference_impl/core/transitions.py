@@ -34,7 +34,7 @@ from reference_impl.core.events import (
 from reference_impl.core.network import Respond, Send
 from reference_impl.core.plugin import Protocol, protocol
 from reference_impl.core.schedule import event_time
-from reference_impl.core.world import World, index_of, set_node
+from reference_impl.core.world import World, index_of, set_node, since_after
 
 
 def step(w: World, event: Any) -> tuple[World, tuple]:
@@ -65,7 +65,7 @@ def route(w: World, p: Protocol, i: int, outs: tuple) -> tuple[World, tuple]:
     obs: list = []
     for out in outs:
         if isinstance(out, Send):
-            net = net_mod.send(net, w.now, i, index_of(w.cfg)[out.dst], out.msg, out.ctx, out.timeout_ms)
+            net = net_mod.send(net, w.now, i, index_of(w.cfg)[out.dst], out.msg, out.ctx, out.timeout_ms, out.scanned)
         elif isinstance(out, Respond):
             net = net_mod.reply(net, w.now, out.rpc, out.msg)
         else:
@@ -92,7 +92,7 @@ def apply_fault(w: World, event: Any) -> tuple[World, tuple]:
 def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, **changes: Any) -> tuple[World, tuple]:
     """The world after node i became `n` at `now` with outputs `outs` (and other world changes)."""
     if n is not w.nodes[i]:
-        changes["since"] = w.since[:i] + (now,) + w.since[i + 1:]
+        changes["since"] = since_after(w, i, n, now)
     w = w.evolve(now=now, nodes=w.nodes[:i] + (n,) + w.nodes[i + 1:], **changes)
     return route(w, p, i, outs) if outs else (w, ())
 
@@ -173,7 +173,8 @@ def _down(w: World, p: Protocol, i: int, kind: str) -> World:
 def _up(w: World, p: Protocol, i: int) -> World:
     n = p.restart(w.cfg.proto, w.nodes[i], w.now)
     alive = w.alive[:i] + (True,) + w.alive[i + 1:]
-    return _fault(set_node(w, i, n).evolve(alive=alive, fresh=w.fresh | {i}))
+    since = w.since[:i] + (w.now,) + w.since[i + 1:]  # a restarted process starts its threads now
+    return _fault(set_node(w, i, n).evolve(alive=alive, fresh=w.fresh | {i}, since=since))
 
 
 def _drop(w: World, p: Protocol, ev: Drop) -> tuple[World, tuple]:

@@ -63,10 +63,10 @@ class World:
     script_pos: int = 0
     vars: FrozenMap = EMPTY  # scenario bindings (`let`)
     ext: Any = None  # protocol-specific world state (e.g. HA's TCP byte streams); see Protocol.ext_*
-    # Java timing (reference_impl.core.schedule): when each node's state last changed, since
-    # a thread cannot act on a condition before the state that makes it due exists; and the
-    # nodes whose threads have not run since they (re)started, whose first tick may come up
-    # to the profile's start-up stagger late (processes never start at the same instant).
+    # Java timing (reference_impl.core.schedule): when each node's wake time last changed,
+    # since a thread cannot act on a condition before the state that makes it due exists;
+    # and the nodes whose threads have not run since they (re)started, whose first tick may
+    # come up to the profile's start-up stagger late (processes never start at the same instant).
     since: tuple[int, ...] = ()
     fresh: frozenset[int] = frozenset()
 
@@ -85,7 +85,31 @@ def set_node(w: World, i: int, n: Any) -> World:
     nodes = w.nodes
     if n is nodes[i]:
         return w
-    return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:], since=w.since[:i] + (w.now,) + w.since[i + 1:])
+    return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:], since=since_after(w, i, n, w.now))
+
+
+_WAKE: dict[int, tuple[Any, int]] = {}  # id(node state) -> (node state, its wake_at); a memo of a pure function
+
+
+def wake_of(w: World, n: Any) -> int:
+    """The protocol's `wake_at` of node state `n` (memoised by the state's identity while
+    that very object is in the memo)."""
+    hit = _WAKE.get(id(n))
+    if hit is not None and hit[0] is n:
+        return hit[1]
+    t = protocol(w.cfg.protocol).wake_at(w.cfg.proto, n)
+    if len(_WAKE) > 4096:
+        _WAKE.clear()
+    _WAKE[id(n)] = (n, t)
+    return t
+
+
+def since_after(w: World, i: int, n: Any, now: int) -> tuple[int, ...]:
+    """`World.since` once node i's state becomes `n` at `now`: its entry moves to now when
+    the node's wake time changed (a condition that was already due stays due since then)."""
+    if wake_of(w, n) == wake_of(w, w.nodes[i]):
+        return w.since
+    return w.since[:i] + (now,) + w.since[i + 1:]
 
 
 _INDEX: dict[tuple[str, ...], dict[str, int]] = {}  # ids -> {id: index}; a memo of a pure function

@@ -145,7 +145,7 @@ def do_append_inner(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, i
         raise
     seq = d.seq + 1
     send = Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, PushType.APPEND), ctx=("push", "APPEND", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms)
+                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
     d = d.evolve(pending_map=d.pending_map.set(index, now), last_push_commit_ms=now, seq=seq)
     return p, d, (send,)
 
@@ -156,7 +156,7 @@ def do_commit(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, now: in
         return d, ()
     seq = d.seq + 1
     send = Send(dst=d.peer, msg=_request(cfg, s, p, d, None, PushType.COMMIT), ctx=("push", "COMMIT", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms)
+                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
     return d.evolve(last_push_commit_ms=now, seq=seq), (send,)
 
 
@@ -184,7 +184,7 @@ def do_compare(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d: Dispatc
     entry = st.get(s, ci)
     seq = d.seq + 1
     send = Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, PushType.COMPARE), ctx=("push", "COMPARE", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms)
+                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
     return p, d.evolve(compare_index=ci, waiting=seq, seq=seq), (send,)
 
 
@@ -224,7 +224,7 @@ def do_truncate(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, index
     entry = st.get(s, index)
     seq = d.seq + 1
     send = Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, PushType.TRUNCATE), ctx=("push", "TRUNCATE", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms)
+                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
     return p, d.evolve(waiting=seq, truncate_index=index, seq=seq), (send,)
 
 

@@ -185,7 +185,7 @@ def send_heartbeats(cfg: DLedgerConfig, m: Member, now: int, **also: Any) -> tup
         Send(dst=peer, ctx=("hb", seq),
              msg=HeartBeatRequest(group=cfg.group, local_id=m.self_id, remote_id=peer, leader_id=m.leader_id,
                                   term=m.curr_term),
-             timeout_ms=cfg.rpc_timeout_ms)
+             timeout_ms=cfg.rpc_timeout_ms, scanned=True)
         for peer in cfg.peers if peer != m.self_id)
     hb = HeartBeatRound(seq=seq, term=m.curr_term, deadline=now + cfg.heart_beat_time_interval_ms)
     return m.evolve(round=hb, round_seq=seq, **also), sends
@@ -286,7 +286,7 @@ def vote_for_quorum_responses(cfg: DLedgerConfig, m: Member, now: int, draw: int
             m = on_vote_response(cfg, m, seq, resp, now)
             outs += vote_outs
         else:
-            outs += (Send(dst=peer, msg=req, ctx=("vote", seq), timeout_ms=cfg.rpc_timeout_ms),)
+            outs += (Send(dst=peer, msg=req, ctx=("vote", seq), timeout_ms=cfg.rpc_timeout_ms, scanned=True),)
     return m, outs
 
 
@@ -393,7 +393,7 @@ def handle_leadership_transfer(cfg: DLedgerConfig, m: Member, term: int, transfe
                                     transferee_id=transferee_id, take_leadership_ledger_index=m.ledger_end_index,
                                     leader_id=m.leader_id)
     return m, None, (Send(dst=transferee_id, msg=req, ctx=("transfer", term, transferee_id, admin_rpc),
-                          timeout_ms=cfg.rpc_timeout_ms),)
+                          timeout_ms=cfg.rpc_timeout_ms, scanned=True),)
 
 
 def on_leadership_transfer_response(cfg: DLedgerConfig, m: Member, term: int, transferee_id: str, admin_rpc: int,

@@ -175,7 +175,7 @@ def maintainer_due(cfg: DLedgerConfig, m: Member) -> int:
 
 def wake_slack(cfg: DLedgerConfig, m: Member, since: int) -> int:
     """How much later than its wake time Java may act, in ms; `since` is when the member's
-    state last changed. The StateMaintainer loops every `maintainer_sleep_ms` (10) whether
+    wake time was last set. The StateMaintainer loops every `maintainer_sleep_ms` (10) whether
     or not anything is due, so a condition that falls due (or is set by a handler, at
     `since`) while it sleeps between idle loops is noticed at the next loop, up to one
     period later, at a phase the model does not know. Nothing else waits: a latch or an
