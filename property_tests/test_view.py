@@ -89,8 +89,27 @@ def work(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def ele1(work) -> Path:
-    """The scenario where two nodes lose their currterm file: ELE-3 at 43, ELE-2 at 67, ELE-1 at 77."""
+    """The scenario where two nodes lose their currterm file: ELE-3, then ELE-2, then ELE-1."""
     return _simulate(work / "ele1.jsonl", "--script", str(SCENARIO))
+
+
+class Facts:
+    """What the ELE-1 scenario's trace says of itself (its result line): the rows a page
+    shows (the initial state and every step) and the step of each violation. Tests read
+    these rather than numbers that move when the reference's timing does."""
+
+    def __init__(self, trace: Path) -> None:
+        result = json.loads(trace.read_text().splitlines()[-1])["result"]
+        self.rows = result["steps"] + 1
+        self.v = {v["property"]: v["step"] for v in result["violations"]}
+        self.tags = [f"{v['property']}@{v['step']}" for v in result["violations"]]
+
+
+@pytest.fixture(scope="module")
+def facts(ele1) -> Facts:
+    f = Facts(ele1)
+    assert list(f.v) == ["ELE-3", "ELE-2", "ELE-1"] and f.v["ELE-3"] < f.v["ELE-2"] < f.v["ELE-1"] < f.rows - 1
+    return f
 
 
 @pytest.fixture(scope="module")
@@ -119,21 +138,22 @@ def report(fuzz_run) -> Path:
 # --- the page's data ---
 
 
-def test_election_page_holds_every_step_the_violations_and_send_steps(ele1, work):
-    """All 98 steps and the initial state are embedded; ELE-1 at step 77 with its known
+def test_election_page_holds_every_step_the_violations_and_send_steps(ele1, facts, work):
+    """Every step and the initial state are embedded; ELE-1 at its step with its known
     cause; deliveries know the row they were sent at, always an earlier one."""
     data = view.read_trace(str(ele1))
-    assert [s["i"] for s in data["steps"]] == list(range(99))
+    assert [s["i"] for s in data["steps"]] == list(range(facts.rows))
     assert data["steps"][0]["e"] is None and set(data["steps"][0]["s"]) == {"n0", "n1", "n2"}
     ele1_v = [v for v in data["violations"] if v["property"] == "ELE-1"]
-    assert len(ele1_v) == 1 and ele1_v[0]["step"] == 77 and "currterm" in ele1_v[0]["expected"]
+    assert len(ele1_v) == 1 and ele1_v[0]["step"] == facts.v["ELE-1"] and "currterm" in ele1_v[0]["expected"]
     assert "two leaders in one term" in ele1_v[0]["detail"]
     assert data["violations_from"] == "trace" and data["replay"]["ok"] is True
     sends = [(k, s["f"]) for k, s in enumerate(data["steps"]) if "f" in s]
     assert sends and all(0 <= f < k for k, f in sends)
     assert all(data["steps"][k]["e"]["kind"] in ("deliver", "drop", "duplicate") for k, _ in sends)
-    # The state is stored as changes: step 77 gives n2 (which became leader) only.
-    assert set(data["steps"][77]["s"]) == {"n2"} and data["steps"][77]["s"]["n2"]["role"] == "LEADER"
+    # The state is stored as changes: the ELE-1 step gives n2 (which became leader) only.
+    at = data["steps"][facts.v["ELE-1"]]["s"]
+    assert set(at) == {"n2"} and at["n2"]["role"] == "LEADER"
     page = view.render(data)
     assert _embedded(page) == json.loads(json.dumps(data))
     assert "Content-Security-Policy" in page and "'sha256-" in page
@@ -180,7 +200,7 @@ def test_no_replay_has_no_send_steps(ele1):
     assert [v["property"] for v in data["violations"]] == ["ELE-3", "ELE-2", "ELE-1"]
 
 
-def test_trace_without_result_line_takes_violations_from_replay(ele1, work):
+def test_trace_without_result_line_takes_violations_from_replay(ele1, facts, work):
     """A trace from elsewhere (no result line, no ids, no times): the replay finds the violations."""
     lines = []
     for line in ele1.read_text().splitlines():
@@ -195,11 +215,11 @@ def test_trace_without_result_line_takes_violations_from_replay(ele1, work):
     t.write_text("\n".join(lines) + "\n")
     data = view.read_trace(str(t))
     assert data["violations_from"] == "replay" and data["result"] is None
-    assert {v["property"]: v["step"] for v in data["violations"]} == {"ELE-3": 43, "ELE-2": 67, "ELE-1": 77}
+    assert {v["property"]: v["step"] for v in data["violations"]} == facts.v
     assert any("f" in s for s in data["steps"])
 
 
-def test_mismatching_trace_is_still_shown_with_the_mismatch(ele1, work):
+def test_mismatching_trace_is_still_shown_with_the_mismatch(ele1, facts, work):
     lines = ele1.read_text().splitlines()
     d = json.loads(lines[12])
     d["state"]["n1"]["term"] = 5
@@ -208,28 +228,28 @@ def test_mismatching_trace_is_still_shown_with_the_mismatch(ele1, work):
     t.write_text("\n".join(lines) + "\n")
     data = view.read_trace(str(t))
     assert data["replay"]["ok"] is False and data["replay"]["mismatch"]["step"] == d["i"]
-    assert len(data["steps"]) == 99  # every step is shown; send steps only where the reference agreed
+    assert len(data["steps"]) == facts.rows  # every step is shown; send steps only where the reference agreed
     assert all(k <= d["i"] for k, s in enumerate(data["steps"]) if "f" in s)
 
 
 # --- the command ---
 
 
-def test_view_json_end_to_end(ele1, work):
+def test_view_json_end_to_end(ele1, facts, work):
     """The installed entry point: exit 0, --json with ok, out, steps and violations; the page is written."""
     out = work / "e2e.html"
     proc = subprocess.run([sys.executable, "-m", "rmqspec.cli", "view", str(ele1), "--out", str(out), "--json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
-    assert d["ok"] is True and d["out"] == str(out) and d["steps"] == 99 and d["kind"] == "trace"
-    assert "ELE-1@77" in d["violations"] and d["replay"] == "match"
+    assert d["ok"] is True and d["out"] == str(out) and d["steps"] == facts.rows and d["kind"] == "trace"
+    assert d["violations"] == facts.tags and d["replay"] == "match"
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-def test_view_default_out_is_next_to_the_trace(ele1):
+def test_view_default_out_is_next_to_the_trace(ele1, facts):
     code, out, err = _cli("view", str(ele1))
-    assert code == 0 and err == "" and "ELE-1@77" in out
+    assert code == 0 and err == "" and facts.tags[-1] in out
     assert ele1.with_suffix(".html").exists()
 
 
@@ -367,24 +387,26 @@ def _png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
-def test_browser_renders_the_counterexample_and_selects_the_hash_step(browser, ele1, tmp_path):
-    """The page's script runs under its CSP, draws 99 steps, marks ELE-1 at step 77,
-    and #step=77 selects that step: its state table shows n2 just became LEADER."""
+def test_browser_renders_the_counterexample_and_selects_the_hash_step(browser, ele1, facts, tmp_path):
+    """The page's script runs under its CSP, draws every step, marks ELE-1 at its step,
+    and #step=N selects that step: its state table shows n2 just became LEADER."""
     page = tmp_path / "ele1.html"
     view.write_trace_view(str(ele1), str(page))
-    dom = _dom(browser, tmp_path, page, "#step=77")
+    at = facts.v["ELE-1"]
+    dom = _dom(browser, tmp_path, page, f"#step={at}")
     body = _body(dom)
     assert body.get("data-ready") == "true", dom[:2000]
-    assert body["data-steps"] == "99" and body["data-selected"] == "77"
-    assert body["data-violations"].split() == ["ELE-3@43", "ELE-2@67", "ELE-1@77"]
-    assert re.search(r"<title>rmqspec view: election.*ELE-1 at 77</title>", dom)
-    assert '<table class="state" id="state-table" data-step="77">' in dom
+    assert body["data-steps"] == str(facts.rows) and body["data-selected"] == str(at)
+    assert body["data-violations"].split() == facts.tags
+    assert re.search(rf"<title>rmqspec view: election.*ELE-1 at {at}</title>", dom)
+    assert f'<table class="state" id="state-table" data-step="{at}">' in dom
     assert re.search(r'<td class="chg" data-node="n2" data-field="role">LEADER</td>', dom)
     assert re.search(r'<td data-node="n0" data-field="role">LEADER</td>', dom)  # the other leader of term 1
     assert 'data-property="ELE-1"' in dom and "two leaders in one term" in dom and "known cause:" in dom
-    # Another step by hash: 43, where ELE-3 (a term went down) is violated.
-    body43 = _body(_dom(browser, tmp_path, page, "#step=43"))
-    assert body43["data-selected"] == "43" and body43["data-ready"] == "true"
+    # Another step by hash: where ELE-3 (a term went down) is violated.
+    ele3 = str(facts.v["ELE-3"])
+    body3 = _body(_dom(browser, tmp_path, page, f"#step={ele3}"))
+    assert body3["data-selected"] == ele3 and body3["data-ready"] == "true"
 
 
 def test_browser_renders_every_protocol(browser, tmp_path):
@@ -435,13 +457,14 @@ def _save_docs_png(src: Path, name: str) -> None:
         im.convert("RGB").quantize(colors=96).save(os.path.join(target, name), optimize=True)
 
 
-def test_browser_screenshot_of_the_counterexample(browser, ele1, report, tmp_path, monkeypatch):
+def test_browser_screenshot_of_the_counterexample(browser, ele1, facts, report, tmp_path, monkeypatch):
     """Screenshots of the ELE-1 step, of the faults before it and of a fuzz report's
     index (docs/images)."""
     monkeypatch.chdir(ele1.parent)  # the page shows `rmqspec replay ele1.jsonl`
     page = tmp_path / "ele1.html"
     view.write_trace_view(ele1.name, str(page))
-    for fragment, name in (("#step=77", "view-ele1.png"), ("#step=44", "view-ele1-faults.png")):
+    for fragment, name in ((f"#step={facts.v['ELE-1']}", "view-ele1.png"),
+                           (f"#step={facts.v['ELE-3'] + 1}", "view-ele1-faults.png")):
         png = tmp_path / name
         proc = _chromium(browser, tmp_path, page.resolve().as_uri() + fragment, f"--screenshot={png}")
         assert proc.returncode == 0 and png.exists(), proc.stderr[-2000:]
@@ -556,7 +579,7 @@ SELECTED = "document.body.dataset.selected"
 NEXT_FRAME = "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
 
 
-def test_browser_keys_clicks_and_hash_move_the_selection(cdp, ele1, tmp_path):
+def test_browser_keys_clicks_and_hash_move_the_selection(cdp, ele1, facts, tmp_path):
     """Right/left step, n/p jump between violations and faults (the partition at 42,
     the crashes at 43/44, ...), Home/End, a click on a row and on a violation button
     select, and the URL hash follows."""
@@ -571,7 +594,8 @@ def test_browser_keys_clicks_and_hash_move_the_selection(cdp, ele1, tmp_path):
         cdp.key(key, code, vk)
         steps.append(cdp.eval(SELECTED))
     assert steps[:6] == ["11", "12", "11", "42", "43", "42"]
-    assert steps[6] == "98" and int(steps[7]) < 98 and steps[8] == "0"
+    last = facts.rows - 1
+    assert steps[6] == str(last) and int(steps[7]) < last and steps[8] == "0"
     assert cdp.eval("location.hash") == "#step=0"
     assert cdp.eval("document.getElementById('state-table').dataset.step") == "0"
     # A click on the sixth row (step 5) of the lanes.
@@ -582,11 +606,11 @@ def test_browser_keys_clicks_and_hash_move_the_selection(cdp, ele1, tmp_path):
     assert cdp.eval(SELECTED) == "5"
     # The ELE-1 button, then a hash change.
     cdp.eval("[...document.querySelectorAll('.chip')].find(b => b.textContent.startsWith('ELE-1')).click()")
-    assert cdp.eval(SELECTED) == "77"
+    assert cdp.eval(SELECTED) == str(facts.v["ELE-1"])
     assert cdp.eval("document.querySelector('.vbox').dataset.property") == "ELE-1"
-    cdp.eval("location.hash = '#step=67'")
+    cdp.eval(f"location.hash = '#step={facts.v['ELE-2']}'")
     cdp.eval(NEXT_FRAME)
-    assert cdp.eval(SELECTED) == "67"
+    assert cdp.eval(SELECTED) == str(facts.v["ELE-2"])
 
 
 def test_browser_scrolls_a_20000_step_history(cdp, tmp_path):
