@@ -133,3 +133,13 @@ def test_view_json(trace, work):
     d, _ = rmqspec_json("view", str(trace[0]), "--out", str(work / "t.html"))
     assert d["ok"] is True and d["kind"] == "trace" and d["steps"] == 301 and d["replay"] == "match"
     assert (work / "t.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_vectors_and_conform_json(work):
+    vec = work / "vectors.json"
+    d, _ = rmqspec_json("vectors", "--out", str(vec), "--count", "10")
+    assert d["ok"] is True and d["out"] == str(vec) and d["generated"] == 10
+    assert d["vectors"] == d["edge"] + d["generated"] == len(json.loads(vec.read_text())["vectors"])
+    driver = f"{sys.executable} -m property_tests.drivers.election_reference"
+    d, _ = rmqspec_json("conform", "--driver", driver, "--count", "50")
+    assert d["ok"] is True and d["protocol"] == "election" and d["cases"] == 50 and sum(d["kinds"].values()) == 50

@@ -27,8 +27,8 @@ PROTOCOLS = ("dledger_commitlog", "dledger_log", "election", "ha", "nameserver",
 
 # Layers, lowest first: a module may import its own layer and the ones below it.
 LAYERS = [("reference_impl.core",), ("reference_impl",), ("spec",), ("histories",),
-          ("property_tests.support", "model_checks", "spark_harness"), ("rmqspec",)]
-CHECKERS = ("property_tests.support", "model_checks", "spark_harness")
+          ("property_tests.support", "model_checks", "spark_harness", "conform"), ("rmqspec",)]
+CHECKERS = ("property_tests.support", "model_checks", "spark_harness", "conform")
 
 
 def universes() -> dict:
@@ -48,7 +48,8 @@ def test_coverage_universe_is_unchanged(protocol):
 
 def _modules() -> dict[str, Path]:
     out = {}
-    for top in ("reference_impl", "spec", "histories", "property_tests", "model_checks", "spark_harness", "rmqspec"):
+    for top in ("reference_impl", "spec", "histories", "property_tests", "model_checks", "spark_harness", "conform",
+                "rmqspec"):
         for path in (ROOT / top).rglob("*.py"):
             name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
             out[name.removesuffix(".__init__")] = path

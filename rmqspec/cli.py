@@ -15,6 +15,9 @@ from typing import Any, NoReturn
 
 import attrs
 
+from conform import report as conform_report
+from conform import session as conform_session
+from conform.driver import Driver, DriverError
 from histories import runner, scenario_file, timeline, view
 from histories import trace as trace_mod
 from model_checks import check, crosshair_run, explore, prove
@@ -190,6 +193,27 @@ def build_parser() -> Parser:
                       help=f"only these parts, comma-separated (default all: {','.join(check.PARTS)})")
     gate.add_argument("--json", action="store_true")
     _add_progress(gate)
+
+    con = sub.add_parser("conform",
+                         help="check another implementation's handlers through a driver (docs/conformance.md)")
+    con.add_argument("--protocol", default="election", help="the protocol whose handlers the driver runs (election)")
+    con.add_argument("--driver", required=True, metavar="CMD",
+                     help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
+    con.add_argument("--count", type=_positive, default=1000, help="generated cases (default 1000)")
+    con.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
+    con.add_argument("--vectors", default=None, metavar="FILE", help="run a vectors file's cases instead of generating")
+    con.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
+                     help="per-case answer timeout (default 10)")
+    con.add_argument("--json", action="store_true")
+
+    vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
+    vec.add_argument("--protocol", default="election", help="the protocol (election)")
+    vec.add_argument("--out", default=None, metavar="FILE", help="where to write the vectors (JSON)")
+    vec.add_argument("--count", type=_int, default=500, help="generated cases after the edge cases (default 500)")
+    vec.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
+    vec.add_argument("--check", default=None, metavar="FILE",
+                     help="instead: check that a vectors file's answers are still the reference's")
+    vec.add_argument("--json", action="store_true")
 
     bench = sub.add_parser("bench", help="throughput of the reference worlds")
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
@@ -559,6 +583,66 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 1 if res.unexpected() else 0
 
 
+def cmd_conform(args: argparse.Namespace) -> int:
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    progress = None if args.json else (lambda text: print(f"conform: {text}", file=sys.stderr, flush=True))
+    try:
+        driver = Driver(args.driver, args.timeout)
+        try:
+            if args.vectors:
+                out = conform_session.conform_vectors(args.vectors, driver, progress)
+            else:
+                out = conform_session.conform(args.protocol, driver, args.count, args.seed, progress)
+        finally:
+            driver.close()
+    except DriverError as e:
+        raise UsageError(f"driver: {e}") from None
+    except conform_session.BadInput as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(conform_report.as_json(out, args.driver), indent=2))
+    else:
+        conform_report.print_outcome(out, args.driver, sys.stdout, vectors=bool(args.vectors))
+    return 0 if out.ok else 1
+
+
+def cmd_vectors(args: argparse.Namespace) -> int:
+    try:
+        if args.check:
+            count, wrong = conform_session.check_vectors(args.check)
+            if args.json:
+                print(json.dumps({"ok": not wrong, "vectors": count, "wrong": [
+                    {"id": vid, "differences": [d.line() for d in diffs]} for vid, diffs in wrong]}, indent=2))
+            else:
+                print(f"vectors: {count - len(wrong)} of {count} answers are the reference's")
+                for vid, diffs in wrong[:10]:
+                    print(f"  {vid}: " + "; ".join(d.line() for d in diffs))
+            return 0 if not wrong else 1
+        if not args.out:
+            raise UsageError("vectors needs --out FILE (or --check FILE)")
+        if args.count < 0:
+            raise UsageError("--count must be 0 or more")
+        doc = conform_session.vectors(args.protocol, args.count, args.seed)
+    except conform_session.BadInput as e:
+        raise UsageError(str(e)) from None
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+            f.write("\n")
+    except OSError as e:
+        raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
+    edge = sum(1 for v in doc["vectors"] if v["id"].startswith("edge-"))
+    summary = {"ok": True, "out": args.out, "protocol": args.protocol, "vectors": len(doc["vectors"]),
+               "edge": edge, "generated": len(doc["vectors"]) - edge, "seed": args.seed}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(f"vectors: {summary['vectors']} {args.protocol} vectors ({edge} edge cases, "
+              f"{summary['generated']} generated with seed {args.seed}) in {args.out}")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     only = tuple(args.parts or check.PARTS)
     unknown = [p for p in only if p not in check.PARTS]
@@ -585,7 +669,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_check_trace, "bench": cmd_bench,
             "fuzz": cmd_fuzz, "view": cmd_view, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore,
-            "check": cmd_check}
+            "check": cmd_check, "conform": cmd_conform, "vectors": cmd_vectors}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,304 @@
+"""Conformance runs: generated cases through a driver (Hypothesis finds and shrinks the first
+mismatch), static vectors through a driver, and writing vectors.
+
+A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
+cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
+Only `election` has one; another protocol adds a module pair like conform.election and
+conform.election_cases and one `Subject` line here.
+
+Hypothesis drives the generated run: each example is one case sent to the driver. The
+first mismatch makes Hypothesis shrink (every shrink step is one more case sent), and
+the minimal case comes back as the exception of its final replay. A driver that stops
+speaking the protocol ends the run at once: `_DriverGone` is a BaseException so that
+Hypothesis does not take it for a failure to shrink.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import hypothesis
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis.errors import Flaky, Unsatisfiable
+
+from conform import election, election_cases
+from conform.compare import Difference, differences
+from conform.driver import WIRE, Driver, DriverError, Hello
+
+VECTORS_SCHEMA = "rmqspec.vectors/1"
+
+
+class BadInput(ValueError):
+    """An unknown protocol or a vectors file that is not one (exit 2)."""
+
+
+@attrs.frozen
+class Subject:
+    protocol: str
+    inputs: tuple[str, ...]
+    features: tuple[str, ...]
+    cases: Callable[[tuple[str, ...], frozenset], Any]  # (inputs, features) -> Hypothesis strategy of cases
+    edge_cases: Callable[[], Iterator[Any]]
+    prepare: Callable[[Any], tuple[dict, dict, tuple[str, ...]]]  # case -> (wire case, expected, requires)
+    answer: Callable[[dict], dict]  # wire case -> the reference's answer
+    decode: Callable[[dict], Any]  # wire case -> case (raises wire_error)
+    sections: Callable[[dict], tuple[str, ...]]  # wire case -> the state sections an answer must have
+    check_answer: Callable[[dict, tuple[str, ...]], None]
+    describe: Callable[[dict], list[str]]
+    value_name: Callable[[str, Any], str | None]  # (difference path, value) -> its Java name, if any
+    wire_error: type
+
+
+def _election_prepare(case: election.Case) -> tuple[dict, dict, tuple[str, ...]]:
+    after, _, outs, _ = election.run(case)
+    need = election.requires(case, after, outs)
+    wire = election.encode_case(case, election.sections_for(need))
+    return wire, election.answer(wire), need
+
+
+def _election_sections(wire: dict) -> tuple[str, ...]:
+    return tuple(s for s in election.SECTIONS if s in wire["state"])
+
+
+def _election_describe(wire: dict) -> list[str]:
+    lines = election.describe_state(wire["state"], wire["config"], wire["now_ms"])
+    inp = dict(wire["input"])
+    kind = inp.pop("kind")
+    return [f"state:  {lines[0]}"] + [f"        {x.strip()}" for x in lines[1:]] + \
+        [f"input:  {kind} {json.dumps(inp)}"]
+
+
+SUBJECTS = {
+    "election": Subject(protocol="election", inputs=election.INPUTS, features=election.FEATURES,
+                        cases=election_cases.cases, edge_cases=election_cases.edge_cases,
+                        prepare=_election_prepare, answer=election.answer, decode=election.decode_case,
+                        sections=_election_sections,
+                        check_answer=election.check_answer, describe=_election_describe, value_name=election.value_name,
+                        wire_error=election.WireError),
+}
+
+
+def subject(protocol: str) -> Subject:
+    if protocol not in SUBJECTS:
+        raise BadInput(f"no conformance driver for protocol {protocol!r} (known: {', '.join(SUBJECTS)})")
+    return SUBJECTS[protocol]
+
+
+@attrs.frozen
+class Mismatch:
+    case_id: int
+    vector_id: str | None
+    case: dict
+    requires: tuple[str, ...]
+    expected: dict
+    got: dict
+    differences: tuple[Difference, ...]
+
+
+@attrs.define
+class Outcome:
+    protocol: str
+    hello: Hello
+    cases: int = 0  # cases answered before the first mismatch (all of them when none)
+    shrink_cases: int = 0  # cases sent while shrinking the first mismatch
+    mismatches: int = 0  # vectors only: every mismatching vector
+    skipped: int = 0  # vectors only: vectors the driver's hello rules out
+    kinds: Counter = attrs.Factory(Counter)  # input kinds answered
+    mismatch: Mismatch | None = None
+    flaky: bool = False  # the driver answered a case differently on its replay
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatch is None
+
+
+class _Found(Exception):
+    def __init__(self, mismatch: Mismatch) -> None:
+        super().__init__("mismatch")
+        self.mismatch = mismatch
+
+
+class _DriverGone(BaseException):
+    def __init__(self, error: DriverError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def ask(s: Subject, driver: Driver, case_id: int, wire: dict, expected: dict) -> tuple[dict, list[Difference]]:
+    """One case through the driver: its answer (shape-checked) and how it differs from `expected`."""
+    got = driver.ask(case_id, wire)
+    if "error" not in got:
+        try:
+            s.check_answer(got, s.sections(wire))
+        except s.wire_error as e:
+            raise DriverError(f"the answer to case {case_id} does not have the protocol's shape: {e}") from None
+    return got, differences(expected, got)
+
+
+def conform(protocol: str, driver: Driver, count: int, seed: int,
+            progress: Callable[[str], None] | None = None) -> Outcome:
+    """Hypothesis-generated cases through the driver until `count` agree or one does not (then shrunk)."""
+    s = subject(protocol)
+    hello = driver.hello(protocol, s.inputs, s.features)
+    out = Outcome(protocol=protocol, hello=hello)
+    sent = [0]
+    first: list[Mismatch] = []
+    last: list[Mismatch] = []
+
+    @hypothesis.seed(seed)
+    @settings(max_examples=count, database=None, deadline=None, derandomize=False, report_multiple_bugs=False,
+              phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
+              verbosity=Verbosity.quiet, print_blob=False)
+    @given(s.cases(hello.inputs, hello.features))
+    def check(case: Any) -> None:
+        wire, expected, need = s.prepare(case)
+        sent[0] += 1
+        try:
+            got, diffs = ask(s, driver, sent[0], wire, expected)
+        except DriverError as e:
+            raise _DriverGone(e) from None
+        if not first and not diffs:
+            out.cases += 1
+            out.kinds[need[0]] += 1
+            if progress and out.cases % 250 == 0:
+                progress(f"{out.cases}/{count} cases agree")
+        if diffs:
+            mm = Mismatch(case_id=sent[0], vector_id=None, case={"case": sent[0], **wire}, requires=need,
+                          expected=expected, got=got, differences=tuple(diffs))
+            if not first:
+                first.append(mm)
+                if progress:
+                    progress(f"mismatch on case {sent[0]}; shrinking")
+            last[:] = [mm]
+            raise _Found(mm)
+
+    try:
+        check()
+    except _DriverGone as gone:
+        raise gone.error from None
+    except _Found as found:
+        out.mismatch = found.mismatch
+    except Flaky:
+        out.mismatch, out.flaky = (last or first)[0], True
+    except Unsatisfiable:
+        raise DriverError(f"no generated case fits the driver's inputs {list(hello.inputs)} "
+                          f"and features {sorted(hello.features)}") from None
+    if out.mismatch is not None:
+        out.shrink_cases = sent[0] - out.cases - 1  # after the agreeing ones and the first mismatch
+    return out
+
+
+# --- static vectors ---
+
+
+def vectors(protocol: str, count: int, seed: int) -> dict:
+    """The edge cases, then `count` generated ones, each with the reference's answer."""
+    s = subject(protocol)
+    cases: list[tuple[str, Any]] = [(f"edge-{i + 1:04d}", c) for i, c in enumerate(s.edge_cases())]
+    cases += [(f"random-{i + 1:04d}", c) for i, c in enumerate(_generated(s, count, seed))]
+    out, seen = [], set()
+    for vid, case in cases:
+        wire, expected, need = s.prepare(case)
+        key = json.dumps(wire, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append({"id": vid, "requires": list(need), **wire, "expected": expected})
+    return {"schema": VECTORS_SCHEMA, "wire": f"{WIRE}/1", "protocol": protocol, "seed": seed,
+            "inputs": list(s.inputs), "features": list(s.features), "vectors": out}
+
+
+def _generated(s: Subject, count: int, seed: int) -> list[Any]:
+    """`count` distinct generated cases: Hypothesis runs of seeds seed, seed+1, ... (one run
+    repeats some cases, since its choices are few and small) until there are enough."""
+    found: dict[str, Any] = {}
+    for attempt in range(20):
+        if len(found) >= count:
+            break
+
+        @hypothesis.seed(seed + attempt)
+        @settings(max_examples=count, database=None, deadline=None, derandomize=False, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
+        @given(s.cases(s.inputs, frozenset(s.features)))
+        def collect(case: Any) -> None:
+            key = json.dumps(s.prepare(case)[0], sort_keys=True)
+            if len(found) < count:
+                found.setdefault(key, case)
+
+        collect()
+    return list(found.values())
+
+
+def load_vectors(path: str) -> tuple[Subject, list[dict]]:
+    """Read and check a vectors file; BadInput names what is wrong."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{path} is not JSON: {e}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != VECTORS_SCHEMA:
+        raise BadInput(f"{path} is not an {VECTORS_SCHEMA} file")
+    s = subject(doc.get("protocol"))
+    vecs = doc.get("vectors")
+    if not isinstance(vecs, list):
+        raise BadInput(f"{path}: vectors must be a list")
+    for i, v in enumerate(vecs):
+        where = f"{path}: vector {i + 1} ({v.get('id') if isinstance(v, dict) else '?'})"
+        if (not isinstance(v, dict) or not isinstance(v.get("requires"), list) or not v["requires"]
+                or not all(isinstance(x, str) for x in v["requires"]) or "expected" not in v):
+            raise BadInput(f"{where} needs id, requires, config, state, now_ms, input and expected")
+        try:
+            s.decode(_wire(v))
+            s.check_answer(v["expected"], s.sections(_wire(v)))
+        except (s.wire_error, KeyError, TypeError) as e:
+            raise BadInput(f"{where}: {e}") from None
+    return s, vecs
+
+
+def check_vectors(path: str) -> tuple[int, list[tuple[str, list[Difference]]]]:
+    """Does every vector's expected answer still equal the reference's? (count, [(id, differences)])."""
+    s, vecs = load_vectors(path)
+    wrong = []
+    for v in vecs:
+        diffs = differences(s.answer(_wire(v)), v["expected"])
+        if diffs:
+            wrong.append((v.get("id", "?"), diffs))
+    return len(vecs), wrong
+
+
+def _wire(v: dict) -> dict:
+    return {k: v[k] for k in ("config", "state", "now_ms", "input")}
+
+
+def conform_vectors(path: str, driver: Driver, progress: Callable[[str], None] | None = None) -> Outcome:
+    """Every vector the driver's hello allows, through the driver; the first mismatch is kept."""
+    s, vecs = load_vectors(path)
+    hello = driver.hello(s.protocol, s.inputs, s.features)
+    out = Outcome(protocol=s.protocol, hello=hello)
+    for i, v in enumerate(vecs, 1):
+        need = v["requires"]
+        if need[0] not in hello.inputs or not set(need[1:]) <= hello.features:
+            out.skipped += 1
+            continue
+        wire = _wire(v)
+        got, diffs = ask(s, driver, i, wire, v["expected"])
+        out.cases += 1
+        out.kinds[need[0]] += 1
+        if diffs:
+            out.mismatches += 1
+            if out.mismatch is None:
+                out.mismatch = Mismatch(case_id=i, vector_id=v.get("id"), case={"case": i, **wire},
+                                        requires=tuple(need), expected=v["expected"], got=got,
+                                        differences=tuple(diffs))
+        if progress and out.cases % 500 == 0:
+            progress(f"{out.cases} vectors answered")
+    if out.cases == 0:
+        raise DriverError(f"none of the {len(vecs)} vectors fits the driver's inputs {list(hello.inputs)} "
+                          f"and features {sorted(hello.features)}")
+    return out
