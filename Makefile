@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	@$(BIN)/rmqspec simulate --protocol election --nodes 3 --seed 1 --steps 5000 --faults standard --max-lines 30
 	@echo
-	@$(BIN)/rmqspec fuzz --protocol all --histories 12 --shrink-budget 20000 --out out/demo
+	@$(BIN)/rmqspec fuzz --protocol all --histories 12 --out out/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest

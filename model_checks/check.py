@@ -47,9 +47,16 @@ def suites(seeds: int = 1, steps: int = 1500) -> Part:
     return Part("suites", not bad, 0.0, "; ".join(bad) or f"{runs} histories of {steps} steps, no unexpected violation")
 
 
-def proofs(out_dir: str | None) -> Part:
+def proofs(out_dir: str | None, on_progress: Callable[[str], None] | None = None) -> Part:
     # no reference witness search here (the property suites replay the scenario findings)
-    rows = prove.run(out_dir=out_dir, replay=False, jobs=2)
+    total, done = len(prove.tasks_of()), []
+
+    def on_row(r: prove.Row) -> None:
+        done.append(r)
+        if on_progress is not None:
+            on_progress(f"proofs: {len(done)}/{total} rows, last {r.protocol}/{r.property} @ {r.profile}: {r.result}")
+
+    rows = prove.run(out_dir=out_dir, replay=False, jobs=2, on_row=on_row)
     failed = [f"{r.protocol}/{r.property}@{r.profile}: {r.result}" for r in rows if not r.ok]
     found = sum(r.result == "violated" for r in rows)
     return Part("proofs", not failed, 0.0,
@@ -91,14 +98,24 @@ def explore(depth: int = 10) -> Part:
     return Part("explore", not bad, 0.0, "; ".join(bad) or f"{states} states to depth {depth}, every property held")
 
 
-def run(out_dir: str | None = None, on_part: Callable[[Part], None] | None = None) -> list[Part]:
+PARTS = ("suites", "proofs", "conformance", "contracts", "explore")
+
+
+def run(out_dir: str | None = None, on_part: Callable[[Part], None] | None = None,
+        on_progress: Callable[[str], None] | None = None, only: tuple[str, ...] = PARTS) -> list[Part]:
+    """Every part in order (or those named in `only`); `on_part` sees each as it ends,
+    `on_progress` a line of what is running (progress)."""
     parts = []
-    for fn in (suites, lambda: proofs(out_dir), conformance, contracts, explore):
+    steps = {"suites": suites, "proofs": lambda: proofs(out_dir, on_progress), "conformance": conformance,
+             "contracts": contracts, "explore": explore}
+    for name in (n for n in PARTS if n in only):
+        if on_progress is not None:
+            on_progress(f"running {name}")
         start = time.perf_counter()
         try:
-            part = fn()
+            part = steps[name]()
         except Exception as e:  # a crash of a checker is a failed check, reported in one line
-            part = Part(getattr(fn, "__name__", "proofs"), False, 0.0, f"crashed: {type(e).__name__}: {e}")
+            part = Part(name, False, 0.0, f"crashed: {type(e).__name__}: {e}")
         part.seconds = time.perf_counter() - start
         parts.append(part)
         if on_part is not None:

@@ -142,7 +142,9 @@ class Explorer:
             link = self.parent[key]
         return out[::-1]
 
-    def run(self) -> ExploreResult:
+    def run(self, on_level: Callable[[int, int, int], None] | None = None) -> ExploreResult:
+        """Breadth first to `depth`; `on_level(depth, new states, distinct states so far)`
+        after each level (progress)."""
         res = self.result
         start = time.perf_counter()
         w0 = core.init(self.cfg)
@@ -179,6 +181,8 @@ class Explorer:
                 if not complete:
                     break
             res.levels.append(len(nxt))
+            if on_level is not None:
+                on_level(level, len(nxt), len(self.parent))
             frontier = nxt
             if not complete or not frontier:
                 break

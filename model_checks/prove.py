@@ -21,8 +21,11 @@ find, a solver that gives up) fails the run.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import attrs
@@ -208,32 +211,44 @@ def _id_key(prop: str) -> tuple:
     return (head, int(num)) if num.isdigit() else (prop, 0)
 
 
-def _profile_rows(name: str, profile: str, out_dir: str | None, replay: bool) -> list[Row]:
+def _row(name: str, profile: str, prop: str | None, out_dir: str | None, replay: bool) -> Row:
+    """One row: the profile's vacuity check (prop None) or one property under it."""
     spec = sy.for_protocol(name)
     prof = spec.profile(profile)
-    rows = [sanity(spec, prof)]
-    for prop in properties_of(spec):
-        rows.append(prove_property(spec, prof, prop, out_dir, replay=replay))
-    return rows
+    return sanity(spec, prof) if prop is None else prove_property(spec, prof, prop, out_dir, replay=replay)
+
+
+def tasks_of(protocols: list[str] | None = None, profile: str | None = None) -> list[tuple[str, str, str | None]]:
+    """(protocol, profile, property or None for the vacuity row), in the table's order."""
+    return [(name, prof.name, prop) for name in protocols or sy.names() for prof in sy.for_protocol(name).profiles
+            if profile is None or prof.name == profile
+            for prop in [None, *properties_of(sy.for_protocol(name))]]
 
 
 def run(protocols: list[str] | None = None, out_dir: str | None = None, replay: bool = True,
-        profile: str | None = None, jobs: int = 1) -> list[Row]:
-    """Every row of every profile (or of the profile named `profile`) of each spec; the
-    (protocol, profile) pairs run in `jobs` worker processes (rows keep their order)."""
-    tasks = [(name, prof.name) for name in protocols or sy.names() for prof in sy.for_protocol(name).profiles
-             if profile is None or prof.name == profile]
+        profile: str | None = None, jobs: int = 1, on_row: Callable[[Row], None] | None = None) -> list[Row]:
+    """Every row of every profile (or of the profile named `profile`) of each spec, one
+    task per row in `jobs` worker processes; rows keep the table's order, and `on_row`
+    sees each as it finishes (progress)."""
+    tasks = tasks_of(protocols, profile)
     jobs = min(jobs, len(tasks), os.cpu_count() or 1)  # never more processes than tasks or cores
     if jobs <= 1 or len(tasks) <= 1:
-        return [row for name, prof in tasks for row in _profile_rows(name, prof, out_dir, replay)]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # the longest tasks first, so two workers finish together
-    order = sorted(range(len(tasks)), key=lambda i: -_WEIGHT.get(tasks[i], 1))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-        futures = {i: pool.submit(_profile_rows, *tasks[i], out_dir, replay) for i in order}
-        return [row for i in range(len(tasks)) for row in futures[i].result()]
+        rows = []
+        for task in tasks:
+            rows.append(_row(*task, out_dir, replay))
+            if on_row is not None:
+                on_row(rows[-1])
+        return rows
+    # the rows of the slowest profiles first, so the workers finish together
+    order = sorted(range(len(tasks)), key=lambda i: -_WEIGHT.get(tasks[i][:2], 1))
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
+        futures = {pool.submit(_row, *tasks[i], out_dir, replay): i for i in order}
+        done: dict[int, Row] = {}
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            if on_row is not None:
+                on_row(done[futures[fut]])
+    return [done[i] for i in range(len(tasks))]
 
 
 # Rough seconds per (protocol, profile), to schedule the longest first.

@@ -205,6 +205,29 @@ def test_shrinking_an_expected_violation_finds_the_lost_term_file():
     assert [d["kind"] for _, d in result.choices] == ["crash"] and result.choices[0][1]["os"]
 
 
+@pytest.mark.parametrize("spec, prop, late_kinds", [
+    (HistorySpec(protocol="election", profile="hostile", nodes=5, seed=12), "ELE-2", {"tick", "rpc_fail"}),
+    (HistorySpec(protocol="dledger_log", profile="os_crash", nodes=3, seed=7), "LOG-3", {"tick"}),
+    (HistorySpec(protocol="dledger_commitlog", profile="lossy", nodes=3, seed=4), "DCL-5", {"tick", "rpc_fail"}),
+])
+def test_a_recorded_history_with_late_events_replays_event_for_event(spec, prop, late_kinds):
+    """Java timing lets a tick fire up to its slack after its wake time, and an RPC
+    timeout up to a scan period after its deadline. The shrinker's default steps must
+    wait for the end of such a window (core.deadline), not its start, or they fire a
+    tick the history fired late, the recorded late event no longer applies, and the
+    history does not fail again (fuzz counterexamples were "not reproduced on replay")."""
+    cfg = config_of(spec)
+    step = next(v["step"] for v in run_history(spec)["violations"] if v["property"] == prop)
+    choices = shrink.record(cfg, chooser.SeededChooser(spec.seed).choose, step)
+    for kind in late_kinds:  # the history has late events of these kinds
+        assert any(d["kind"] == kind and d.get("late") for _, d in choices), kind
+    chosen = []
+    replayer = shrink.Replayer(cfg, shrink.Target(property=prop, expected=True), choices[-1][0],
+                               on_step=lambda before, ev, after, obs, is_choice: chosen.append(is_choice))
+    assert replayer.run(choices).violated
+    assert chosen == [True] * len(choices)  # every recorded event applied, no default step between them
+
+
 def test_fuzz_none_on_the_mutant_writes_a_shrunk_counterexample_with_picture_and_replay_command(tmp_path):
     out = tmp_path / "fz"
     code, stdout, _ = cli_run("fuzz", "--import", "property_tests.protocol_mutants", "--protocol", "election_mutant",
@@ -222,6 +245,55 @@ def test_fuzz_none_on_the_mutant_writes_a_shrunk_counterexample_with_picture_and
     code, stdout, _ = cli_run(*cex["replay"].split()[1:], "--quiet")
     assert code == 1 and "ELE-2" in stdout and "UNEXPECTED" in stdout
     assert len((out / "histories.jsonl").read_text().splitlines()) == 6
+
+
+def test_expected_violations_get_the_small_budget_and_the_report_says_how_far(tmp_path):
+    """The mutant's unexpected ELE-2 is shrunk with the full budget, the real election's
+    expected ELE-3 (an OS crash lost the term file) with --shrink-budget-expected;
+    report.json's `shrinking` lists each with its budget and whether it is 1-minimal,
+    report.md says so, and the run's wall time is the sum of its parts."""
+    out = tmp_path / "fz"
+    code, stdout, _ = cli_run("fuzz", "--import", "property_tests.protocol_mutants", "--protocol",
+                              "election_mutant,election", "--histories", "6", "--faults", "hostile", "--master", "none",
+                              "--out", str(out), "--no-plots", "--no-progress", "--shrink-budget-expected", "3000")
+    assert code == 1, stdout
+    rep = json.loads((out / "report.json").read_text())
+    sh = rep["shrinking"]
+    assert sh["budget_unexpected"] == shrink.DEFAULT_BUDGET and sh["budget_expected"] == 3000
+    rows = {(r["protocol"], r["property"]): r for r in sh["by_property"]}
+    unexpected = rows[("election_mutant", "ELE-2")]
+    assert not unexpected["expected"] and unexpected["budget"] == shrink.DEFAULT_BUDGET and unexpected["one_minimal"]
+    expected = rows[("election", "ELE-3")]
+    assert expected["expected"] and expected["budget"] == 3000
+    assert expected["one_minimal"] or expected["steps"] >= 3000  # cut short only by its budget
+    assert sh["counterexamples"] == len(rows)
+    assert sh["one_minimal"] + sh["cut_short"] + sh["not_reproduced"] == len(rows)
+    cex = next(v["counterexample"] for k, v in rep["violations"].items() if k.endswith("ELE-3"))
+    assert cex["shrink_budget"] == 3000 and cex["verified"]
+    assert "Shrinking: " in (out / "report.md").read_text()
+    # Timing: the parts and the rest add up to the headline (rounding aside).
+    assert {"histories_s", "shrink_s", "write_s", "other_s"} <= set(rep["timing"]) <= \
+        set(report.TIMING_PARTS) | {"other_s"}
+    assert abs(sum(rep["timing"].values()) - rep["wall_s"]) < 0.05
+    assert rep["shrink_workers"].endswith("process(es)")
+    # The last lines say where the report and the HTML view are.
+    assert stdout.rstrip().splitlines()[-2:] == [
+        f"report: {out / 'report.md'} (and report.json)",
+        f"view:   {out / 'index.html'} (open it in a browser to step through the counterexamples)"]
+
+
+def test_shrinking_in_processes_gives_what_one_process_gives():
+    p = plan.make_plan("election_mutant,election", 4, profiles=["hostile"],
+                       imports=("property_tests.protocol_mutants",))
+    agg = aggregate.Aggregate()
+    for c in p.chunks(1):
+        for row in plan.run_chunk(p, c):
+            agg.add(row)
+    tasks = fuzz.shrink_tasks(p, agg, fuzz.FuzzOptions())
+    assert len(tasks) >= 2
+    one = fuzz.shrink_in_processes(tasks, p.imports, (20_000, 2_000), workers=1)
+    two = fuzz.shrink_in_processes(tasks, p.imports, (20_000, 2_000), workers=2)
+    assert one == two and [r[0][:2] for r in one] == [t[:2] for t in tasks]
 
 
 def test_the_same_seed_range_gives_the_same_report(tmp_path):

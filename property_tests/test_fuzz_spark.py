@@ -62,8 +62,8 @@ def test_embedded_local_spark_matches_one_process_and_writes_parquet(tmp_path, b
         plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports)
         tasks = [t for t in fuzz.shrink_tasks(plan, result.aggregate, opts) if t[0] == "election_mutant"][:1]
         assert tasks
-        on_executors = fuzz.shrink_on_spark(spark, tasks, plan.imports, 5000)
-        on_driver = [fuzz._shrink_task(plan.imports, 5000, t) for t in tasks]
+        on_executors = fuzz.shrink_on_spark(spark, tasks, plan.imports, (5000, 5000))
+        on_driver = [fuzz._shrink_task(plan.imports, (5000, 5000), t) for t in tasks]
         assert on_executors == on_driver and on_driver[0][1] is not None
     finally:
         spark.stop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import resource
 import time
+from collections.abc import Callable
 
 from histories import runner
 from reference_impl import core
@@ -41,14 +42,19 @@ def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: s
             "events_per_s": round(events / elapsed), "histories_per_s": round(histories / elapsed, 2)}
 
 
-def run(seconds: float, only: str | None = None) -> list[dict]:
+def cases(only: str | None = None) -> list[tuple[str, int, bool]]:
+    """(protocol, nodes, checked) of every row, in order."""
+    return [(protocol, nodes, checked) for protocol in core.protocol_names() if not only or protocol == only
+            for nodes in core.protocol(protocol).bench_nodes for checked in (True, False)]
+
+
+def run(seconds: float, only: str | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """A row per case, `seconds` each; `on_row` sees each row as it is measured (progress)."""
     rows = []
-    for protocol in core.protocol_names():
-        if only and protocol != only:
-            continue
-        for nodes in core.protocol(protocol).bench_nodes:
-            for checked in (True, False):
-                rows.append(measure(protocol, nodes, checked, seconds))
+    for protocol, nodes, checked in cases(only):
+        rows.append(measure(protocol, nodes, checked, seconds))
+        if on_row is not None:
+            on_row(rows[-1])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for row in rows:
         row["peak_rss_mib"] = round(peak_mib, 1)
@@ -121,7 +127,11 @@ def _peak_rss_mib(protocol: str, histories: int) -> float:
     return round(int(out.stdout.split()[-1]) / 1024, 1)
 
 
-def fuzz(protocol: str = "election", histories: int | None = None, cores: int | None = None) -> dict:
+FUZZ_PHASES = 5  # one process, a pool, Spark, two memory runs
+
+
+def fuzz(protocol: str = "election", histories: int | None = None, cores: int | None = None,
+         on_phase: Callable[[str], None] | None = None) -> dict:
     """Histories and events per second of the same fuzz plan (every fault profile,
     the protocol's cluster sizes) run three ways, and the driver's peak memory at two
     sizes. Start-up (Spark session, pool spawn) is measured apart and excluded from
@@ -147,6 +157,10 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
                      "cpu_s": None if cpu is None else round(cpu, 2)})
         views[engine] = report.deterministic_view(report.build(plan, agg, engine, {}, {}, {}))
 
+    def phase(text: str) -> None:
+        if on_phase is not None:
+            on_phase(text)
+
     def cpu_since(before: float | None) -> float | None:
         now = tree_cpu_s()
         return None if before is None or now is None else now - before
@@ -154,6 +168,7 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
     start, cpu0 = time.perf_counter(), tree_cpu_s()
     agg = engines.run_local(plan, os.path.join(tmp, "one.jsonl"), quiet)
     row("one process", 1, agg, time.perf_counter() - start, 0.0, cpu_since(cpu0))
+    phase(f"one process: {rows[-1]['seconds']} s")
 
     start = time.perf_counter()
     pool = multiprocessing.get_context("spawn").Pool(cores)
@@ -163,6 +178,7 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
         start, cpu0 = time.perf_counter(), tree_cpu_s()
         agg = engines.run_processes(plan, cores, os.path.join(tmp, "pool.jsonl"), quiet, pool=pool)
         row("multiprocessing", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
+        phase(f"multiprocessing: {rows[-1]['seconds']} s (+{rows[-1]['startup_s']} s start-up)")
     finally:
         pool.close()
         pool.join()
@@ -176,6 +192,7 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
         start, cpu0 = time.perf_counter(), tree_cpu_s()
         agg = engines.run_spark(plan, spark, os.path.join(tmp, "spark.parquet"), quiet)
         row(f"spark local[{cores}]", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
+        phase(f"spark: {rows[-1]['seconds']} s (+{rows[-1]['startup_s']} s start-up)")
     finally:
         spark.stop()
 
@@ -186,7 +203,10 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
         # whatever else the machine runs (wall-clock ratios suffer from other load; this does not).
         r["cpu_efficiency"] = (round(rows[0]["cpu_s"] / r["cpu_s"], 3) if r["cpu_s"] and rows[0]["cpu_s"]
                                else None)
-    memory = {n: _peak_rss_mib(protocol, n) for n in (max(1, histories // 8), max(2, histories // 2))}
+    memory = {}
+    for n in (max(1, histories // 8), max(2, histories // 2)):
+        memory[n] = _peak_rss_mib(protocol, n)
+        phase(f"peak RSS at {n} histories: {memory[n]} MiB")
     return {"protocol": protocol, "cores": cores, "histories": histories, "rows": rows,
             "spark_vs_one": rows[2]["speedup"],
             "spark_vs_multiprocessing": round(rows[2]["events_per_s"] / rows[1]["events_per_s"], 3),

@@ -19,16 +19,19 @@ import time
 import traceback
 from typing import Any, NoReturn
 
+import attrs
+
 from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
-from histories import formats, runner, scenario_file, timeline
+from histories import formats, runner, scenario_file, timeline, view
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
 from reference_impl.core import codec, faults, inputs, scenario
 from rmqspec import bench
-from spark_harness import counterexample, fuzz, plan, shrink
+from spark_harness import counterexample, fuzz, plan, report_view, shrink
 from spark_harness.java import JavaMissing
+from spark_harness.progress import Progress
 from spec import properties, symbolic
 
 
@@ -100,6 +103,10 @@ def _add_import(p: argparse.ArgumentParser) -> None:
                    help="import MODULE first (it may register extra protocols, e.g. a test mutant)")
 
 
+def _add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="rmqspec", description="RocketMQ HA protocols: reference, properties, checkers.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -134,6 +141,16 @@ def build_parser() -> Parser:
     chk.add_argument("--json", action="store_true")
     _add_import(chk)
 
+    vw = sub.add_parser("view", help="an interactive HTML page to step through a trace or a fuzz report (docs/view.md)")
+    vw.add_argument("path", metavar="TRACE|REPORT_DIR", help="a trace (JSON Lines) or a `rmqspec fuzz --out` directory")
+    vw.add_argument("--out", default=None,
+                    help="the page to write (default: TRACE with .html; for a report, DIR/index.html, with one page "
+                         "per counterexample next to its trace)")
+    vw.add_argument("--no-replay", action="store_true",
+                    help="do not replay through the reference (no send steps for arrows, no conformance line)")
+    vw.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    _add_import(vw)
+
     fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
     fz.add_argument("--protocol", default="all",
                     help=f"one of: {', '.join(core.protocol_names())}; a comma-separated list; or all (default)")
@@ -156,9 +173,16 @@ def build_parser() -> Parser:
                          "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
     fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
     fz.add_argument("--shrink-budget", type=_int_in(1, MAX_BUDGET), default=None,
-                    help=f"replayed steps per counterexample, 1..{MAX_BUDGET:,}")
+                    help="replayed steps per counterexample of an unexpected violation, "
+                         f"1..{MAX_BUDGET:,} (default {shrink.DEFAULT_BUDGET:,})")
+    fz.add_argument("--shrink-budget-expected", type=_int_in(1, MAX_BUDGET), default=None,
+                    help="replayed steps per counterexample of an expected violation (RocketMQ's documented "
+                         f"behaviour: it illustrates, it need not be smallest), 1..{MAX_BUDGET:,} "
+                         f"(default {shrink.EXPECTED_BUDGET:,})")
+    fz.add_argument("--no-view", action="store_true", help="do not write the HTML view (index.html and a page per "
+                                                           "counterexample; docs/view.md)")
     fz.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
-    fz.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_progress(fz)
     fz.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
     fz.add_argument("--list-profiles", action="store_true", help="list the fault profiles per protocol and exit")
     fz.add_argument("--json", action="store_true", help="print report.json instead of the summary")
@@ -171,6 +195,7 @@ def build_parser() -> Parser:
     shr.add_argument("--budget", type=_int_in(1, MAX_BUDGET), default=None,
                      help=f"replayed steps at most, 1..{MAX_BUDGET:,}")
     shr.add_argument("--json", action="store_true")
+    _add_progress(shr)
     _add_import(shr)
 
     prv = sub.add_parser("prove", help="Z3 proofs of the safety properties, per version profile")
@@ -187,6 +212,7 @@ def build_parser() -> Parser:
     prv.add_argument("--contracts", type=_float_in(0, 600), default=2.0, metavar="SECONDS",
                      help="CrossHair time per contract condition, 0..600 s; 0 skips CrossHair (default 2)")
     prv.add_argument("--json", action="store_true")
+    _add_progress(prv)
 
     exp = sub.add_parser("explore", help="exhaustive exploration with symmetry reduction")
     exp.add_argument("--protocol", default="election")
@@ -204,10 +230,14 @@ def build_parser() -> Parser:
                                       "at most 64 values)")
     exp.add_argument("--out", default=None, help="write counterexample traces here")
     exp.add_argument("--json", action="store_true")
+    _add_progress(exp)
 
     gate = sub.add_parser("check", help="the quick CI gate: suites, proofs, conformance, contracts, exploration")
     gate.add_argument("--out", default=None, help="directory for reference witness traces")
+    gate.add_argument("--parts", type=_csv(str), default=None,
+                      help=f"only these parts, comma-separated (default all: {','.join(check.PARTS)})")
     gate.add_argument("--json", action="store_true")
+    _add_progress(gate)
 
     con = sub.add_parser("conform",
                          help="check another implementation's handlers through a driver (docs/conformance.md)")
@@ -241,6 +271,7 @@ def build_parser() -> Parser:
                        help=f"with --fuzz: histories per engine, 1..{MAX_HISTORIES:,}")
     bench.add_argument("--cores", type=_int_in(1, CORES), default=None,
                        help=f"with --fuzz: processes / Spark cores, 1..{CORES} (this machine's cores)")
+    _add_progress(bench)
     _add_import(bench)
     return parser
 
@@ -426,9 +457,32 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
     return 0 if result.ok() else 1
 
 
+def cmd_view(args: argparse.Namespace) -> int:
+    try:
+        if os.path.isdir(args.path):
+            summary = report_view.write(args.path, args.out, replay=not args.no_replay)
+        else:
+            summary = view.write_trace_view(args.path, args.out, replay=not args.no_replay)
+    except view.ViewError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif summary["kind"] == "report":
+        print(f"view: wrote {summary['out']} ({len(summary['pages'])} counterexample page(s), "
+              f"{summary['steps']:,} steps)")
+        for page in summary["pages"]:
+            print(f"  {page['property']}: {page['out']} ({page['steps']:,} steps)")
+        for err in summary["errors"]:
+            print(f"  not shown: {err}")
+    else:
+        print(f"view: wrote {summary['out']} ({summary['steps']:,} steps; violations: "
+              f"{', '.join(summary['violations']) or 'none'})")
+    return 0
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
-        print(fuzz.profiles_table())
+        print(json.dumps(fuzz.profiles_json(), indent=2) if args.json else fuzz.profiles_table())
         return 0
     config = _config_overrides(args.config)
     if not MASTER.fullmatch(args.master):
@@ -438,16 +492,18 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                             config=config,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
-                            progress=not args.no_progress and not args.json, plots=not args.no_plots)
+                            progress=not args.no_progress, plots=not args.no_plots, view=not args.no_view)
     if args.steps:
         opts.steps = args.steps
     if args.shrink_budget:
         opts.shrink_budget = args.shrink_budget
+    if args.shrink_budget_expected:
+        opts.shrink_budget_expected = args.shrink_budget_expected
     try:
         result = fuzz.run(opts, log=sys.stderr if args.json else sys.stdout)
     except plan.PlanError as e:
         raise UsageError(str(e)) from None
-    except JavaMissing as e:
+    except (JavaMissing, view.ViewError) as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
@@ -466,9 +522,11 @@ MASTER = re.compile(r"submitted|none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark:/
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
+    budget = args.budget or shrink.DEFAULT_BUDGET
+    bar = Progress(budget, label="shrink", unit="replayed steps of the budget", enabled=not args.no_progress)
     try:
-        entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports),
-                                          args.budget or shrink.DEFAULT_BUDGET)
+        entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports), budget,
+                                          lambda steps, best: bar.update(steps, f"best so far: {best} chosen events"))
     except IsADirectoryError as e:
         raise UsageError(f"{e.filename or args.trace}: is a directory") from None
     except OSError as e:  # the trace cannot be read, or the output cannot be written
@@ -479,6 +537,8 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     except (ValueError, KeyError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
+    bar.finish(entry["shrink_steps"], f"{entry['choices']} chosen events, " +
+               ("1-minimal" if entry["one_minimal"] else "the budget ran out"))
     if args.json:
         print(json.dumps(entry, indent=2))
     else:
@@ -492,11 +552,13 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.fuzz:
-
+        bar = Progress(bench.FUZZ_PHASES, label="bench --fuzz", unit="phases", enabled=not args.no_progress)
         try:
-            result = bench.fuzz(args.protocol or "election", args.histories, args.cores)
+            result = bench.fuzz(args.protocol or "election", args.histories, args.cores,
+                                on_phase=lambda text: bar.advance(1, text))
         except JavaMissing as e:
             raise UsageError(str(e)) from None
+        bar.finish()
         if args.json:
             print(json.dumps(result, indent=2))
         else:
@@ -504,7 +566,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 0
     if args.protocol is not None and args.protocol not in core.protocol_names():
         raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(core.protocol_names())}")
-    rows = bench.run(args.seconds, args.protocol)
+    cases = bench.cases(args.protocol)
+    bar = Progress(len(cases), label="bench", unit="rows", enabled=not args.no_progress)
+    rows = bench.run(args.seconds, args.protocol, on_row=lambda r: bar.advance(
+        1, f"{r['protocol']} {r['nodes']} nodes {'checked' if r['checked'] else 'unchecked'}: "
+           f"{r['events_per_s']:,} events/s"))
+    bar.finish()
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
@@ -526,21 +593,36 @@ def cmd_prove(args: argparse.Namespace) -> int:
         protocols, args.profile = ["election"], "4.9.4+os-crash"
     out_dir = args.out or prove.default_out_dir()
     start = time.perf_counter()
-    rows = prove.run(protocols, out_dir, replay=not args.no_witness, profile=args.profile, jobs=args.jobs)
+    bar = Progress(len(prove.tasks_of(protocols, args.profile)), label="prove", unit="rows",
+                   enabled=not args.no_progress)
+
+    def on_row(r: prove.Row) -> None:
+        bar.advance(1, f"{r.protocol}/{r.property} @ {r.profile}: {r.result} ({r.seconds:.1f} s)")
+
+    rows = prove.run(protocols, out_dir, replay=not args.no_witness, profile=args.profile, jobs=args.jobs,
+                     on_row=on_row)
+    bar.finish()
     wall = time.perf_counter() - start
-    conds, secs = crosshair_run.run(args.contracts) if args.contracts else ([], 0.0)
+    conds, secs = [], 0.0
+    if args.contracts:
+        if not args.no_progress:
+            n = sum(len(crosshair_run.conditions(m)) for m in crosshair_run.modules())
+            print(f"prove: CrossHair over {n} contract conditions, up to {args.contracts:g} s each, "
+                  f"in 2 processes ...", file=sys.stderr, flush=True)
+        conds, secs = crosshair_run.run(args.contracts)
     ok = all(r.ok for r in rows) and not any(c.status == "counterexample" for c in conds)
     if args.json:
-        print(json.dumps({"ok": ok, "wall_s": round(wall + secs, 1), "rows": [r.summary() for r in rows],
-                          "contracts": [c.__dict__ for c in conds], "contracts_seconds": round(secs, 1)},
-                         indent=2, default=str))
+        print(json.dumps({"ok": ok, "wall_s": round(wall + secs, 1), "proofs_wall_s": round(wall, 1),
+                          "rows": [r.summary() for r in rows], "contracts": [attrs.asdict(c) for c in conds],
+                          "contracts_seconds": round(secs, 1)}, indent=2, default=str))
     else:
         prove.print_table(rows, sys.stdout)
         if args.contracts:
             print()
             crosshair_run.print_report(conds, secs, sys.stdout)
-        print(f"\nprove: {'ok' if ok else 'FAILED'} in {wall + secs:.1f} s wall ({sum(r.seconds for r in rows):.1f} s of "
-              f"proofs{f', {secs:.1f} s of CrossHair' if args.contracts else ''})")
+        print(f"\nprove: {'ok' if ok else 'FAILED'} in {wall + secs:.1f} s wall ({wall:.1f} s of proofs in "
+              f"{args.jobs} process(es), {sum(r.seconds for r in rows):.1f} s summed over rows"
+              f"{f'; {secs:.1f} s of CrossHair' if args.contracts else ''})")
     return 0 if ok else 1
 
 
@@ -566,7 +648,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
     except (KeyError, ValueError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
     ex = explore.Explorer(cfg, args.depth, args.max_term, not args.no_symmetry, draws, args.max_states)
-    res = ex.run()
+    bar = Progress(args.depth, label="explore", unit="levels (each larger than the last)",
+                   enabled=not args.no_progress)
+    res = ex.run(lambda depth, new, seen: bar.update(depth, f"{seen:,} distinct states, {new:,} new at depth {depth}"))
+    bar.finish()
     if coverage:
         ex.random_coverage(coverage)
     if args.out and res.found:
@@ -639,19 +724,32 @@ def cmd_vectors(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    show = None if args.json else (lambda part: print(check.line(part), flush=True))
-    parts = check.run(args.out, show)
+    only = tuple(args.parts or check.PARTS)
+    unknown = [p for p in only if p not in check.PARTS]
+    if unknown:
+        raise UsageError(f"unknown part {unknown[0]!r}; parts: {', '.join(check.PARTS)}")
+    bar = Progress(len(set(only)), label="check", unit="parts", enabled=not args.no_progress)
+
+    def on_part(part: check.Part) -> None:
+        bar.advance(1, f"{part.name} {'ok' if part.ok else 'FAILED'} ({part.seconds:.1f} s)")
+        if not args.json:
+            bar.clear()
+            print(check.line(part), flush=True)
+
+    parts = check.run(args.out, on_part, on_progress=bar.note, only=only)
+    bar.finish()
     ok = all(p.ok for p in parts)
     if args.json:
-        print(json.dumps({"ok": ok, "parts": [p.__dict__ for p in parts]}, indent=2))
+        print(json.dumps({"ok": ok, "wall_s": round(sum(p.seconds for p in parts), 1),
+                          "parts": [attrs.asdict(p) for p in parts]}, indent=2))
     else:
         print(f"check: {'ok' if ok else 'FAILED'} in {sum(p.seconds for p in parts):.1f} s")
     return 0 if ok else 1
 
 
 COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_check_trace, "bench": cmd_bench,
-            "fuzz": cmd_fuzz, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore, "check": cmd_check,
-            "conform": cmd_conform, "vectors": cmd_vectors}
+            "fuzz": cmd_fuzz, "view": cmd_view, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore,
+            "check": cmd_check, "conform": cmd_conform, "vectors": cmd_vectors}
 
 
 def _bad_input(message: str) -> int:

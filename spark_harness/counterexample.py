@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import time
 from typing import Any
 
 from histories import runner
@@ -62,8 +63,9 @@ def simulate_command(spec: HistorySpec, steps: int, imports: tuple[str, ...] = (
 
 
 def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Target, directory: str, name: str,
-          origin: dict, imports: tuple[str, ...] = ()) -> dict:
-    """Write the shrunk history's trace, picture and note; return what the report lists."""
+          origin: dict, imports: tuple[str, ...] = (), timing: dict | None = None) -> dict:
+    """Write the shrunk history's trace, picture and note; return what the report lists.
+    `timing`, if given, adds the seconds spent drawing the picture to its `plots_s`."""
     os.makedirs(directory, exist_ok=True)
     steps, chosen = shrink.steps_of(cfg, result.choices, target, result.until_ms)
     path = os.path.join(directory, name + ".jsonl")
@@ -86,15 +88,19 @@ def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Tar
         "original_events": result.original, "choices": len(result.choices), "faults": faults,
         "trace_steps": len(steps), "violating_step": violation.step if violation else None,
         "detail": violation.detail if violation else None, "cause": violation.expected if violation else None,
-        "shrink_replays": result.attempts, "shrink_steps": result.steps, "one_minimal": not result.exhausted,
+        "shrink_replays": result.attempts, "shrink_steps": result.steps, "shrink_budget": result.budget,
+        "one_minimal": not result.exhausted,
         "verified": verified, "from": origin,
     }
     if plots.available():
+        start = time.perf_counter()
         png = plots.timeline(path, os.path.join(directory, name + ".png"),
                              f"{cfg.protocol} {target.property}: {len(result.choices)} chosen events "
                              f"({faults} faults) of {result.original}, {len(steps)} steps",
                              violation.step if violation else None, target.property, tuple(chosen))
         entry["picture"] = display_path(png)
+        if timing is not None:
+            timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start
     with open(os.path.join(directory, name + ".md"), "w", encoding="utf-8") as f:
         f.write(note(entry))
     entry["note"] = display_path(os.path.join(directory, name + ".md"))
@@ -130,12 +136,12 @@ def shrink_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target,
 
 
 def write_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, result: shrink.ShrinkResult,
-               directory: str, imports: tuple[str, ...] = ()) -> dict:
+               directory: str, imports: tuple[str, ...] = (), timing: dict | None = None) -> dict:
     """Write a shrunk fuzz history down (trace, picture, note) on the driver."""
     name = f"{spec.protocol}-{target.property}-seed{spec.seed}"
     origin = {"seed": spec.seed, "profile": spec.profile, "nodes": spec.nodes, "step": violating_step,
               "simulate": simulate_command(spec, violating_step, imports)}
-    return write(config_of(spec), result, target, directory, name, origin, imports)
+    return write(config_of(spec), result, target, directory, name, origin, imports, timing)
 
 
 def from_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, directory: str,
@@ -146,7 +152,7 @@ def from_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, dir
 
 
 def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tuple[str, ...] = (),
-               budget: int = shrink.DEFAULT_BUDGET) -> dict:
+               budget: int = shrink.DEFAULT_BUDGET, on_attempt: Any = None) -> dict:
     """Shrink a trace file (rmqspec shrink). Raises trace_mod.TraceError for unreadable
     traces and ValueError when it violates nothing (or not `prop_id`)."""
     with open(path, "rb") as f:
@@ -157,7 +163,7 @@ def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tu
     target = shrink.first_violation(cfg, [e for _, e in recorded], prop_id)
     if target is None:
         raise ValueError(f"{path} violates {'no property' if prop_id is None else prop_id} when replayed")
-    result = shrink.shrink(cfg, recorded, target, budget)
+    result = shrink.shrink(cfg, recorded, target, budget, on_attempt)
     out_path = out_path or (path.removesuffix(".jsonl")) + ".shrunk.jsonl"
     directory, base = os.path.split(out_path)
     name = base.removesuffix(".jsonl")

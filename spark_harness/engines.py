@@ -188,12 +188,14 @@ def session(master: str, app: str = "rmqspec fuzz"):
     return spark
 
 
-class _Watcher(threading.Thread):
-    """Polls Spark's status tracker for the fuzz job's finished tasks."""
+class Watcher(threading.Thread):
+    """Polls Spark's status tracker for a job group's finished tasks (`tasks` of them,
+    standing for `total` items on the progress bar)."""
 
-    def __init__(self, sc, plan: plan_mod.Plan, chunks: int, progress: Progress) -> None:
+    def __init__(self, sc, group: str, tasks: int, progress: Progress, total: int | None = None) -> None:
         super().__init__(daemon=True)
-        self.sc, self.plan, self.chunks, self.progress = sc, plan, chunks, progress
+        self.sc, self.group, self.tasks, self.progress = sc, group, tasks, progress
+        self.total = total if total is not None else tasks
         self.stop = threading.Event()
 
     def run(self) -> None:
@@ -201,14 +203,14 @@ class _Watcher(threading.Thread):
         while not self.stop.wait(0.5):
             try:
                 done = running = 0
-                for job in st.getJobIdsForGroup(JOB_GROUP):
+                for job in st.getJobIdsForGroup(self.group):
                     info = st.getJobInfo(job)
                     for sid in info.stageIds if info else ():
                         s = st.getStageInfo(sid)
-                        if s is not None and s.numTasks == self.chunks:
+                        if s is not None and s.numTasks == self.tasks:
                             done, running = max(done, s.numCompletedTasks), s.numActiveTasks
-                self.progress.update(round(self.plan.total * done / self.chunks),
-                                     f"tasks {done}/{self.chunks}, {running} running")
+                self.progress.update(round(self.total * done / self.tasks),
+                                     f"tasks {done}/{self.tasks}, {running} running")
             except Exception:  # noqa: BLE001 - status is best effort; the job itself reports errors
                 pass
 
@@ -227,7 +229,7 @@ def run_spark(plan: plan_mod.Plan, spark, parquet: str, progress: Progress,
     chunks = plan.chunks(sc.defaultParallelism)
     rdd = sc.parallelize(chunks, len(chunks)).mapPartitions(functools.partial(_rows_of_chunks, plan))
     df = spark.createDataFrame(rdd, row_schema())
-    watcher = _Watcher(sc, plan, len(chunks), progress)
+    watcher = Watcher(sc, JOB_GROUP, len(chunks), progress, plan.total)
     sc.setJobGroup(JOB_GROUP, f"rmqspec fuzz: {plan.total} histories")
     watcher.start()
     try:

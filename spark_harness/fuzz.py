@@ -2,29 +2,39 @@
 
 The run: make the plan (spark_harness.plan), run it on the chosen engine
 (spark_harness.engines) into an Aggregate, replay and shrink the shortest failing
-history of each violated property on the driver (spark_harness.counterexample),
-then write report.json, report.md and plots (spark_harness.report) and print a
-summary table. Exit 1 when any history violated a property unexpectedly.
+history of each violated property (spark_harness.counterexample: on the executors, or
+in a pool of processes with `--master none`; an expected violation on a smaller step
+budget than an unexpected one), write them down on the driver, then write report.json,
+report.md and plots (spark_harness.report) and the HTML view (spark_harness.report_view),
+and print a summary table whose last lines say where the report and the view are.
+Every part of the run is timed (report.json `timing`). Exit 1 when any history
+violated a property unexpectedly.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Iterator
 from typing import IO
 
 import attrs
 
+from histories import view
 from reference_impl import core
 from reference_impl.core import faults
-from spark_harness import counterexample, engines, shrink
+from spark_harness import counterexample, engines, report_view, shrink
 from spark_harness import report as report_mod
 from spark_harness.aggregate import Aggregate
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec
-from spark_harness.plan import make_plan
+from spark_harness.plan import default_profiles, make_plan
 from spark_harness.progress import Progress
+
+SHRINK_GROUP = "rmqspec-shrink"
 
 
 @attrs.define(kw_only=True)
@@ -33,7 +43,7 @@ class FuzzOptions:
     histories: int = 1000  # per protocol
     steps: int = DEFAULT_STEPS
     seed: int = 1
-    master: str = "local[*]"  # a Spark master URL, "none" (one process), or engines.SUBMITTED
+    master: str = "local[*]"  # a Spark master URL, "none" (this process, shrinking in a pool), or engines.SUBMITTED
     out: str = "out/fuzz"
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
     nodes: list[int] | None = None  # cluster sizes, or None: the protocol's bench_nodes
@@ -41,10 +51,13 @@ class FuzzOptions:
     imports: tuple[str, ...] = ()
     parquet: str | None = None  # where Spark writes the per-history rows (default OUT/histories.parquet)
     counterexamples: bool = True
-    shrink_budget: int = shrink.DEFAULT_BUDGET
+    shrink_budget: int = shrink.DEFAULT_BUDGET  # replayed steps per unexpected violation's counterexample
+    shrink_budget_expected: int = shrink.EXPECTED_BUDGET  # ... per expected violation's
+    shrink_workers: int | None = None  # with master "none": processes that shrink (default: one per core)
     tail_ms: int = TAIL_MS
     progress: bool = True
     plots: bool = True  # report plots (counterexample timelines are drawn regardless)
+    view: bool = True  # the HTML view: index.html and a page per counterexample (docs/view.md)
 
 
 @attrs.define
@@ -54,63 +67,110 @@ class FuzzResult:
     exit_code: int
 
 
+class _Clock:
+    """The run's parts, timed: each `part(name)` block adds its wall seconds to `timing[name]`."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+        self.timing: dict[str, float] = {}
+
+    @contextlib.contextmanager
+    def part(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timing[name] = self.timing.get(name, 0.0) + time.perf_counter() - start
+
+    def total(self) -> float:
+        return time.perf_counter() - self.start
+
+
 def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     """Run a fuzz job (module docstring). Raises plan.PlanError for bad arguments and
     spark_harness.java.JavaMissing when Spark is asked for and no Java is found."""
     log = log if log is not None else sys.stdout
+    clock = _Clock()
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
                      opts.tail_ms, opts.config)
     out = opts.out
     os.makedirs(out, exist_ok=True)
     progress = Progress(plan.total, enabled=opts.progress)
-    timing: dict[str, float] = {}
     outputs: dict = {"dir": out}
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
-          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}", file=log)
+          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}", file=log,
+          flush=True)
     cex_dir = os.path.join(out, "counterexamples")
     if opts.master == "none":
-        start = time.perf_counter()
-        agg = engines.run_local(plan, os.path.join(out, "histories.jsonl"), progress)
-        timing["job_s"] = time.perf_counter() - start
+        with clock.part("histories_s"):
+            agg = engines.run_local(plan, os.path.join(out, "histories.jsonl"), progress)
         master = "none"
         outputs["histories"] = "histories.jsonl"
         progress.finish()
-        start = time.perf_counter()
-        cexs = shrink_failures(plan, agg, cex_dir, opts) if opts.counterexamples else {}
-        timing["shrink_s"] = time.perf_counter() - start
+        tasks = shrink_tasks(plan, agg, opts) if opts.counterexamples else []
+        workers = min(len(tasks), opts.shrink_workers or os.cpu_count() or 1)
+        with clock.part("shrink_s"):
+            shrunk = shrink_in_processes(tasks, plan.imports, _budgets(opts), workers,
+                                         _shrink_progress(tasks, opts, log, f"{workers} process(es)"))
+        shrink_where = f"{workers} process(es)" if tasks else None
     else:
-        start = time.perf_counter()
-        before = engines.active_session()
-        spark = engines.session(opts.master)
+        with clock.part("startup_s"):
+            before = engines.active_session()
+            spark = engines.session(opts.master)
         own = spark is not before  # a session the caller had open (same master) stays open
-        timing["startup_s"] = time.perf_counter() - start
         parquet = opts.parquet or os.path.abspath(os.path.join(out, "histories.parquet"))
-        start = time.perf_counter()
         try:
-            try:
+            with clock.part("histories_s"):
                 agg = engines.run_spark(plan, spark, parquet, progress, ship_dir=os.path.join(out, "_ship"))
                 master = spark.sparkContext.master
-            finally:
-                timing["job_s"] = time.perf_counter() - start
             progress.finish()
             # Failing histories are shrunk on the executors (in parallel), written down on the driver.
-            start = time.perf_counter()
             tasks = shrink_tasks(plan, agg, opts) if opts.counterexamples else []
-            if tasks:
-                print(f"shrinking {len(tasks)} counterexamples on the executors", file=log)
-            shrunk = shrink_on_spark(spark, tasks, plan.imports, opts.shrink_budget)
+            with clock.part("shrink_s"):
+                shrunk = shrink_on_spark(spark, tasks, plan.imports, _budgets(opts),
+                                         _shrink_progress(tasks, opts, log, "the executors"))
+            shrink_where = "the Spark executors" if tasks else None
         finally:
             if own:
                 spark.stop()
-        cexs = write_counterexamples(shrunk, cex_dir, plan.imports)
-        timing["shrink_s"] = time.perf_counter() - start
         outputs["histories"] = parquet if opts.parquet else "histories.parquet"
+    with clock.part("write_s"):
+        cexs = write_counterexamples(shrunk, cex_dir, plan.imports, clock.timing)
+    # write_counterexamples counted its pictures under plots_s: not twice
+    clock.timing["write_s"] -= clock.timing.get("plots_s", 0.0)
     if cexs:
         outputs["counterexamples"] = "counterexamples"
-    rep = report_mod.build(plan, agg, master, timing, outputs, cexs)
-    report_mod.write(rep, out, opts.plots)
+    rep = report_mod.build(plan, agg, master, clock.timing, outputs, cexs, shrinking_summary(opts, shrunk))
+    rep["shrink_workers"] = shrink_where
+    if opts.plots:
+        with clock.part("plots_s"):
+            report_mod.draw_plots(rep, out)
+    if opts.view:
+        with clock.part("write_s"):
+            try:
+                page = report_view.write(out, report=rep)
+            except view.ViewError as e:  # the pages are a convenience: the report is still written
+                rep["outputs"]["view_error"] = str(e)
+            else:
+                rep["outputs"]["view"] = os.path.relpath(page["out"], out)
+    report_mod.finish_timing(rep, clock.timing, clock.total())
+    report_mod.write(rep, out, with_plots=False)
     print(summary(rep, out), file=log)
     return FuzzResult(report=rep, aggregate=agg, exit_code=1 if rep["unexpected_histories"] else 0)
+
+
+def _budgets(opts: FuzzOptions) -> tuple[int, int]:
+    """(unexpected, expected) step budgets per counterexample."""
+    return opts.shrink_budget, opts.shrink_budget_expected
+
+
+def _shrink_progress(tasks: list[tuple], opts: FuzzOptions, log: IO[str], where: str) -> Progress:
+    if tasks:
+        n_exp = sum(1 for t in tasks if t[4].expected)
+        print(f"shrinking {len(tasks)} counterexample(s) on {where}: {len(tasks) - n_exp} unexpected "
+              f"(budget {opts.shrink_budget:,} replayed steps each), {n_exp} expected "
+              f"(budget {opts.shrink_budget_expected:,})", file=log, flush=True)
+    return Progress(len(tasks), label="shrink", unit="counterexamples", enabled=opts.progress and bool(tasks))
 
 
 def shrink_tasks(plan, agg: Aggregate, opts: FuzzOptions) -> list[tuple]:
@@ -127,40 +187,102 @@ def shrink_tasks(plan, agg: Aggregate, opts: FuzzOptions) -> list[tuple]:
     return out
 
 
-def _shrink_task(imports: tuple[str, ...], budget: int, task: tuple) -> tuple:
-    """One task's shrink result, or the reason it failed (the history did not fail on replay)."""
+def _shrink_task(imports: tuple[str, ...], budgets: tuple[int, int], task: tuple) -> tuple:
+    """One task's shrink result, or the reason it failed (the history did not fail on
+    replay). An unexpected violation gets budgets[0] replayed steps, an expected one budgets[1]."""
     _, _, spec, step, target = task
+    budget = budgets[1] if target.expected else budgets[0]
     try:
         return task, counterexample.shrink_fuzz(spec, step, target, budget, imports), None
     except ValueError as e:
         return task, None, str(e)
 
 
-def shrink_on_spark(spark, tasks: list[tuple], imports: tuple[str, ...], budget: int) -> list[tuple]:
+def shrink_on_spark(spark, tasks: list[tuple], imports: tuple[str, ...], budgets: tuple[int, int],
+                    progress: Progress | None = None) -> list[tuple]:
     """Shrink every task on the executors, one partition each (tasks are independent
     and deterministic: the results are those the driver would compute)."""
     if not tasks:
         return []
     sc = spark.sparkContext
-    sc.setJobGroup("rmqspec-shrink", f"rmqspec fuzz: shrink {len(tasks)} counterexamples")
-    longest_first = sorted(tasks, key=lambda t: -t[3])  # the longest replays start first: better balance
-    return sc.parallelize(longest_first, len(tasks)).map(functools.partial(_shrink_task, imports, budget)).collect()
+    sc.setJobGroup(SHRINK_GROUP, f"rmqspec fuzz: shrink {len(tasks)} counterexamples")
+    watcher = engines.Watcher(sc, SHRINK_GROUP, len(tasks), progress) if progress is not None else None
+    if watcher is not None:
+        watcher.start()
+    try:
+        items = [(i, tasks[i]) for i in sorted(range(len(tasks)), key=lambda i: -tasks[i][3])]  # longest first
+        done = dict(sc.parallelize(items, len(items)).map(functools.partial(_indexed_shrink, imports, budgets))
+                    .collect())
+        return [done[i] for i in range(len(tasks))]
+    finally:
+        if watcher is not None:
+            watcher.stop.set()
+            watcher.join()
+            progress.update(len(tasks), "done")
+            progress.finish()
 
 
-def write_counterexamples(shrunk: list[tuple], directory: str, imports: tuple[str, ...]) -> dict:
+def _indexed_shrink(imports: tuple[str, ...], budgets: tuple[int, int], item: tuple[int, tuple]) -> tuple:
+    i, task = item
+    return i, _shrink_task(imports, budgets, task)
+
+
+def shrink_in_processes(tasks: list[tuple], imports: tuple[str, ...], budgets: tuple[int, int], workers: int,
+                        progress: Progress | None = None) -> list[tuple]:
+    """Shrink every task in `workers` processes (one: in this process); results in the
+    order of `tasks`, the same as computed one by one (shrinking is deterministic)."""
+    results: dict[int, tuple] = {}
+    work = functools.partial(_indexed_shrink, imports, budgets)
+    items = [(i, tasks[i]) for i in sorted(range(len(tasks)), key=lambda i: -tasks[i][3])]  # longest first
+
+    def done(i: int, result: tuple) -> None:
+        results[i] = result
+        if progress is not None:
+            (protocol, pid, *_), res, _ = result
+            progress.advance(1, f"{protocol} {pid}: " + ("not reproduced" if res is None else
+                                                         f"{len(res.choices)} of {res.original} events"
+                                                         + (" (budget ran out)" if res.exhausted else "")))
+
+    if workers <= 1 or len(tasks) <= 1:
+        for item in items:
+            done(*work(item))
+    else:
+        ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+        with ctx.Pool(workers) as pool:
+            for i, result in pool.imap_unordered(work, items):
+                done(i, result)
+    if progress is not None:
+        progress.finish()
+    return [results[i] for i in range(len(tasks))]
+
+
+def write_counterexamples(shrunk: list[tuple], directory: str, imports: tuple[str, ...],
+                          timing: dict | None = None) -> dict:
     out = {}
     for (protocol, pid, spec, step, target), result, error in shrunk:
         if result is None:  # the history does not fail again on replay: report it, do not hide it
             out[(protocol, pid)] = {"error": error, "verified": False}
         else:
-            out[(protocol, pid)] = counterexample.write_fuzz(spec, step, target, result, directory, imports)
+            out[(protocol, pid)] = counterexample.write_fuzz(spec, step, target, result, directory, imports, timing)
     return out
 
 
-def shrink_failures(plan, agg: Aggregate, directory: str, opts: FuzzOptions) -> dict:
-    """One shrunk counterexample per violated property, shrunk and written on the driver."""
-    shrunk = [_shrink_task(plan.imports, opts.shrink_budget, t) for t in shrink_tasks(plan, agg, opts)]
-    return write_counterexamples(shrunk, directory, plan.imports)
+def shrinking_summary(opts: FuzzOptions, shrunk: list[tuple]) -> dict:
+    """What was shrunk how far (report.json `shrinking`)."""
+    rows = []
+    for (protocol, pid, _, step, target), result, error in shrunk:
+        row = {"protocol": protocol, "property": pid, "expected": target.expected,
+               "budget": opts.shrink_budget_expected if target.expected else opts.shrink_budget}
+        if result is None:
+            row |= {"error": error}
+        else:
+            row |= {"original_events": result.original, "choices": len(result.choices), "steps": result.steps,
+                    "replays": result.attempts, "one_minimal": not result.exhausted}
+        rows.append(row)
+    return {"budget_unexpected": opts.shrink_budget, "budget_expected": opts.shrink_budget_expected,
+            "counterexamples": len(rows), "one_minimal": sum(1 for r in rows if r.get("one_minimal")),
+            "cut_short": sum(1 for r in rows if r.get("one_minimal") is False),
+            "not_reproduced": sum(1 for r in rows if "error" in r), "by_property": rows}
 
 
 def summary(r: dict, out: str) -> str:
@@ -198,10 +320,28 @@ def summary(r: dict, out: str) -> str:
                 lines.append(f"      not reproduced on replay: {cex['error']}")
     else:
         lines += ["", "violations: none"]
-    lines += ["", f"{r['histories']:,} histories, {r['steps']:,} events in {r['wall_s']} s "
-                  f"({r['steps_per_s'] or 0:,} events/s) on {r['master']}",
-              f"report: {os.path.join(out, 'report.json')}, {os.path.join(out, 'report.md')}"]
+    outputs = r.get("outputs") or {}
+    lines += ["", f"{r['histories']:,} histories, {r['steps']:,} events on {r['master']}. " + report_mod.timing_line(r),
+              f"report: {os.path.join(out, 'report.md')} (and report.json)"]
+    if outputs.get("view"):
+        lines.append(f"view:   {os.path.join(out, outputs['view'])} (open it in a browser to step through the "
+                     "counterexamples)")
+    elif outputs.get("view_error"):
+        lines.append(f"view:   not written: {outputs['view_error']}")
     return "\n".join(lines)
+
+
+def profiles_json() -> dict:
+    """The fault profiles of every protocol (`rmqspec fuzz --list-profiles --json`)."""
+    out = {}
+    for name in core.protocol_names():
+        core.protocol(name)  # imports the world module, which registers the protocol's own profiles
+        out[name] = {}
+        for prof in faults.names(name):
+            p = faults.profile(prof, name)
+            out[name][prof] = {"description": p.description, "calm_at_ms": p.calm_at_ms,
+                               "random_faults": p.any_faults(), "fuzzed_by_default": prof in default_profiles(name)}
+    return out
 
 
 def profiles_table() -> str:

@@ -20,7 +20,9 @@ from spark_harness.plan import Plan
 from spec import properties as props
 
 SCHEMA = "rmqspec.fuzz-report/1"
-RUN_KEYS = ("wall_s", "steps_per_s", "histories_per_s", "timing", "master", "outputs")
+RUN_KEYS = ("wall_s", "steps_per_s", "histories_per_s", "timing", "master", "outputs", "shrink_workers")
+# The parts of a run, in order (report.json `timing`); `other_s` is the rest of the wall time.
+TIMING_PARTS = ("startup_s", "histories_s", "shrink_s", "plots_s", "write_s")
 GENERIC_DISTS = ("steps", "sim_s", "faults", "distinct_states")
 
 
@@ -63,8 +65,10 @@ def _violation_entry(protocol: str, prop: props.Property | None, tally: Any, cex
     return out
 
 
-def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, cexs: dict) -> dict:
-    """The report.json document (module docstring; docs/fuzzing.md lists every key)."""
+def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, cexs: dict,
+          shrinking: dict | None = None) -> dict:
+    """The report.json document (module docstring; docs/fuzzing.md lists every key).
+    Its wall time is the sum of `timing` until finish_timing gives the whole run's."""
     by_protocol = {}
     violations: dict[str, dict] = {}
     expected_found: dict[str, int] = {}
@@ -105,8 +109,7 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
             "stats": {name: h.summary() for name, h in sorted(pa.dists.items())},
         }
     steps = agg.steps
-    job_s = timing.get("job_s") or 0
-    return {
+    report = {
         "schema": SCHEMA,
         "protocol": plan.protocols[0] if len(plan.protocols) == 1 else "all",
         "protocols": list(plan.protocols),
@@ -124,24 +127,35 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
         "stats": {p: {k: {x: s.get(x) for x in ("count", "min", "p50", "p90", "p99", "max", "mean")}
                       for k, s in v["stats"].items()} for p, v in by_protocol.items()},
         "by_protocol": by_protocol,
-        "wall_s": round(job_s, 2),
-        "steps_per_s": round(steps / job_s) if job_s else None,
-        "histories_per_s": round(agg.histories / job_s, 1) if job_s else None,
+        "shrinking": shrinking or {"counterexamples": 0, "by_property": []},
         "master": master,
-        "timing": {k: round(v, 2) for k, v in timing.items()},
         "outputs": outputs,
     }
+    finish_timing(report, timing, sum(timing.values()))
+    return report
+
+
+def finish_timing(report: dict, timing: dict, wall_s: float) -> None:
+    """The run keys of time: `wall_s` (the whole run), `timing` (its parts, TIMING_PARTS,
+    and `other_s`, the rest: planning, aggregating coverage, ...), and the histories'
+    throughput (`steps_per_s`, `histories_per_s`: over `histories_s` alone)."""
+    parts = {k: round(timing[k], 2) for k in TIMING_PARTS if k in timing}
+    parts["other_s"] = round(max(0.0, wall_s - sum(timing.get(k, 0.0) for k in TIMING_PARTS)), 2)
+    job_s = timing.get("histories_s") or 0
+    report["wall_s"] = round(wall_s, 2)
+    report["timing"] = parts
+    report["steps_per_s"] = round(report["steps"] / job_s) if job_s else None
+    report["histories_per_s"] = round(report["histories"] / job_s, 1) if job_s else None
 
 
 # --- writing ---
 
 
-def write(report: dict, out_dir: str, with_plots: bool = True) -> dict:
-    """report.json, plots/ (unless with_plots is False) and report.md; returns the paths written."""
-    os.makedirs(out_dir, exist_ok=True)
-    written = {"report_json": os.path.join(out_dir, "report.json"), "report_md": os.path.join(out_dir, "report.md")}
+def draw_plots(report: dict, out_dir: str) -> dict:
+    """plots/<protocol>-{distributions,coverage}.png, named in report["outputs"]["plots"]
+    (nothing where matplotlib is missing)."""
     pictures: dict[str, dict[str, str]] = {}
-    if with_plots and plots.available():
+    if plots.available():
         os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
         for p, v in report["by_protocol"].items():
             pictures[p] = {
@@ -150,8 +164,18 @@ def write(report: dict, out_dir: str, with_plots: bool = True) -> dict:
                 "coverage": plots.coverage(os.path.join(out_dir, "plots", f"{p}-coverage.png"), f"{p}: coverage",
                                            *_coverage_groups(v["coverage"]))}
     report["outputs"] = dict(report.get("outputs") or {}) | {
-        "report_md": "report.md", "plots": {p: {k: os.path.relpath(x, out_dir) for k, x in d.items()}
-                                            for p, d in pictures.items()}}
+        "plots": {p: {k: os.path.relpath(x, out_dir) for k, x in d.items()} for p, d in pictures.items()}}
+    return pictures
+
+
+def write(report: dict, out_dir: str, with_plots: bool = True) -> dict:
+    """report.json and report.md (and first the plots, unless with_plots is False: a
+    caller that timed draw_plots itself passes False); returns the paths written."""
+    os.makedirs(out_dir, exist_ok=True)
+    written = {"report_json": os.path.join(out_dir, "report.json"), "report_md": os.path.join(out_dir, "report.md")}
+    if with_plots:
+        draw_plots(report, out_dir)
+    report["outputs"] = {"plots": {}} | dict(report.get("outputs") or {}) | {"report_md": "report.md"}
     with open(written["report_json"], "w", encoding="utf-8") as f:
         json.dump(report, f, indent=2, sort_keys=False)
         f.write("\n")
@@ -186,13 +210,10 @@ def _fmt(v: Any) -> str:
 def markdown(r: dict) -> str:
     """A readable report: what ran, the verdict, violations with counterexamples,
     coverage, distributions and the fault profiles."""
-    t = r["timing"]
     out = [f"# rmqspec fuzz report: {', '.join(r['protocols'])}", "",
            f"{r['histories']:,} histories, {r['steps']:,} events, seeds {r['seeds'][0]}..{r['seeds'][1]}, "
            f"at most {r['max_steps']:,} events each (or {r['tail_ms'] // 1000} s after faults stop); "
-           f"master `{r['master']}`, {r['wall_s']} s ({_fmt(r['steps_per_s'])} events/s, "
-           f"{_fmt(r['histories_per_s'])} histories/s; Spark start-up {t.get('startup_s', 0)} s, "
-           f"shrinking {t.get('shrink_s', 0)} s).", ""]
+           f"master `{r['master']}`.", "", timing_line(r), ""]
     if r.get("config"):
         out += [f"Config overrides for every history: `{json.dumps(r['config'], sort_keys=True)}`.", ""]
     unexpected = {k: v for k, v in r["violations"].items() if v["unexpected"]}
@@ -200,6 +221,11 @@ def markdown(r: dict) -> str:
                                else "no unexpected violation") +
             (f"; expected violations found: {', '.join(r['expected_violations_found'])}"
              if r["expected_violations_found"] else "") + ".", ""]
+    view = (r.get("outputs") or {}).get("view")
+    if view:
+        out += [f"Step through the counterexamples in a browser: [{view}]({view}) (docs/view.md; "
+                f"`rmqspec view {(r.get('outputs') or {}).get('dir') or 'DIR'}` writes it again).", ""]
+    out += shrinking_lines(r)
     for p, v in r["by_protocol"].items():
         out += [f"## {p}", "", "| profile | histories | events | violating | unexpected | faults per history |",
                 "|---|---:|---:|---:|---:|---|"]
@@ -212,7 +238,8 @@ def markdown(r: dict) -> str:
         for pid, q in v["properties"].items():
             viol = v["violations"].get(pid)
             cex = viol.get("counterexample") if viol else None
-            link = f"[{os.path.basename(cex['trace'])}]({_rel(r, cex['note'])})" if cex else "-"
+            link = (f"[{os.path.basename(cex['trace'])}]({_rel(r, cex['note'])})" if cex and cex.get("trace")
+                    else "not reproduced" if cex else "-")
             out.append(f"| {pid} | {q['kind']} | {q['violating_histories']:,} | "
                        f"{viol['unexpected'] if viol else 0:,} | {viol['expected'] if viol else 0:,} | {link} |")
         for pid, viol in v["violations"].items():
@@ -224,7 +251,9 @@ def markdown(r: dict) -> str:
                     f"{viol['shortest']['step']}: {viol['shortest']['detail']}", ""]
             for cause, n in viol["causes"].items():
                 out.append(f"- known cause ({n:,} histories): {cause}")
-            if cex:
+            if cex and not cex.get("trace"):
+                out += ["", f"The history did not fail again when replayed (a bug in rmqspec): {cex.get('error')}"]
+            elif cex:
                 out += ["", f"Shrunk to {cex['choices']} chosen events ({cex['faults']} faults) of "
                             f"{cex['original_events']}; {cex['trace_steps']} steps in the trace"
                             + ("" if cex["verified"] else " (NOT reproduced by replay: a bug in rmqspec)") + ".", "",
@@ -259,6 +288,44 @@ def markdown(r: dict) -> str:
     out += ["Quantiles come from log-bucketed histograms (8 buckets per power of two); `stat:*` rows are the "
             "protocol's measured quantities (spec/<protocol>.py `measure`). See docs/fuzzing.md.", ""]
     return "\n".join(out)
+
+
+def timing_line(r: dict) -> str:
+    """The run's wall time with its parts, in words."""
+    t = r.get("timing") or {}
+    names = {"startup_s": "Spark start-up", "histories_s": "histories", "shrink_s": "shrinking",
+             "plots_s": "plots", "write_s": "writing traces, notes and pages", "other_s": "other"}
+    parts = []
+    for key, name in names.items():
+        if key not in t:
+            continue
+        text = f"{name} {t[key]:g} s"
+        if key == "histories_s" and r.get("steps_per_s"):
+            text += f" ({_fmt(r['steps_per_s'])} events/s, {_fmt(r['histories_per_s'])} histories/s)"
+        if key == "shrink_s" and r.get("shrink_workers"):
+            text += f" (on {r['shrink_workers']})"
+        parts.append(text)
+    return f"The run took {r['wall_s']:g} s: " + ", ".join(parts) + "."
+
+
+def shrinking_lines(r: dict) -> list[str]:
+    """What was shrunk how far, in words (report.json `shrinking`)."""
+    sh = r.get("shrinking") or {}
+    if not sh.get("counterexamples"):
+        return []
+    line = (f"Shrinking: {sh['counterexamples']} counterexample(s), a budget of "
+            f"{sh['budget_unexpected']:,} replayed steps for an unexpected violation and "
+            f"{sh['budget_expected']:,} for an expected one; {sh['one_minimal']} are 1-minimal (no single chosen "
+            f"event can go)")
+    short = [x for x in sh["by_property"] if x.get("one_minimal") is False]
+    if short:
+        line += "; cut short by the budget: " + ", ".join(
+            f"{x['protocol']} {x['property']} ({x['original_events']:,} -> {x['choices']:,} events)" for x in short)
+    lost = [x for x in sh["by_property"] if "error" in x]
+    if lost:
+        line += "; NOT reproduced on replay (a bug in rmqspec): " + ", ".join(
+            f"{x['protocol']} {x['property']}" for x in lost)
+    return [line + ".", ""]
 
 
 def _rel(r: dict, path: str) -> str:

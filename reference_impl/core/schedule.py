@@ -308,6 +308,23 @@ def is_enabled(w: World, event: Any) -> bool:
     return event in enabled(w)
 
 
+def deadline(w: World, event: Any) -> int:
+    """The latest time a protocol event listed by `protocol_events(w)` may happen: the end
+    of its window (a tick's wake time plus its Java-timing slack, a message's send time
+    plus the longest delay, an RPC's deadline plus its scan window); the horizon for
+    events due exactly there. A history that takes every event before its deadline
+    passes is one the world allows (the shrinker's default steps rely on this)."""
+    if isinstance(event, Tick):
+        wake, slack = _wakes(w)[event.node]
+        return max(w.now, wake + slack)
+    if isinstance(event, (Deliver, Drop)):
+        return net_mod.find(w.net, event.env).sent_ms + delay_window(w)[1]
+    if isinstance(event, RpcFail):
+        rpc = net_mod.find_rpc(w.net, event.rpc)
+        return rpc.deadline_ms + (rpc.window if w.cfg.profile.timing == "java" else 0)
+    return event_time(w, event)
+
+
 def event_time(w: World, event: Any) -> int:
     """The time at which `event` happens: the horizon for due events, earlier for deliveries."""
     if isinstance(event, Deliver):
