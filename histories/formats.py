@@ -193,7 +193,7 @@ EVENT_FIELDS: dict[str, dict[str, Any]] = {
     "deliver": {"id": int, "src": str, "dst": str, "msg": Any},
     "drop": {"id": int, "src": str, "dst": str, "msg": Any},
     "duplicate": {"id": int, "src": str, "dst": str, "msg": Any},
-    "rpc_fail": {"rpc": int, "requester": str, "responder": str},
+    "rpc_fail": {"rpc": int, "requester": str, "responder": str, "late": int},
     "crash": {"node": str, "os": bool, "disk": bool},
     "restart": {"node": str},
     "partition": {"groups": tuple[tuple[str, ...], ...]},
