@@ -15,11 +15,9 @@ from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import ghost as ng
 from reference_impl.nameserver import producer as pr
 from reference_impl.nameserver import route_info as ri
+from spec import bounds
 from spec.properties import Property, register
 
-
-def _cfg(w: core.World):
-    return w.cfg.proto
 
 
 def _roles(w: core.World) -> ng.Roles:
@@ -36,8 +34,9 @@ def _live_namesrvs(w: core.World):
 
 
 def ns1_bound_ms(w: core.World) -> int:
-    c = _cfg(w).namesrv
-    return c.broker_channel_expired_time + c.scan_not_active_broker_interval_ms
+    """brokerChannelExpiredTime (120 s) plus one scanNotActiveBroker period (10 s): RocketMQ's defaults
+    (spec/bounds.py), or the user's overrides, never the reference's own constants."""
+    return bounds.setting(w, "broker_channel_expired_time") + bounds.setting(w, "scan_not_active_broker_interval_ms")
 
 
 def _stale_entries(w: core.World) -> list[str]:
@@ -91,8 +90,10 @@ def ns2_expected(w: core.World, event: Any = None) -> str | None:
 
 
 def ns3_bound_ms(w: core.World) -> int:
-    c = _cfg(w)
-    return c.broker.register_period_ms() + c.namesrv.scan_not_active_broker_interval_ms + 2 * core.CALM_DELAY_MS[1]
+    """One registration period (registerNameServerPeriod, clamped to 10..60 s), one scan, and the quiet
+    tail's message delays."""
+    return (bounds.register_period_ms(w) + bounds.setting(w, "scan_not_active_broker_interval_ms")
+            + 2 * core.CALM_DELAY_MS[1])
 
 
 def _expected_queues(w: core.World) -> ri.FrozenMap:
@@ -277,12 +278,13 @@ def ns7_expected(w: core.World, event: Any = None) -> str | None:
 def ns8(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if not obs:
         return True
-    c = after.cfg.proto.producer
+    timeout = bounds.setting(after, "send_msg_timeout")
+    retries = bounds.setting(after, "retry_times_when_send_failed")
     for _, o in obs:
         t = type(o)
-        if t is pr.AttemptSent and (o.elapsed_ms > c.send_msg_timeout or o.attempt > c.retry_times_when_send_failed):
+        if t is pr.AttemptSent and (o.elapsed_ms > timeout or o.attempt > retries):
             return False
-        if t is pr.SendDone and o.attempts > 1 + c.retry_times_when_send_failed:
+        if t is pr.SendDone and o.attempts > 1 + retries:
             return False
     return True
 
@@ -310,7 +312,7 @@ def ns10(w: core.World) -> bool:
 
 
 def ns11_window_ms(w: core.World) -> int:
-    return 3 * _cfg(w).producer.client.poll_name_server_interval
+    return 3 * bounds.setting(w, "poll_name_server_interval")
 
 
 def _starved(w: core.World) -> list[str]:

@@ -15,7 +15,7 @@ from reference_impl.core import network as net_mod
 from reference_impl.core.faults import FaultProfile
 from reference_impl.core.plugin import protocol
 from reference_impl.core.scenario import parse_actions
-from reference_impl.core.state import encode, encode_fields, thaw
+from reference_impl.core.state import encode, encode_fields, freeze, thaw
 from reference_impl.core.world import World, WorldConfig
 
 
@@ -172,6 +172,7 @@ def dump_config(cfg: WorldConfig) -> dict:
         "script": [thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
         "crashable": [cfg.ids[i] for i in cfg.crashable],
+        "overrides": thaw(cfg.overrides),
     }
 
 
@@ -195,8 +196,11 @@ def load_config(d: Any) -> WorldConfig:
         peers = getattr(getattr(proto, "dledger", proto), "peers", ids)
         if tuple(peers) != ids:
             raise DecodeError(f"the protocol's peers {list(peers)} are not the world's nodes {list(ids)}")
+        overrides = d.get("overrides", {})
+        if not isinstance(overrides, dict):
+            raise DecodeError("config.overrides must be an object (the config values the user set)")
         return WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
-                              crashable=crashable)
+                           crashable=crashable, overrides=freeze(overrides))
     except KeyError as e:
         raise DecodeError(f"config lacks {e} or names an unknown protocol") from None
     except (TypeError, ValueError) as e:

@@ -34,7 +34,7 @@ from typing import Any
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.core.network import Send
-from reference_impl.core.state import record
+from reference_impl.core.state import freeze, record
 from reference_impl.ha import broker as ha
 from reference_impl.ha import commit_log as st
 from reference_impl.ha import ghost as gh
@@ -406,7 +406,8 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
     store = _store_config({k: v for k, v in opts.items() if k in _STORE_KEYS})
     c = _check(HaConfig(store=store, brokers=brokers, **{k: v for k, v in opts.items() if k in _WORLD_KEYS}))
     ids = brokers + tuple(f"p{k}" for k in range(producers))
-    return core.WorldConfig(protocol="ha", ids=ids, proto=c, crashable=tuple(range(nodes)))
+    return core.WorldConfig(protocol="ha", ids=ids, proto=c, crashable=tuple(range(nodes)),
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> HaConfig:

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import core, rocketmq
-from reference_impl.core.state import check_fields, record
+from reference_impl.core.state import check_fields, freeze, record
 from reference_impl.offsets import broker as ob
 from reference_impl.offsets import client as oc
 from reference_impl.offsets import ghost as gh
@@ -376,7 +376,8 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
                              consumers=tuple(f"c{k}" for k in range(consumers)), **opts))
     ids = c.brokers + (c.namesrv,) + c.producers + c.consumers
     crashable = tuple(ids.index(x) for x in c.brokers + c.consumers)
-    return core.WorldConfig(protocol="offsets", ids=ids, proto=c, crashable=crashable)
+    return core.WorldConfig(protocol="offsets", ids=ids, proto=c, crashable=crashable,
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> OffsetsConfig:
