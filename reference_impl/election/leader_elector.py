@@ -30,6 +30,7 @@ from reference_impl.election.records import (
     Role,
     RoleChanged,
     TransferDone,
+    TransferStarted,
     VoteGranted,
     VoteParsed,
     VoteRequest,
@@ -393,7 +394,7 @@ def handle_leadership_transfer(cfg: DLedgerConfig, m: Member, term: int, transfe
                                     transferee_id=transferee_id, take_leadership_ledger_index=m.ledger_end_index,
                                     leader_id=m.leader_id)
     return m, None, (Send(dst=transferee_id, msg=req, ctx=("transfer", term, transferee_id, admin_rpc),
-                          timeout_ms=cfg.rpc_timeout_ms),)
+                          timeout_ms=cfg.rpc_timeout_ms), TransferStarted(transferee=transferee_id, term=term))
 
 
 def on_leadership_transfer_response(cfg: DLedgerConfig, m: Member, term: int, transferee_id: str, admin_rpc: int,

@@ -246,6 +246,14 @@ class LeaderStepDown:
 
 
 @record
+class TransferStarted:
+    """handleLeadershipTransfer marked a transferee and sent it the transfer request."""
+
+    transferee: str
+    term: int
+
+
+@record
 class TransferDone:
     """A leadership transfer RPC came back to the old leader."""
 

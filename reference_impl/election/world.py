@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import core
-from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.core.state import EMPTY, FrozenMap, freeze, record
+from reference_impl.election import ghost as eg
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import member_state as mstate
 from reference_impl.election import records as el
@@ -34,6 +35,12 @@ class ElectionGhost:
     grants: FrozenMap = EMPTY  # (voter id, term) -> frozenset of candidates it ACCEPTed
     cut_since: tuple[int, ...] = ()  # per node: since when it cannot reach a quorum both ways (-1: it can)
     settled_ms: int = -1  # first time after the quiet tail began that a leader had a quorum of followers
+    terms: eg.Terms = eg.Terms()  # votes, leaderships and lost term files in history order (evidence)
+    agreed: bool = False  # every live member follows one leader in its term (all_follow)
+    agreed_since: int = 0  # when `agreed` last changed
+    settled_leader: tuple | None = None  # (leader, term) a quorum of live members follows, or None
+    stragglers: FrozenMap = EMPTY  # node -> since when it is live and outside `settled_leader`'s following
+    transfers: FrozenMap = EMPTY  # leader -> when its leadership transfer began (TransferStarted), until it ends
 
 
 def boot(c: ElectionConfig, node_id: str, i: int, now: int) -> mstate.Member:
@@ -72,7 +79,21 @@ def ghost_init(cfg: core.WorldConfig) -> ElectionGhost:
     return ElectionGhost(cut_since=(-1,) * len(cfg.ids))
 
 
+def ghost_crash(g: ElectionGhost, w: core.World, i: int, kind: str, crashed: Any) -> ElectionGhost:
+    return g.evolve(terms=eg.note_crash(g.terms, w.cfg.ids[i], kind, w.nodes[i].curr_term, w.now))
+
+
 def ghost_update(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionGhost:
+    if isinstance(obs, (el.RoleChanged, el.VoteGranted)):
+        g = g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now))
+    if isinstance(obs, (el.RoleChanged, core.Crash, core.Restart, core.Calm)):
+        g = follow_note(g, w.cfg.ids, w.nodes, w.alive, w.now, w.cfg.proto.dledger.is_quorum)
+    if isinstance(obs, el.TransferStarted):
+        g = g.evolve(transfers=g.transfers.set(w.cfg.ids[i], w.now))
+    elif isinstance(obs, el.TransferDone) or (isinstance(obs, el.RoleChanged) and obs.role is not el.Role.LEADER):
+        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[i]))
+    elif isinstance(obs, core.Crash):
+        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
     if isinstance(obs, el.RoleChanged):
         if obs.role is el.Role.LEADER:
             node_id = w.cfg.ids[i]
@@ -100,6 +121,51 @@ def settled(w: core.World) -> bool:
             if cfg.is_quorum(followers + 1):
                 return True
     return False
+
+
+def follow_note(g: Any, ids: tuple, members: Any, alive: tuple, now: int, is_quorum: Any) -> Any:
+    """Fold the members' roles into the liveness ghost fields (any ghost record that has them):
+    `agreed` (all_follow) and when it last changed; the leadership a quorum follows, and the
+    live members outside it with since when (a new leadership starts their clocks again)."""
+    agreed = all_follow(members, alive)
+    if agreed != g.agreed:
+        g = g.evolve(agreed=agreed, agreed_since=now)
+    lead = followed(members, alive, is_quorum)
+    outside = {ids[k] for k, (m, up) in enumerate(zip(members, alive))
+               if lead is not None and up and not (m.self_id == lead[0] or (
+                   m.role is el.Role.FOLLOWER and m.leader_id == lead[0] and m.curr_term == lead[1]))}
+    old = g.stragglers if lead == g.settled_leader else EMPTY
+    stragglers = FrozenMap((x, old.get(x, now)) for x in sorted(outside))
+    if lead != g.settled_leader or stragglers != g.stragglers:
+        g = g.evolve(settled_leader=lead, stragglers=stragglers)
+    return g
+
+
+def followed(members: Any, alive: tuple, is_quorum: Any) -> tuple | None:
+    """(leader, term) of a live LEADER that a quorum of live members (itself included) follows in its term."""
+    for m, up in zip(members, alive):
+        if up and m.role is el.Role.LEADER:
+            n = 1 + sum(1 for f, f_up in zip(members, alive) if f_up and f.role is el.Role.FOLLOWER
+                        and f.leader_id == m.self_id and f.curr_term == m.curr_term)
+            if is_quorum(n):
+                return m.self_id, m.curr_term
+    return None
+
+
+def all_follow(members: Any, alive: tuple) -> bool:
+    """Every live member follows one leader: exactly one live LEADER, and every other live member
+    a FOLLOWER of it in its term (the agreement LIVE-1 asks for). Roles change only with a
+    RoleChanged observation or a fault, so the ghost recomputes it then."""
+    leader = None
+    for m, up in zip(members, alive):
+        if up and m.role is el.Role.LEADER:
+            if leader is not None:
+                return False
+            leader = m
+    if leader is None:
+        return False
+    return all(m is leader or (m.role is el.Role.FOLLOWER and m.leader_id == leader.self_id
+                               and m.curr_term == leader.curr_term) for m, up in zip(members, alive) if up)
 
 
 def reaches_quorum(w: core.World, i: int) -> bool:
@@ -211,7 +277,7 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
         raise ValueError(f"unknown election config key(s): {', '.join(sorted(unknown))}")
     if "peers" in opts:
         raise ValueError("peers are the world's nodes; set the number of nodes instead")
-    return core.WorldConfig(protocol="election", ids=ids,
+    return core.WorldConfig(protocol="election", ids=ids, overrides=freeze(dict(overrides or {})),
                             proto=ElectionConfig(dledger=el.DLedgerConfig(peers=ids, **opts), **ledger))
 
 
@@ -235,5 +301,5 @@ def tick_slack(c: ElectionConfig, m: mstate.Member, since: int) -> int:
 PROTOCOL = core.Protocol(
     name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
-    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
-    script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)
+    ghost_crash=ghost_crash, observe=observe, make_config=make_config, load_config=load_config,
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)
