@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import core, rocketmq
-from reference_impl.core.state import EMPTY, FrozenMap, check_fields, record
+from reference_impl.core.state import EMPTY, FrozenMap, check_fields, freeze, record
 from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import clients as cc
 from reference_impl.dledger_commitlog import commitlog as cl
@@ -330,7 +330,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     proto = CommitLogWorldConfig(node=node, broker=bk.BrokerConfig(**broker), **world)
     ids = peers + (bk.NAMESRV,) + tuple(f"p{k}" for k in range(proto.producers)) + tuple(
         f"c{k}" for k in range(proto.consumers))
-    return core.WorldConfig(protocol="dledger_commitlog", ids=ids, proto=proto, crashable=tuple(range(nodes)))
+    return core.WorldConfig(protocol="dledger_commitlog", ids=ids, proto=proto, crashable=tuple(range(nodes)),
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> CommitLogWorldConfig:
@@ -355,6 +356,7 @@ BRANCHES = (*rocketmq.BrokerRole, *el.Code, *el.ParseResult, *el.Role, *el.VoteR
 PROTOCOL = core.Protocol(
     name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
-    ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config,
+    ghost_update=ghost_update, ghost_crash=lw.lg.crash_note, observe=observe, make_config=make_config,
+    load_config=load_config,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
     profiles=lw.PROFILES, branches=BRANCHES)

@@ -217,6 +217,21 @@ def entry_at(s: Store, index: int) -> Entry | None:
     return None
 
 
+def lost_entries(old: Store, new: Store) -> tuple[Entry, ...]:
+    """Entries `old` held that `new` no longer holds at their index, walking down from the old
+    end (a log is rebuilt as a prefix of the old one plus new entries, so the first entry still
+    held ends the walk). Ascending by index; () when `new` only appended."""
+    if old.entries is new.entries or not old.entries:
+        return ()
+    out = []
+    for e in reversed(old.entries):
+        now = entry_at(new, e.index)
+        if now is e or now == e:
+            break
+        out.append(e)
+    return tuple(reversed(out))
+
+
 def _dirty(s: Store, due: int) -> Store:
     """A write reached the page cache; the flush thread writes it by `due` (within flushFileInterval)."""
     return s if s.flush_due_ms >= 0 else s.evolve(flush_due_ms=due)
