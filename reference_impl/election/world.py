@@ -88,10 +88,8 @@ def ghost_update(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionG
         g = g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now))
     if isinstance(obs, (el.RoleChanged, core.Crash, core.Restart, core.Calm)):
         g = follow_note(g, w.cfg.ids, w.nodes, w.alive, w.now, w.cfg.proto.dledger.is_quorum)
-    if isinstance(obs, el.TransferStarted):
-        g = g.evolve(transfers=g.transfers.set(w.cfg.ids[i], w.now))
-    elif isinstance(obs, el.TransferDone) or (isinstance(obs, el.RoleChanged) and obs.role is not el.Role.LEADER):
-        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[i]))
+    if isinstance(obs, (el.TransferStarted, el.TransferDone, el.RoleChanged)):
+        g = g.evolve(transfers=transfer_note(g.transfers, w.cfg.ids[i], w.nodes[i], w.now))
     elif isinstance(obs, core.Crash):
         g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
     if isinstance(obs, el.RoleChanged):
@@ -121,6 +119,14 @@ def settled(w: core.World) -> bool:
             if cfg.is_quorum(followers + 1):
                 return True
     return False
+
+
+def transfer_note(transfers: FrozenMap, node_id: str, m: Any, now: int) -> FrozenMap:
+    """A leader mid-transfer (its transferee set) since when; read from the member itself whenever it
+    reports a transfer starting or ending or a role change, so a transferee left set is seen."""
+    if m.role is el.Role.LEADER and m.transferee is not None:
+        return transfers if node_id in transfers else transfers.set(node_id, now)
+    return transfers.without(node_id)
 
 
 def follow_note(g: Any, ids: tuple, members: Any, alive: tuple, now: int, is_quorum: Any) -> Any:
