@@ -419,10 +419,12 @@ def cmd_prove(args: argparse.Namespace) -> int:
     rows = prove.run(protocols, out_dir, replay=not args.no_witness, profile=args.profile, jobs=args.jobs)
     wall = time.perf_counter() - start
     conds, secs = crosshair_run.run(args.contracts) if args.contracts else ([], 0.0)
-    ok = all(r.ok for r in rows) and not any(c.status == "counterexample" for c in conds)
+    ok = all(r.ok for r in rows) and not any(c.status == "refuted" for c in conds)
     if args.json:
         print(json.dumps({"ok": ok, "wall_s": round(wall + secs, 1), "rows": [r.summary() for r in rows],
-                          "contracts": [c.__dict__ for c in conds], "contracts_seconds": round(secs, 1)},
+                          "contracts": [c.__dict__ for c in conds], "contracts_seconds": round(secs, 1),
+                          "contract_verdicts": [{"module": m, "contract": c, "status": s, "conditions": n}
+                                                for m, c, s, n in crosshair_run.verdicts(conds)]},
                          indent=2, default=str))
     else:
         prove.print_table(rows, sys.stdout)

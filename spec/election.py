@@ -190,6 +190,9 @@ def ele5_explain(w: core.World) -> str:
 # --- HB-1: no follower timeout while its leader's heartbeats arrive ---
 
 
+LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")  # also checked in the DLedger log worlds (spec/dledger_log.py)
+
+
 def _hb(w: core.World) -> tuple[int, int, int]:
     """(heartBeatTimeIntervalMs, maxHeartBeatLeak, the StateMaintainer's sleep): DLedger's defaults
     (spec/bounds.py) unless the user overrode them."""
@@ -286,7 +289,12 @@ def live2_bound_ms(w: core.World) -> int:
 
 
 def _elector_on(w: core.World) -> bool:
-    return w.cfg.proto.dledger.enable_leader_elector
+    return replies._dledger(w).enable_leader_elector
+
+
+def _members(w: core.World) -> list:
+    """The live DLedger members (in the log worlds, the servers' members; clients left out)."""
+    return [m for n, up in zip(w.nodes, w.alive) if up and (m := replies.member(n)) is not None]
 
 
 def ele_l(w: core.World) -> bool:
@@ -296,8 +304,56 @@ def ele_l(w: core.World) -> bool:
 
 
 def ele_l_explain(w: core.World) -> str:
-    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}" for m in w.nodes)
+    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}" for m in _members(w))
     return f"no settled leader {w.now - w.history.calm_at_ms} ms after faults stopped ({roles})"
+
+
+STUCK = ("{who} is a CANDIDATE of term {t}, above {leader}'s term {lt}, and its log ({let}/{lei}) is behind "
+         "{ahead}'s: voters reject its vote requests on the log before they look at the term (handleVote's "
+         "ledger check comes first), so nobody adopts term {t}, and {leader}, which keeps a quorum of heartbeat "
+         "successes, ignores its EXPIRED_TERM answers (sendHeartbeats looks at maxTerm only without a quorum; "
+         "DLedger 0.4.0 looks first): it stays a candidate, outside the leadership, for good")
+
+
+def stuck_candidates(w: core.World, node_ids: Any) -> str | None:
+    """The 0.2.6 / 0.3.1.2 evidence that each of `node_ids` is a candidate nothing can bring back: its
+    term is above the leadership a quorum follows, and enough live peers hold a longer log that
+    its vote rounds never count a quorum past the ledger rejections (parse: !isQuorum(valid -
+    biggerLedger)), while the leader keeps its quorum and ignores the higher term."""
+    dl = replies._dledger(w)
+    lead = w.ghost.settled_leader
+    if dl.step_down_on_higher_term or lead is None or not node_ids:
+        return None
+    live = {m.self_id: m for m in _members(w)}
+    quorum = len(dl.peers) // 2 + 1
+    causes = []
+    for x in sorted(node_ids):
+        m = live.get(x)
+        if m is None or m.role is not el.Role.CANDIDATE or m.curr_term <= lead[1]:
+            return None
+        ahead = sorted(o.self_id for o in live.values() if o is not m and (
+            m.ledger_end_term < o.ledger_end_term
+            or (m.ledger_end_term == o.ledger_end_term and m.ledger_end_index < o.ledger_end_index)))
+        if len(dl.peers) - len(ahead) >= quorum:
+            return None
+        causes.append(STUCK.format(who=x, t=m.curr_term, leader=lead[0], lt=lead[1], let=m.ledger_end_term,
+                                   lei=m.ledger_end_index, ahead=", ".join(ahead)))
+    return "; ".join(causes)
+
+
+def live1_expected(w: core.World, event: Any = None) -> str | None:
+    """Every live node outside the followed leadership is a stuck candidate (stuck_candidates)."""
+    lead = w.ghost.settled_leader
+    if lead is None:
+        return None
+    return stuck_candidates(w, {m.self_id for m in _members(w) if m.self_id != lead[0] and not (
+        m.role is el.Role.FOLLOWER and m.leader_id == lead[0] and m.curr_term == lead[1])})
+
+
+def live3_expected(w: core.World, event: Any = None) -> str | None:
+    bound = live3_bound_ms(w)
+    late = {n for n, since in w.ghost.stragglers.items() if w.now - max(since, w.history.calm_at_ms) > bound}
+    return stuck_candidates(w, late)
 
 
 def live1(w: core.World) -> bool:
@@ -307,8 +363,7 @@ def live1(w: core.World) -> bool:
 
 
 def live1_explain(w: core.World) -> str:
-    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}->{m.leader_id}" for m, up in zip(w.nodes, w.alive)
-                      if up)
+    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}->{m.leader_id}" for m in _members(w))
     since = max(w.ghost.agreed_since, w.history.calm_at_ms)
     return f"the live nodes have not all followed one leader for {w.now - since} ms ({roles}; bound " \
            f"{live1_bound_ms(w)} ms)"
@@ -340,7 +395,7 @@ def live3_explain(w: core.World) -> str:
     lead = g.settled_leader
     out = []
     for n, since in g.stragglers.items():
-        m = w.nodes[w.cfg.ids.index(n)]
+        m = replies.member(w.nodes[w.cfg.ids.index(n)])
         out.append(f"{n} ({m.role.value}@{m.curr_term}, leader {m.leader_id}) has been outside {lead[0]}'s "
                    f"leadership of term {lead[1]} for {w.now - max(since, w.history.calm_at_ms)} ms")
     return "; ".join(out) + f" (bound {live3_bound_ms(w)} ms)"

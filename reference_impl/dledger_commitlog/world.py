@@ -316,6 +316,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     if "peers" in opts:
         raise ValueError("peers are the world's brokers; set the number of nodes instead")
     peers = tuple(f"n{i}" for i in range(nodes))
+    if log.get("dledger_version") == "fixed":  # DLedger 0.4.0's heartbeat parse as well (records.DLedgerConfig)
+        opts.setdefault("step_down_on_higher_term", True)
     if world.get("forced_leader") is not None:
         if world["forced_leader"] not in peers:
             raise ValueError(f"forced_leader {world['forced_leader']!r} is not one of {list(peers)}")

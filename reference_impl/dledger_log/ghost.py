@@ -20,6 +20,8 @@ never read any of it.
   the evidence the expected causes check: that *this* entry was lost, how, by whom.
 - `terms` (reference_impl.election.ghost): votes, leaderships and lost currterm files
   in history order, for the term-file causes.
+- `agreed`, `stragglers`, `transfers`: who follows whom, and since when (LIVE-1/2/3), as
+  in the election world.
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ class LogGhost:
     thin: FrozenMap = EMPTY  # index -> the first Thin commit or SUCCESS there
     drops: tuple = ()  # Drop, in history order
     terms: eg.Terms = eg.Terms()
+    agreed: bool = False  # liveness (LIVE-1/2/3), as in the election world: see election.ghost.follow_note
+    agreed_since: int = 0
+    settled_leader: tuple | None = None
+    stragglers: FrozenMap = EMPTY
+    transfers: FrozenMap = EMPTY
     appends: int = 0
     results: FrozenMap = EMPTY  # AppendResult code name -> count
     first_ack_after_calm_ms: int = -1
@@ -163,8 +170,20 @@ def crash_note(g: LogGhost, w: core.World, i: int, kind: str, crashed: Any) -> L
     return g
 
 
+def _follow(g: LogGhost, w: core.World) -> LogGhost:
+    k = len(servers(w))
+    members = tuple(dnode(n).member for n in w.nodes[:k])
+    return eg.follow_note(g, w.cfg.ids[:k], members, w.alive[:k], w.now, w.cfg.proto.node.dledger.is_quorum)
+
+
 def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
     t = type(obs)
+    if t is el.RoleChanged or t is core.Crash or t is core.Restart or t is core.Calm:
+        g = _follow(g, w)
+    if t is el.TransferStarted or t is el.TransferDone or t is el.RoleChanged:
+        g = g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], dnode(w.nodes[i]).member, w.now))
+    elif t is core.Crash:
+        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
     if t is dn.CommitAdvanced:
         s = store_of(w, i)
         g = _see_committed_prefix(g, s, obs.old, obs.new)

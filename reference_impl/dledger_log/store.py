@@ -66,7 +66,9 @@ class LogConfig:
     "fixed": 0.2.6 with the two repairs DLedger 0.4.0 brings for what the checkers find here
     (docs/dledger.md): a leader commits only an index whose entry is of its current term
     (Raft section 5.4.2), and a new leadership compares from its own end instead of from a
-    compareIndex left over from an earlier one; it also implies `push_processor` "single_thread".
+    compareIndex left over from an earlier one; it also implies `push_processor` "single_thread",
+    and (world config, DLedgerConfig.step_down_on_higher_term) 0.4.0's heartbeat parse, in which a
+    leader steps down for a higher term in an answer even while a quorum follows it.
 
     `push_processor`: "pool" is DLedger's registration of PUSH with a null executor, i.e. the
     remoting server's 4-thread public pool, so pushes from one leader may be handled out of

@@ -280,6 +280,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     if "peers" in opts:
         raise ValueError("peers are the world's servers; set the number of nodes instead")
     peers = tuple(f"n{i}" for i in range(nodes))
+    if log.get("dledger_version") == "fixed":  # DLedger 0.4.0's heartbeat parse as well (records.DLedgerConfig)
+        opts.setdefault("step_down_on_higher_term", True)
     leader = world.get("forced_leader")
     if leader is not None:
         if leader not in peers:

@@ -59,3 +59,60 @@ def lost_between(t: Terms, node_id: str, after_seq: int, until_seq: int) -> tupl
         if after_seq < lost[2] < until_seq:
             return lost
     return None
+
+
+# --- liveness: who follows whom (LIVE-1/2/3), for any ghost record with the fields
+# agreed, agreed_since, settled_leader, stragglers ---
+
+
+def transfer_note(transfers: FrozenMap, node_id: str, m: Any, now: int) -> FrozenMap:
+    """A leader mid-transfer (its transferee set) since when; read from the member itself whenever it
+    reports a transfer starting or ending or a role change, so a transferee left set is seen."""
+    if m.role is el.Role.LEADER and m.transferee is not None:
+        return transfers if node_id in transfers else transfers.set(node_id, now)
+    return transfers.without(node_id)
+
+
+def follow_note(g: Any, ids: tuple, members: Any, alive: tuple, now: int, is_quorum: Any) -> Any:
+    """Fold the members' roles into the liveness ghost fields (any ghost record that has them):
+    `agreed` (all_follow) and when it last changed; the leadership a quorum follows, and the
+    live members outside it with since when (a new leadership starts their clocks again)."""
+    agreed = all_follow(members, alive)
+    if agreed != g.agreed:
+        g = g.evolve(agreed=agreed, agreed_since=now)
+    lead = followed(members, alive, is_quorum)
+    outside = {ids[k] for k, (m, up) in enumerate(zip(members, alive))
+               if lead is not None and up and not (m.self_id == lead[0] or (
+                   m.role is el.Role.FOLLOWER and m.leader_id == lead[0] and m.curr_term == lead[1]))}
+    old = g.stragglers if lead == g.settled_leader else EMPTY
+    stragglers = FrozenMap((x, old.get(x, now)) for x in sorted(outside))
+    if lead != g.settled_leader or stragglers != g.stragglers:
+        g = g.evolve(settled_leader=lead, stragglers=stragglers)
+    return g
+
+
+def followed(members: Any, alive: tuple, is_quorum: Any) -> tuple | None:
+    """(leader, term) of a live LEADER that a quorum of live members (itself included) follows in its term."""
+    for m, up in zip(members, alive):
+        if up and m.role is el.Role.LEADER:
+            n = 1 + sum(1 for f, f_up in zip(members, alive) if f_up and f.role is el.Role.FOLLOWER
+                        and f.leader_id == m.self_id and f.curr_term == m.curr_term)
+            if is_quorum(n):
+                return m.self_id, m.curr_term
+    return None
+
+
+def all_follow(members: Any, alive: tuple) -> bool:
+    """Every live member follows one leader: exactly one live LEADER, and every other live member
+    a FOLLOWER of it in its term (the agreement LIVE-1 asks for). Roles change only with a
+    RoleChanged observation or a fault, so the ghost recomputes it then."""
+    leader = None
+    for m, up in zip(members, alive):
+        if up and m.role is el.Role.LEADER:
+            if leader is not None:
+                return False
+            leader = m
+    if leader is None:
+        return False
+    return all(m is leader or (m.role is el.Role.FOLLOWER and m.leader_id == leader.self_id
+                               and m.curr_term == leader.curr_term) for m, up in zip(members, alive) if up)

@@ -110,6 +110,10 @@ class DLedgerConfig:
     rpc_timeout_ms: int = 3000  # DLedgerRpcNettyService: invokeAsync(..., 3000, ...)
     maintainer_sleep_ms: int = 10  # StateMaintainer.doWork: sleep(10)
     check_preferred_leader_interval_ms: int = 1000  # DLedgerServer.startup: scheduleAtFixedRate(1000, 1000)
+    # DLedger 0.4.0's sendHeartbeats looks at the highest term in the answers before it counts the
+    # quorum, so a leader steps down for a higher term even while a quorum follows it; 0.2.6 and
+    # 0.3.1.2 look only without a quorum (the dledger_log worlds' "fixed" profile turns this on).
+    step_down_on_higher_term: bool = False
 
     def __attrs_post_init__(self) -> None:
         check_fields(self)
