@@ -19,6 +19,8 @@ from reference_impl.dledger_log import entry_handler as eh
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import store as st
 from reference_impl.election import records as el
+from reference_impl.ha import commit_log as ha_st
+from reference_impl.nameserver import route_info as ri
 from property_tests.support import election_mutants as em
 
 
@@ -92,6 +94,7 @@ def _crash_dropping_a_flushed_entry(s: st.Store, kind: str) -> st.Store:
 
 
 st_crash = st.crash
+ORIG_REGISTER = ri.register_broker
 
 
 @pytest.mark.parametrize("profile", ["os_crash", "hostile"])
@@ -131,3 +134,59 @@ def test_a_double_vote_is_unexpected_under_every_profile(monkeypatch, profile):
     between the two grants (and RPL-2 sees the reply the guards forbid)."""
     monkeypatch.setattr(em.HOME["handle_vote"], "handle_vote", em.vote_ignoring_curr_vote_for)
     assert _unexpected("election", profile, range(12), 4000, want={"ELE-2"}) is not None
+
+
+# --- ha: a lost acknowledged message blamed on an OS crash only for what the page cache held ---
+
+
+def _os_crash_losing_the_disk_too(s):
+    """An OS crash that loses bytes already on disk (as if flushedWhere were never honoured)."""
+    return ha_st.EMPTY_STORE.evolve(base=s.base, data=b"") if s.base >= 0 else s
+
+
+@pytest.mark.parametrize("profile", ["os-crash", "hostile"])
+def test_an_os_crash_losing_flushed_bytes_is_unexpected(monkeypatch, profile):
+    """ASYNC_MASTER loses acknowledged messages in an OS crash by design (HA-4, expected), but only
+    what was not on disk yet; an OS crash that loses the flushed bytes too is no known cause."""
+    monkeypatch.setattr(ha_st, "lose_page_cache", _os_crash_losing_the_disk_too)
+    cfg = core.protocol("ha").make_config(2, {"broker_role": "ASYNC_MASTER", "flush_disk_type": "SYNC_FLUSH"})
+    cfg = cfg.evolve(profile=faults.profile(profile, "ha"))
+    for seed in range(12):
+        r = runner.simulate(cfg, seed, 20000)
+        if any(v.property == "HA-4" and v.expected is None for v in r.violations):
+            return
+    raise AssertionError("no seed exposed the mutant as an unexpected HA-4")
+
+
+# --- nameserver: a stale master entry is explained only until the broker registers again ---
+
+
+def test_a_stale_master_entry_after_re_registration_is_unexpected(monkeypatch):
+    """ns6_role_change_oneway.json under a registerBroker that keeps the address's old id: NS-6 is
+    expected until b0-m's registration with its new id reaches ns0, unexpected after it."""
+    import json
+    from pathlib import Path
+
+    from histories import scenario_file
+    from reference_impl.core.state import FrozenMap
+
+    def keep_old(rim, cluster_name, broker_addr, broker_name, broker_id, *args, **kw):
+        before = rim.broker_addr_table.get(broker_name)
+        rim2, *rest = ORIG_REGISTER(rim, cluster_name, broker_addr, broker_name, broker_id, *args, **kw)
+        if before is not None:
+            bd = rim2.broker_addr_table[broker_name]
+            addrs = dict(bd.broker_addrs)
+            for bid, a in before.broker_addrs.items():
+                addrs.setdefault(bid, a)
+            rim2 = rim2.evolve(broker_addr_table=rim2.broker_addr_table.set(
+                broker_name, bd.evolve(broker_addrs=FrozenMap(addrs))))
+        return (rim2, *rest)
+
+    path = Path(__file__).parent / "scenarios" / "nameserver" / "ns6_role_change_oneway.json"
+    sc = scenario_file.parse(json.loads(path.read_text(encoding="utf-8")), path.name)
+    clean = runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms)
+    assert [v.expected is not None for v in clean.violations if v.property == "NS-6"] == [True]
+    monkeypatch.setattr(ri, "register_broker", keep_old)
+    r = runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms)
+    (ns6,) = [v for v in r.violations if v.property == "NS-6"]
+    assert ns6.expected is None, ns6

@@ -66,9 +66,11 @@ def ha1_expected(w: core.World, event: Any = None) -> str | None:
         if d < 0:
             continue
         slave = w.cfg.ids[j]
-        if floor >= 0 and d >= floor:
-            causes.append(f"the master lost its data above {floor} in an OS crash or disk loss while {slave} had it; "
-                          "classic HA never truncates a slave")
+        held = g.held_at_loss.get(slave, -1)
+        if floor >= 0 and floor <= d < held:
+            causes.append(f"the master lost its data above {floor} in an OS crash or disk loss while {slave} had it "
+                          f"(up to {held}), and {slave} differs at {d}, inside what it held then; classic HA never "
+                          f"truncates a slave")
         elif slave in g.misplaced and g.misplaced[slave].cause:
             causes.append(g.misplaced[slave].cause)
         else:
