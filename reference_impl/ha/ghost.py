@@ -8,7 +8,8 @@ What they record, and why:
 - `missing` (HA-3): SYNC_MASTER PUT_OK messages that no slave held at the moment the
   producer got the answer, with the reason the master believed they were replicated:
   a report that set push2SlaveMaxOffset (`p2`), or an ack of a connection (`ack_log`),
-  checked against the slave's later data loss (`data_loss`).
+  checked against the slave's later data loss (`data_loss`, and `lost_range`: the bytes
+  that loss took, past the slave's durable offset, so the copy must have been among them).
 - `frames`, `reports`, `up_bytes`, `framing` (HA-7): per connection, the frames the
   master built and the reports the slave wrote, in order, against what the other end
   decoded from the segments it was given.
@@ -70,6 +71,7 @@ class HaGhost:
     ack_log: FrozenMap = EMPTY  # conn -> (slave, start, ack, at_ms) of its latest accepted report
     p2: tuple | None = None  # (master incarnation, AckRead, at_ms) that last raised push2SlaveMaxOffset
     data_loss: FrozenMap = EMPTY  # node id -> time of its latest OS crash or disk loss
+    lost_range: FrozenMap = EMPTY  # node id -> (durable, max) offsets of its latest OS crash: what it lost
     master_floor: int = -1
     master_crash_max: int = -1  # the master's max offset when it last went down; -1 while it is up
     calm_target: int = -1
@@ -127,7 +129,9 @@ def ha3_cause(g: HaGhost, w: core.World, copy: Copy) -> tuple[str | None, str | 
     else:
         candidates = [(s, at) for s, start, ack, at in g.ack_log.values() if 0 <= start <= copy.offset and ack >= nxt]
     for slave, at in candidates:
-        if g.data_loss.get(slave, -1) >= at:
+        lo, hi = g.lost_range.get(slave, (0, -1))
+        # that slave's latest OS crash (or disk loss) came after its ack and took this copy's bytes
+        if g.data_loss.get(slave, -1) >= at and lo < nxt and copy.offset < hi:
             return "slave-page-cache", (f"{slave} acknowledged {copy.msg_id} from its page cache and lost it in an "
                                         f"OS crash or disk loss at t={g.data_loss[slave]} ms (HAClient reports "
                                         f"getMaxPhyOffset, unflushed data included)")
@@ -143,7 +147,9 @@ def crash_note(g: HaGhost, w: core.World, i: int, kind: str, crashed: Any) -> Ha
     gone = frozenset(c.msg_id for c in g.acked if holders(w, c, [i])
                      and not st.holds(crashed.store, c.offset, ha.message_blob(c.msg_id, c.offset, c.size))
                      and (kind == "disk" or c.offset + c.size > durable))
-    g = g.evolve(crash_dropped=gone)
+    store = w.nodes[i].store
+    g = g.evolve(crash_dropped=gone, lost_range=g.lost_range.set(
+        w.cfg.ids[i], (-1 if kind == "disk" else store.durable, st.max_offset(store))))
     if i == master_index(w):
         held = g.held_at_loss
         for j in broker_indices(w):
