@@ -202,19 +202,21 @@ def ns6_explain(w: core.World) -> str:
 
 
 def ns6_expected(w: core.World, event: Any = None) -> str | None:
-    """Expected only while no registration of that broker has reached that NameServer since the
-    broker's last role change (a registration with the new id replaces the id-0 entry)."""
+    """Expected only while the latest registration of that broker to reach that NameServer came
+    before its last role change, or was one it sent as master (id 0) that arrived late: a
+    registration with the new id replaces the id-0 entry."""
     bad = _false_masters(w)
     g = w.ghost
     if not bad:
         return None
     for nid, addr in bad:
         changed = g.role_changes.get(addr)
-        if changed is None or g.last_registered.get((nid, addr), -1) > changed:
+        at, broker_id = g.last_registered.get((nid, addr), (-1, rocketmq.MASTER_ID))
+        if changed is None or (at > changed and broker_id != rocketmq.MASTER_ID):
             return None
     who = ", ".join(sorted({addr for _, addr in bad}))
-    return (f"{who} changed role (BrokerController#changeToSlave registers oneway) and no registration of it "
-            "has reached the NameServer since, so it keeps the old id-0 entry until one with the new id does")
+    return (f"{who} changed role (BrokerController#changeToSlave registers oneway) and no registration of it with "
+            "its new id has reached the NameServer since, so it keeps the old id-0 entry until one does")
 
 
 # --- NS-7: a producer's publish queues are exactly what its route yields ---
