@@ -148,18 +148,20 @@ def vote_wait_in_window(now: int, draw: int) -> int:
     return elector.get_next_time_to_request_vote(CFG, mstate.Member(self_id="n0"), now, draw)
 
 
-def node_down_clears_its_sockets(src: int, dst: int, down: int) -> bool:
-    """network.node_down: no message to or from a crashed node stays in flight; RPCs it serves fail now.
+def node_down_clears_its_sockets(src: int, dst: int, down: int) -> tuple[bool, bool, bool]:
+    """network.node_down: no message to or from a crashed node stays in flight; RPCs it serves fail
+    now; every other message stays in flight.
 
     pre: 0 <= src <= 2 and 0 <= dst <= 2 and 0 <= down <= 2
-    post: __return__
+    post: __return__ == (True, True, True)
     """
     net = net_mod.send(net_mod.Network(), 0, src, dst, "ping", ("ctx",), 3000)
     net = net_mod.send(net, 0, dst, src, "oneway")
     after = net_mod.node_down(net, down, 7)
     gone = all(e.src != down and e.dst != down for e in after.flight)
     failed = all(r.deadline_ms == 7 for r in after.rpcs if r.responder == down)
-    return gone and failed
+    kept = [e.id for e in net.flight if e.src != down and e.dst != down] == [e.id for e in after.flight]
+    return gone, failed, kept
 
 
 def reply_only_to_open_rpc(closed: bool) -> int:

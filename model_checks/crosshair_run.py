@@ -4,8 +4,13 @@ CrossHair runs in child processes (it patches the interpreter while it analyses)
 contracts split between them, each condition with a CPU-time limit. A condition is
 
 - confirmed: CrossHair explored every execution path and the postcondition held;
-- counterexample: CrossHair found inputs that satisfy the preconditions and break it;
+- refuted: CrossHair found inputs that satisfy the preconditions and break it (a
+  counterexample; an exception raised inside a contract refutes it too);
 - unknown: neither within the time limit (reported as such, never as a pass).
+
+A contract is refuted if any of its conditions is, unknown if any is unknown, else
+confirmed (`verdicts`). Every contract can be refuted: property_tests/test_contract_mutants.py
+breaks each one with a mutant of the function it pins down.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ class Condition:
     contract: str
     condition: str
     line: int
-    status: str = "unknown"  # "confirmed", "counterexample", "unknown"
+    status: str = "unknown"  # "confirmed", "refuted", "unknown"
     message: str = ""
     module: str = ""
 
@@ -109,17 +114,17 @@ def run(per_condition_timeout: float = 4.0, workers: int = 2, mods: tuple | None
                 # inside it, a failed precondition check): a counterexample to that contract.
                 name = next((n for lo, hi, n in spans.get(path, ()) if lo <= line <= hi), None)
                 if m["level"] == "error":
-                    extra.append(Condition(name or "(crosshair)", "no exception", line, "counterexample", msg,
+                    extra.append(Condition(name or "(crosshair)", "no exception", line, "refuted", msg,
                                            os.path.basename(path)))
                 continue
             if m["level"] == "error":
-                cond.status, cond.message = "counterexample", msg
+                cond.status, cond.message = "refuted", msg
             elif msg.startswith("Confirmed"):
                 cond.status, cond.message = "confirmed", msg
             else:
                 cond.status, cond.message = "unknown", msg or "not confirmed within the time limit"
         if p.returncode not in (0, 1):
-            extra.append(Condition("(crosshair)", "runs", 0, "counterexample",
+            extra.append(Condition("(crosshair)", "runs", 0, "refuted",
                                    f"crosshair exited {p.returncode}: {err.strip()[-300:]}"))
     for c in conds:
         if c.status == "unknown" and not c.message:
@@ -135,10 +140,33 @@ def _env() -> dict:
     return env
 
 
-def print_report(conds: list[Condition], seconds: float, out) -> None:  # noqa: ANN001
-    counts = {s: sum(c.status == s for c in conds) for s in ("confirmed", "counterexample", "unknown")}
-    print(f"CrossHair: {len(conds)} conditions: {counts['confirmed']} confirmed, "
-          f"{counts['counterexample']} counterexample(s), {counts['unknown']} unknown ({seconds:.1f} s)", file=out)
+STATUSES = ("confirmed", "unknown", "refuted")
+
+
+def verdicts(conds: list[Condition]) -> list[tuple[str, str, str, int]]:
+    """(module, contract, status, conditions) per contract: refuted if a condition is, unknown if
+    one is, else confirmed; in the order the contracts were checked."""
+    by: dict[tuple[str, str], list[Condition]] = {}
     for c in conds:
-        if c.status != "confirmed":
-            print(f"  {c.status:14s} {c.module}.{c.contract}: post: {c.condition}  -- {c.message}", file=out)
+        by.setdefault((c.module, c.contract), []).append(c)
+    out = []
+    for (module, contract), cs in by.items():
+        status = next((s for s in ("refuted", "unknown") if any(c.status == s for c in cs)), "confirmed")
+        out.append((module, contract, status, len(cs)))
+    return out
+
+
+def summary(conds: list[Condition]) -> str:
+    v = verdicts(conds)
+    n = {s: sum(x[2] == s for x in v) for s in STATUSES}
+    return (f"{len(v)} contracts ({len(conds)} conditions): {n['confirmed']} confirmed, {n['unknown']} unknown, "
+            f"{n['refuted']} refuted")
+
+
+def print_report(conds: list[Condition], seconds: float, out) -> None:  # noqa: ANN001
+    print(f"CrossHair: {summary(conds)} ({seconds:.1f} s)", file=out)
+    for module, contract, status, n in verdicts(conds):
+        print(f"  {status:9s} {module}.{contract} ({n} condition{'s' if n != 1 else ''})", file=out)
+        for c in conds:
+            if (c.module, c.contract) == (module, contract) and c.status != "confirmed":
+                print(f"      {c.status:9s} post: {c.condition}  -- {c.message}", file=out)

@@ -19,6 +19,7 @@ SEEDS = range(1, 6)
 FINDINGS = {
     "figure8_commit_by_counting.json": ({"LOG-2", "LOG-3", "LOG-5"}, "counting replicas"),
     "stale_compare_index_truncates_committed.json": ({"LOG-3"}, "stale COMPARE state"),
+    "stuck_candidate_higher_term.json": ({"LIVE-1", "LIVE-3"}, "ignores its EXPIRED_TERM answers"),
 }
 
 

@@ -610,11 +610,14 @@ def cmd_prove(args: argparse.Namespace) -> int:
             print(f"prove: CrossHair over {n} contract conditions, up to {args.contracts:g} s each, "
                   f"in 2 processes ...", file=sys.stderr, flush=True)
         conds, secs = crosshair_run.run(args.contracts)
-    ok = all(r.ok for r in rows) and not any(c.status == "counterexample" for c in conds)
+    ok = all(r.ok for r in rows) and not any(c.status == "refuted" for c in conds)
     if args.json:
         print(json.dumps({"ok": ok, "wall_s": round(wall + secs, 1), "proofs_wall_s": round(wall, 1),
                           "rows": [r.summary() for r in rows], "contracts": [attrs.asdict(c) for c in conds],
-                          "contracts_seconds": round(secs, 1)}, indent=2, default=str))
+                          "contracts_seconds": round(secs, 1),
+                          "contract_verdicts": [{"module": m, "contract": c, "status": s, "conditions": n}
+                                                for m, c, s, n in crosshair_run.verdicts(conds)]},
+                         indent=2, default=str))
     else:
         prove.print_table(rows, sys.stdout)
         if args.contracts:

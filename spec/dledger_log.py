@@ -6,32 +6,49 @@ history holds its known cause:
 
 - "Figure 8" (DLedger <= 0.3.1.2, research section 2.8): the index was committed by a
   leader counting replicas of an entry from an older term (ghost `counted`);
-- an OS crash that may have lost the index from a node's unflushed tail (ghost
-  `os_lost`): DLedger acknowledges from the page cache, and flushes every 10 ms;
-- two leaders in one term after a node lost its currterm file in an OS crash.
+- an OS crash that dropped *that* entry from the unflushed tail of a node that then
+  elected the leader lacking it (ghost `drops`): DLedger acknowledges from the page
+  cache, and flushes every 10 ms;
+- a truncation its leader's own log contradicts (stale COMPARE state; 0.2.6, 0.3.1.2);
+- a term led twice, or by two leaders, or after a higher term, with the lost currterm
+  file that allowed it between the two votes or leaderships (ghost `terms`).
+
+A commit or SUCCESS answer for an entry no majority had held (LOG-8) explains nothing:
+a violation at such an index is unexpected, whatever else the history holds.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import attrs
+
 from reference_impl import core
+from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import store as st
+from reference_impl.election import ghost as eg
 from reference_impl.election import records as el
+from spec import election as espec
+from spec import replies
 from spec.properties import Property, register
 
-FIGURE_8 = ("index {i} was committed by a leader counting replicas of an entry of an older term "
-            "(no current-term rule in DLedger {v}, research section 2.8; fixed in 0.4.0)")
-OS_LOST = ("an OS crash of {who} may have dropped index {i} from its unflushed tail (DLedger acknowledges "
-           "appends from the page cache and flushes every flushFileInterval)")
-RELED = ("{who} lost its unflushed log tail (and its currterm file) in an OS crash and led term {t} again, "
-         "so two different entries carry term {t}")
-REGRESSED = ("term {t} was led after term {higher} had been (terms went back: {who} lost currterm files in OS "
-             "crashes), so what term {t} committed is outranked by logs of term {higher}")
-TWO_LEADERS = ("{leaders} both led term {t} (ELE-1: {who} lost a currterm file in an OS crash), "
-               "so their entries of term {t} differ")
-LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself: the TRUNCATE was decided on stale "
-               "COMPARE state (a compareIndex kept from an earlier leadership, or an answer overtaken by a "
+FIGURE_8 = ("index {i} (term {et}) was committed by a leader counting replicas of an entry of an older term "
+            "(a majority held it: {holders}; no current-term rule in DLedger {v}, research section 2.8; fixed in "
+            "0.4.0), and a log of the higher term {dt} displaced it")
+OS_DROPPED = ("{who}'s OS crash at {at} ms dropped index {i} (term {et}) from its unflushed tail (flushed up to "
+              "{flushed}: DLedger acknowledges appends from the page cache and flushes every flushFileInterval), "
+              "and {who} then {then}")
+DISK_DROPPED = "{who} lost its disk at {at} ms, index {i} (term {et}) with it, and then {then}"
+STALE_DROPPED = ("{who} truncated index {i} (term {et}) at {at} ms on a TRUNCATE from {leader}, which held it "
+                 "itself (stale COMPARE state), and then {then}")
+RELED = ("{who} led term {t} at {t1} ms, lost its unflushed log tail and its currterm file in an OS crash at "
+         "{lost} ms, and led term {t} again at {t2} ms, so two different entries carry term {t}")
+REGRESSED = ("term {t} was led by {leader} at {at} ms after term {higher} had been: {who} lost its currterm file "
+             "at {lost} ms (it was at term {was}) and then elected {leader} in term {t}, so what term {t} "
+             "committed is outranked by logs of term {higher}")
+TWO_LEADERS = "{leaders} both led term {t}, so their entries of term {t} differ: {why}"
+LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself at {at} ms: the TRUNCATE was decided on "
+               "stale COMPARE state (a compareIndex kept from an earlier leadership, or an answer overtaken by a "
                "reordered APPEND), and updateCommittedIndex clamps the commit index down to the new end")
 
 
@@ -53,53 +70,130 @@ def _dl(w: core.World, i: int) -> Any:
     return getattr(n, "node", n)
 
 
-def _reled(w: core.World, term: int) -> str | None:
-    """A node that lost writes in an OS crash led `term` (again, or besides another leader), or
-    `term` was led after a higher one (lost term files let terms go back)."""
-    lost = {w.cfg.ids[i] for i in w.history.lost_writes}
-    if term in w.ghost.regressed and lost:
-        return REGRESSED.format(t=term, higher=w.ghost.regressed[term], who=", ".join(sorted(lost)))
-    leaders = w.ghost.elected.get(term, frozenset())
-    who = sorted(lost & leaders)
-    if who:
-        return RELED.format(who=", ".join(who), t=term)
-    if len(leaders) > 1 and lost:
-        return TWO_LEADERS.format(t=term, leaders=", ".join(sorted(leaders)), who=", ".join(sorted(lost)))
+def _fixed(w: core.World) -> bool:
+    return w.cfg.proto.node.log.dledger_version == "fixed"
+
+
+def _electors(w: core.World, leader: str, term: int, seq: int) -> dict[str, int]:
+    """Who made `leader` leader of `term` (the leadership noted at `seq`): the leader itself, as of
+    then, and every voter whose ACCEPT for it in that term came before, as of its vote."""
+    out = {leader: seq}
+    for (voter, t), votes in w.ghost.terms.votes.items():
+        if t == term and voter != leader:
+            for cand, _, s in votes:
+                if cand == leader and s < seq:
+                    out[voter] = min(out.get(voter, s), s)
+    return out
+
+
+def _drop_cause(w: core.World, index: int, entry: Any, who: dict[str, int], then: str) -> str | None:
+    """A recorded loss of exactly `entry` at `index` by one of `who` (node -> the event it had to come
+    before): an OS crash that took it from the unflushed tail, a lost disk, or (0.2.6, 0.3.1.2) a
+    truncation its leader's own log contradicted."""
+    for d in w.ghost.drops:
+        limit = who.get(d.server)
+        if limit is None or d.seq > limit or not d.holds(index, entry):
+            continue
+        args = dict(who=d.server, at=d.at_ms, i=index, et=entry.term, then=then)
+        if d.how == "os-crash" and index > d.flushed:
+            return OS_DROPPED.format(flushed=d.flushed, **args)
+        if d.how == "disk-loss":
+            return DISK_DROPPED.format(**args)
+        if d.how == "truncate" and d.stale and not _fixed(w):
+            return STALE_DROPPED.format(leader=d.leader, **args)
     return None
 
 
-def _cause(w: core.World, index: int) -> str | None:
-    """The known cause, in this history, of a violation at `index` (None: unexpected)."""
+def _term_cause(w: core.World, term: int) -> str | None:
+    """The lost-currterm causes of a term, each with its evidence: a node led it twice with its term
+    file lost in between; two nodes led it and a voter accepted both, its file lost between the
+    grants (ELE-1's evidence); or it was led after a higher term by the votes of a node that had
+    lost its file while above it."""
+    terms = w.ghost.terms
+    led = terms.led.get(term, ())
+    for k, (a, t1, s1) in enumerate(led):
+        for b, t2, s2 in led[k + 1:]:
+            lost = eg.lost_between(terms, a, s1, s2) if a == b else None
+            if lost is not None:
+                return RELED.format(who=a, t=term, t1=t1, t2=t2, lost=lost[0])
+    leaders = sorted({x for x, _, _ in led})
+    if len(leaders) > 1:
+        why = espec.two_leaders_cause(terms, w.cfg.ids, term, leaders)
+        if why:
+            return TWO_LEADERS.format(leaders=", ".join(leaders), t=term, why=why)
+    higher = w.ghost.regressed.get(term)
+    if higher is not None:
+        for x, at, s in led:
+            for v, until in _electors(w, x, term, s).items():
+                for lost_at, was, ls in terms.term_lost.get(v, ()):
+                    if ls < until and was > term:
+                        return REGRESSED.format(t=term, leader=x, at=at, higher=higher, who=v, lost=lost_at,
+                                                was=was)
+    return None
+
+
+def _lacks(w: core.World, index: int, entry: Any, top: int, displacing: int) -> str | None:
+    """Why the leaders of terms entry.term..top came to lack `entry` at `index`, with `displacing`
+    the term of what stands there instead (or of the log's end, when it is shorter). None: no
+    known cause in this history. A commit (or SUCCESS) that no majority had held explains nothing."""
     g = w.ghost
-    if index in g.counted:
-        return FIGURE_8.format(i=index, v=w.cfg.proto.node.log.dledger_version)
-    who = sorted({node for node, lo, hi in g.os_lost if lo < index <= hi})
-    if who:
-        return OS_LOST.format(who=", ".join(who), i=index)
-    terms = {e.term for e in [g.committed.get(index)] if e is not None}
-    terms |= {e.term for e in g.conflicts.get(index, ())} | {e.term for e in g.acked.get(index, ())}
-    for t in sorted(terms):
-        cause = _reled(w, t)
+    if index in g.thin:
+        return None
+    if index in g.counted and displacing > entry.term:
+        holders = _holders(w, index, entry)
+        return FIGURE_8.format(i=index, et=entry.term, dt=displacing, holders=", ".join(holders),
+                               v=w.cfg.proto.node.log.dledger_version)
+    terms = g.terms
+    for t in sorted(t for t in terms.led if entry.term <= t <= top):
+        for x, at, s in terms.led[t]:
+            cause = _drop_cause(w, index, entry, _electors(w, x, t, s), f"elected {x} in term {t} ({at} ms)")
+            if cause:
+                return cause
+    for t in sorted({entry.term, top} | {t for t in terms.led if entry.term <= t <= top}):
+        cause = _term_cause(w, t)
+        if cause:
+            return cause
+    return None
+
+
+def _holders(w: core.World, index: int, entry: Any) -> list[str]:
+    return lg.ever_held(w.ghost, w, index, entry)
+
+
+def _displacing(w: core.World, i: int, index: int) -> int:
+    """The term of what node i's log holds at `index`, or of its last entry when it is shorter."""
+    s = _dl(w, i).store
+    e = st.entry_at(s, index)
+    return e.term if e is not None else s.end_term
+
+
+def _cause(w: core.World, index: int) -> str | None:
+    """A known cause, in this history, for the entries committed or acknowledged at `index` to be
+    lost somewhere (None: unexpected). Used where the violation does not name a leader (DCL)."""
+    g = w.ghost
+    entries = {e for e in [g.committed.get(index)] if e is not None} | set(g.acked.get(index, ()))
+    if not entries:
+        return None
+    top = max(g.elected, default=0)
+    displacing = max([e.term for e in g.conflicts.get(index, ())] + [_displacing(w, i, index) for i in
+                                                                    range(len(_servers(w)))], default=-1)
+    for e in sorted(entries, key=lambda e: e.term):
+        cause = _lacks(w, index, e, top, displacing)
         if cause:
             return cause
     return None
 
 
 def _leader_held(w: core.World, i: int, dropped: list) -> str | None:
-    """Node i's dropped entries are all in its leader's log: a benign, stale-compare truncation
-    (both mechanisms are repaired in the "fixed" profile, where this is no known cause)."""
-    n = _dl(w, i)
-    term_cause = _reled(w, n.member.curr_term)
-    if term_cause:
-        return term_cause
-    if w.cfg.proto.node.log.dledger_version == "fixed":
+    """Node i dropped these entries by carrying out a TRUNCATE whose leader held every one of them
+    (a drop record says so): a truncation decided on stale COMPARE state. Both mechanisms are
+    repaired in the "fixed" profile, where this is no known cause."""
+    if _fixed(w) or not dropped:
         return None
-    leader = n.member.leader_id
-    if leader is None or leader not in w.cfg.ids:
-        return None
-    ls = _dl(w, w.cfg.ids.index(leader)).store
-    if all(st.entry_at(ls, e.index) == e for e in dropped):
-        return LEADER_HELD.format(node=w.cfg.ids[i], leader=leader)
+    node = w.cfg.ids[i]
+    for d in reversed(w.ghost.drops):
+        if d.server == node and d.how == "truncate" and all(d.holds(e.index, e) for e in dropped):
+            return LEADER_HELD.format(node=node, leader=d.leader, at=d.at_ms) if d.stale else None
     return None
 
 
@@ -139,8 +233,10 @@ def log1(w: core.World) -> bool:
 
 
 def log1_expected(w: core.World, event: Any = None) -> str | None:
+    """Two logs agree on (index, term) above a difference: two entries carry that term, which only a
+    term led twice (or by two leaders) explains, with its lost-currterm evidence."""
     v = log_matching_violation(w)
-    return _reled(w, v[3]) if v else None
+    return _term_cause(w, v[3]) if v else None
 
 
 def log1_explain(w: core.World) -> str:
@@ -164,10 +260,6 @@ def _missing(w: core.World, i: int, wanted: Any) -> list[int]:
         elif have != want:
             out.append(index)
     return out
-
-
-def _new_leaders(obs: tuple) -> list[int]:
-    return [i for i, o in obs if isinstance(o, el.RoleChanged) and o.role is el.Role.LEADER]
 
 
 # Step properties compute their violation, and its cause, with `before` at hand, and leave
@@ -196,10 +288,19 @@ def _step_explain(w: core.World) -> str:
 
 
 def _leader_lacks(after: core.World, obs: tuple, wanted: Any, what: str) -> bool:
-    for i in _new_leaders(obs):
+    """A node becoming leader must hold `wanted`; a missing entry is expected only if this history
+    shows why the leaders up to this one lost that very entry (_lacks)."""
+    for i, o in obs:
+        if not (isinstance(o, el.RoleChanged) and o.role is el.Role.LEADER):
+            continue
         missing = _missing(after, i, wanted)
         if missing:
-            causes = [_cause(after, index) for index in missing]
+            causes = []
+            for index in missing:
+                want = wanted[index]
+                entries = sorted(want, key=lambda e: e.term) if isinstance(want, frozenset) else [want]
+                disp = _displacing(after, i, index)
+                causes.append(next((c for e in entries if (c := _lacks(after, index, e, o.term, disp))), None))
             return _violated(after, f"new leader {after.cfg.ids[i]} lacks {what} entries at {missing}",
                              causes[0] if all(causes) else None)
     return True
@@ -237,13 +338,36 @@ def log3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
         lost = [e for e in _dropped(nb.store, na.store) if committed.get(e.index) == e]
         if lost:
             indexes = sorted(e.index for e in lost)
-            if isinstance(event, core.Crash) and event.os:
-                cause = OS_LOST.format(who=after.cfg.ids[i], i=indexes[0])
-            else:
-                causes = [_cause(after, index) for index in indexes]
-                cause = causes[0] if all(causes) else _leader_held(after, i, lost)
-            return _violated(after, f"{after.cfg.ids[i]} lost committed entries at {indexes}", cause)
+            return _violated(after, f"{after.cfg.ids[i]} lost committed entries at {indexes}",
+                             _loss_cause(before, event, after, i, lost))
     return True
+
+
+def _loss_cause(before: core.World, event: Any, after: core.World, i: int, lost: list) -> str | None:
+    """Why node i's log lost these committed entries at this step, from the drop this step recorded:
+    an OS crash of node i with each entry past its flushed index, its disk loss, or a TRUNCATE it
+    carried out that its leader's own log contradicts (stale COMPARE) or whose leader lacked them
+    for a cause of this history."""
+    node = after.cfg.ids[i]
+    drop = next((d for d in reversed(after.ghost.drops) if d.server == node), None)
+    if drop is None or drop.at_ms != after.now or not all(drop.holds(e.index, e) for e in lost):
+        return None  # the log lost them without any recorded drop: no known cause
+    first = lost[0]
+    if drop.how == "disk-loss":
+        return DISK_DROPPED.format(who=node, at=drop.at_ms, i=first.index, et=first.term, then="lost it")
+    if drop.how == "os-crash":
+        if all(e.index > drop.flushed for e in lost):
+            return OS_DROPPED.format(who=node, at=drop.at_ms, i=first.index, et=first.term, flushed=drop.flushed,
+                                     then="lost it")
+        return None
+    if drop.how != "truncate":
+        return None
+    held = _leader_held(after, i, lost)
+    if held or drop.leader not in after.cfg.ids:
+        return held
+    j = after.cfg.ids.index(drop.leader)
+    causes = [_lacks(after, e.index, e, drop.term, _displacing(after, j, e.index)) for e in lost]
+    return causes[0] if all(causes) else None
 
 
 # --- LOG-4: the commit index never decreases on a live node ---
@@ -262,13 +386,26 @@ def log4(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
 
 def _decrease_cause(w: core.World, i: int, sb: st.Store, sa: st.Store, new: int, old: int) -> str | None:
     """updateCommittedIndex clamps to the end, so a commit index goes back only once the log was cut
-    below it (now, or by an earlier truncation): the cause is that of the entries it covered."""
-    causes = [_cause(w, index) for index in range(new + 1, old + 1)]
-    if causes and all(causes):
-        return causes[0]
-    dropped = _dropped(sb, sa) or [e for e in (w.ghost.committed.get(k) for k in range(new + 1, old + 1))
-                                   if e is not None]
-    return _leader_held(w, i, dropped) if dropped else None
+    below it (now, or by an earlier truncation): the cause is that of the truncation that took the
+    entries it covered, found in node i's latest drop of them."""
+    node = w.cfg.ids[i]
+    drop = None
+    for d in reversed(w.ghost.drops):
+        if d.server == node and d.how == "truncate" and d.entries[0].index <= new + 1 <= d.entries[-1].index:
+            drop = d
+            break
+    if drop is None:
+        return None
+    lost = [e for e in drop.entries if new < e.index <= old]
+    if not lost:
+        return None
+    if drop.stale and not _fixed(w):
+        return LEADER_HELD.format(node=node, leader=drop.leader, at=drop.at_ms)
+    if drop.leader not in w.cfg.ids:
+        return None
+    j = w.cfg.ids.index(drop.leader)
+    causes = [_lacks(w, e.index, e, drop.term, _displacing(w, j, e.index)) for e in lost]
+    return causes[0] if all(causes) else None
 
 
 # --- LOG-5: no two different entries are ever committed at one index ---
@@ -279,7 +416,14 @@ def log5(w: core.World) -> bool:
 
 
 def log5_expected(w: core.World, event: Any = None) -> str | None:
-    causes = [_cause(w, i) for i in w.ghost.conflicts]
+    """Two entries committed at one index: the leaders up to the later entry's term lacked the first
+    one for a cause of this history (_lacks; Figure 8 when the later entry's term is higher)."""
+    g = w.ghost
+    causes = []
+    for index, others in g.conflicts.items():
+        first = g.committed[index]
+        top = max(e.term for e in others)
+        causes.append(_lacks(w, index, first, max(top, first.term), top))
     return causes[0] if causes and all(causes) else None
 
 
@@ -327,6 +471,19 @@ def log7_explain(w: core.World) -> str:
                      if st.check_positions(cfg, n.store))
 
 
+# --- LOG-8: a leader commits (and answers SUCCESS for) only what a majority has held ---
+
+
+def log8(w: core.World) -> bool:
+    return not w.ghost.thin
+
+
+def log8_explain(w: core.World) -> str:
+    t = next(iter(w.ghost.thin.values()))
+    return (f"{t.leader} {t.what} index {t.index} (an entry of term {t.entry_term}) in term {t.term} at {t.at_ms} ms, "
+            f"when only {list(t.holders)} of {len(_servers(w))} servers had held it")
+
+
 # --- LOG-L: after faults stop, appends are acknowledged again ---
 
 LOG_L_BOUND_MS = 40_000
@@ -363,6 +520,8 @@ def _stores(w: core.World) -> tuple:
     return tuple(n.store.entries for n in _servers(w))
 
 
+LIVE_CAUSES = {"LIVE-1": espec.live1_expected, "LIVE-3": espec.live3_expected}
+
 PROPERTIES = [
     Property(id="LOG-1", protocol="dledger_log", kind="safety", holds=log1, explain=log1_explain,
              expected_when=log1_expected, reads=_stores,
@@ -387,6 +546,21 @@ PROPERTIES = [
     Property(id="LOG-7", protocol="dledger_log", kind="safety", holds=log7, explain=log7_explain, reads=_stores,
              statement="Every log is contiguous by index, never decreases in term, and places entry i+1 at "
                        "pos(i) + 48 + body(i), or at the next file when that one cannot also hold a blank record."),
+    Property(id="LOG-8", protocol="dledger_log", kind="safety", holds=log8, explain=log8_explain,
+             reads=lambda w: (w.ghost.thin,),
+             statement="A leader commits an index, or answers an append SUCCESS, only when a majority of the "
+                       "servers (itself included) has held its entry there: QuorumAckChecker's quorum, counted on "
+                       "the logs themselves (an entry a server lost in a crash or a truncation still counts)."),
+    Property(id="RPL-1", protocol="dledger_log", kind="safety", holds_step=replies.rpl1, explain=replies.explain,
+             statement=replies.RPL1),
+    Property(id="RPL-2", protocol="dledger_log", kind="safety", holds_step=replies.rpl2, explain=replies.explain,
+             statement=replies.RPL2),
+    Property(id="RPL-3", protocol="dledger_log", kind="safety", holds_step=replies.rpl3, explain=replies.explain,
+             statement=replies.RPL3),
+    # LIVE-*, as in the election world; with logs, 0.2.6 and 0.3.1.2 break LIVE-1/3 (a candidate of a
+    # higher term with a shorter log stays one for good: espec.stuck_candidates has the evidence)
+    *[attrs.evolve(p, protocol="dledger_log", expected_when=LIVE_CAUSES.get(p.id)) for p in espec.PROPERTIES
+      if p.id in espec.LIVENESS],
     Property(id="LOG-L", protocol="dledger_log", kind="bounded", holds=log_l, explain=log_l_explain,
              statement=f"After faults stop, a client append is acknowledged SUCCESS within {LOG_L_BOUND_MS} ms."),
 ]

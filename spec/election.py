@@ -10,42 +10,88 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import core
+from reference_impl.election import ghost as eg
 from reference_impl.election import records as el
 from reference_impl.election import world as ew
+from spec import bounds, replies
 from spec.properties import Property, register
 
 TERM_FILE_LOST = ("{who} lost its currterm file in an OS crash: DLedger 0.2.6 persists currTerm/currVoteFor "
                   "without fsync (IOUtils.string2File), so it forgot its term and vote")
+REVOTED = ("{voter} accepted {first} in term {term} at {t1} ms, lost its currterm file in an OS crash or disk loss "
+           "at {lost} ms (it was at term {was}; DLedger 0.2.6 writes currTerm/currVoteFor without fsync, "
+           "IOUtils.string2File), restarted with no vote and accepted {second} in term {term} at {t2} ms")
 
 
-def _forgetful(w: core.World, node_ids: set[str]) -> str | None:
-    """The known cause, if one of `node_ids` has lost its term file in this history."""
-    lost = sorted(w.cfg.ids[i] for i in w.history.lost_writes if w.cfg.ids[i] in node_ids)
-    return TERM_FILE_LOST.format(who=", ".join(lost)) if lost else None
+def revote_cause(terms: eg.Terms, voter: str, term: int, a: str, b: str) -> str | None:
+    """The evidence that `voter` accepted both `a` and `b` in `term` only because it lost its term
+    file in between: an ACCEPT of one, then a lost currterm file, then an ACCEPT of the other."""
+    votes = terms.votes.get((voter, term), ())
+    for k, (c1, t1, s1) in enumerate(votes):
+        if c1 not in (a, b):
+            continue
+        for c2, t2, s2 in votes[k + 1:]:
+            if c2 in (a, b) and c2 != c1:
+                lost = eg.lost_between(terms, voter, s1, s2)
+                if lost is not None:
+                    return REVOTED.format(voter=voter, first=c1, second=c2, term=term, t1=t1, t2=t2,
+                                          lost=lost[0], was=lost[1])
+    return None
 
 
-def _double_voters(w: core.World, term: int | None = None) -> set[str]:
-    return {v for (v, t), c in w.ghost.grants.items() if len(c) > 1 and (term is None or t == term)}
+def two_leaders_cause(terms: eg.Terms, voters: tuple[str, ...], term: int, leaders: list[str]) -> str | None:
+    """Two leaders of one term need a voter that accepted both (quorums intersect): expected only
+    when, for every pair of them, some voter's second ACCEPT came after it lost its term file."""
+    causes = []
+    for k, a in enumerate(leaders):
+        for b in leaders[k + 1:]:
+            cause = next((c for v in voters if (c := revote_cause(terms, v, term, a, b)) is not None), None)
+            if cause is None:
+                return None
+            causes.append(cause)
+    return "; ".join(dict.fromkeys(causes)) or None
 
 
 def ele1_expected(w: core.World, event: Any = None) -> str | None:
-    """Two leaders in a term need a voter that accepted both; expected only if that voter lost its term file."""
-    terms = [t for t, ids in w.ghost.elected.items() if len(ids) > 1]
-    return _forgetful(w, set().union(*(_double_voters(w, t) for t in terms))) if terms else None
+    """Two leaders in a term: expected only with a voter that accepted both, its term file lost between."""
+    terms = {t: sorted(ids) for t, ids in w.ghost.elected.items() if len(ids) > 1}
+    causes = [two_leaders_cause(w.ghost.terms, w.cfg.ids, t, leaders) for t, leaders in sorted(terms.items())]
+    return "; ".join(causes) if causes and all(causes) else None
 
 
 def ele2_expected(w: core.World, event: Any = None) -> str | None:
-    return _forgetful(w, _double_voters(w))
+    """A voter with two candidates in a term: expected only if each change of candidate followed a
+    loss of its term file (an ACCEPT, the OS crash, then the other ACCEPT)."""
+    causes = []
+    terms = w.ghost.terms
+    for (voter, term), cands in sorted(w.ghost.grants.items()):
+        if len(cands) < 2:
+            continue
+        votes = terms.votes.get((voter, term), ())
+        for (c1, _, _), (c2, _, _) in zip(votes, votes[1:]):
+            if c1 != c2:
+                cause = revote_cause(terms, voter, term, c1, c2)
+                if cause is None:
+                    return None
+                causes.append(cause)
+        if not causes:
+            return None  # the grants were not seen in order (a hand-built ghost): no evidence
+    return "; ".join(dict.fromkeys(causes)) or None
 
 
 def ele3_expected(w: core.World, event: Any = None) -> str | None:
     """A term drops at the very step its node loses the term file, and only then is it expected:
-    a random OS crash or disk loss, or a scenario's `os_crash` / `disk_loss` action."""
-    if isinstance(event, core.Crash) and event.os:
+    that node's OS crash or disk loss (a random fault, or a scenario's `os_crash` / `disk_loss`).
+    `_term_drops` names the nodes whose term went down at this step (ele3 leaves them)."""
+    dropped = _DROPS.get(id(w))
+    nodes = dropped[1] if dropped is not None and dropped[0] is w else None
+    if not nodes:
+        return None
+    if isinstance(event, core.Crash) and event.os and nodes == {event.node}:
         return TERM_FILE_LOST.format(who=w.cfg.ids[event.node])
-    if isinstance(event, core.Scripted) and w.cfg.script[event.index].do in ("os_crash", "disk_loss"):
-        lost = [w.cfg.ids[i] for i in sorted(w.history.lost_writes) if not w.alive[i]]
-        return TERM_FILE_LOST.format(who=", ".join(lost)) if lost else None
+    if isinstance(event, core.Scripted) and w.cfg.script[event.index].do in ("os_crash", "disk_loss") \
+            and all(not w.alive[i] for i in nodes) and len(nodes) == 1:
+        return TERM_FILE_LOST.format(who=w.cfg.ids[next(iter(nodes))])
     return None
 
 
@@ -84,10 +130,19 @@ def ele2_explain(w: core.World) -> str:
 # --- ELE-3: currTerm never decreases, across crashes ---
 
 
+_DROPS: dict[int, tuple] = {}  # id(world after a violating step) -> (that world, the nodes whose term dropped)
+
+
 def ele3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if before.nodes is after.nodes:
         return True
-    return all(b.curr_term <= a.curr_term for b, a in zip(before.nodes, after.nodes))
+    dropped = {i for i, (b, a) in enumerate(zip(before.nodes, after.nodes)) if a.curr_term < b.curr_term}
+    if not dropped:
+        return True
+    if len(_DROPS) > 64:
+        _DROPS.clear()
+    _DROPS[id(after)] = (after, dropped)
+    return False
 
 
 # --- ELE-4: leader of term t only with a quorum of ACCEPTs for t ---
@@ -135,10 +190,20 @@ def ele5_explain(w: core.World) -> str:
 # --- HB-1: no follower timeout while its leader's heartbeats arrive ---
 
 
+LIVENESS = ("LIVE-1", "LIVE-2", "LIVE-3")  # also checked in the DLedger log worlds (spec/dledger_log.py)
+
+
+def _hb(w: core.World) -> tuple[int, int, int]:
+    """(heartBeatTimeIntervalMs, maxHeartBeatLeak, the StateMaintainer's sleep): DLedger's defaults
+    (spec/bounds.py) unless the user overrode them."""
+    s = bounds.setting
+    return s(w, "heart_beat_time_interval_ms"), s(w, "max_heart_beat_leak"), s(w, "maintainer_sleep_ms")
+
+
 def hb1_quiet_ms(w: core.World) -> int:
     """How long the world must have been free of faults for HB-1 to apply."""
-    c = _dl(w)
-    return (c.max_heart_beat_leak + 1) * c.heart_beat_time_interval_ms + c.maintainer_sleep_ms + _dmax(w)
+    hb, leak, sleep = _hb(w)
+    return (leak + 1) * hb + sleep + _dmax(w)
 
 
 def hb1(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
@@ -162,9 +227,8 @@ def hb1(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
 def hb2_bound_ms(w: core.World) -> int:
     """maxHeartBeatLeak x interval, plus one full round (the wait for it to start and its
     latch wait), the loop's sleep, and a reply that was already on its way."""
-    c = _dl(w)
-    return ((c.max_heart_beat_leak + 2) * c.heart_beat_time_interval_ms + c.maintainer_sleep_ms
-            + 2 * _dmax(w) + 1)
+    hb, leak, sleep = _hb(w)
+    return (leak + 2) * hb + sleep + 2 * _dmax(w) + 1
 
 
 def hb2(w: core.World) -> bool:
@@ -184,19 +248,157 @@ def hb2_explain(w: core.World) -> str:
     return "; ".join(bad) + f" (bound {hb2_bound_ms(w)} ms)"
 
 
-# --- ELE-L: after faults stop, a leader with a quorum of followers within a bound ---
+# --- ELE-L and LIVE-*: liveness as bounded properties over the quiet tail ---
 
-ELE_L_BOUND_MS = 30_000
+VOTE_ROUNDS = 5  # the vote rounds the bounds allow for (randomized back-off; split votes resolve in one or two)
+
+
+def vote_round_ms(w: core.World) -> int:
+    """One vote round at its slowest (maintainAsCandidate): the wait before it (getNextTimeToRequestVote:
+    below maxVoteIntervalMs), its latch wait (2000 + nextInt(maxVoteIntervalMs)), and the extra back-off
+    a parse adds for a bigger ledger (maxVoteIntervalMs)."""
+    mv = bounds.setting(w, "max_vote_interval_ms")
+    return mv + bounds.VOTE_LATCH_BASE_MS + mv + mv
+
+
+def ele_l_bound_ms(w: core.World) -> int:
+    """A leader with a quorum: a follower notices its leader gone (maxHeartBeatLeak x interval and a
+    loop), VOTE_ROUNDS vote rounds, and the new leader's first heartbeat round reaching a quorum."""
+    hb, leak, sleep = _hb(w)
+    return leak * hb + sleep + VOTE_ROUNDS * vote_round_ms(w) + hb + 2 * _dmax(w)
+
+
+def live1_bound_ms(w: core.World) -> int:
+    """Every live node following that leader: one more heartbeat round, for a node of a lower term,
+    which a heartbeat only turns into a candidate of the leader's term (TERM_NOT_READY; the next one
+    makes it a follower)."""
+    hb, _, sleep = _hb(w)
+    return ele_l_bound_ms(w) + hb + 2 * _dmax(w) + sleep
+
+
+def live3_bound_ms(w: core.World) -> int:
+    """A node outside a leadership a quorum follows joins it within two heartbeat rounds: the first
+    makes it a candidate of the leader's term, its loop adopts the term, the second makes it follow."""
+    hb, _, sleep = _hb(w)
+    return 2 * hb + 4 * _dmax(w) + 2 * sleep
+
+
+def live2_bound_ms(w: core.World) -> int:
+    """A transfer's RPC completes or fails by rpcTimeout; the reply may be a delay away, and the loop's sleep."""
+    return bounds.setting(w, "rpc_timeout_ms") + 2 * _dmax(w) + bounds.setting(w, "maintainer_sleep_ms") + 1
+
+
+def _elector_on(w: core.World) -> bool:
+    return replies._dledger(w).enable_leader_elector
+
+
+def _members(w: core.World) -> list:
+    """The live DLedger members (in the log worlds, the servers' members; clients left out)."""
+    return [m for n, up in zip(w.nodes, w.alive) if up and (m := replies.member(n)) is not None]
 
 
 def ele_l(w: core.World) -> bool:
     h = w.history
-    return not h.calm or w.ghost.settled_ms >= 0 or w.now - h.calm_at_ms <= ELE_L_BOUND_MS
+    return (not h.calm or w.ghost.settled_ms >= 0 or w.now - h.calm_at_ms <= ele_l_bound_ms(w)
+            or not _elector_on(w))
 
 
 def ele_l_explain(w: core.World) -> str:
-    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}" for m in w.nodes)
+    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}" for m in _members(w))
     return f"no settled leader {w.now - w.history.calm_at_ms} ms after faults stopped ({roles})"
+
+
+STUCK = ("{who} is a CANDIDATE of term {t}, above {leader}'s term {lt}, and its log ({let}/{lei}) is behind "
+         "{ahead}'s: voters reject its vote requests on the log before they look at the term (handleVote's "
+         "ledger check comes first), so nobody adopts term {t}, and {leader}, which keeps a quorum of heartbeat "
+         "successes, ignores its EXPIRED_TERM answers (sendHeartbeats looks at maxTerm only without a quorum; "
+         "DLedger 0.4.0 looks first): it stays a candidate, outside the leadership, for good")
+
+
+def stuck_candidates(w: core.World, node_ids: Any) -> str | None:
+    """The 0.2.6 / 0.3.1.2 evidence that each of `node_ids` is a candidate nothing can bring back: its
+    term is above the leadership a quorum follows, and enough live peers hold a longer log that
+    its vote rounds never count a quorum past the ledger rejections (parse: !isQuorum(valid -
+    biggerLedger)), while the leader keeps its quorum and ignores the higher term."""
+    dl = replies._dledger(w)
+    lead = w.ghost.settled_leader
+    if dl.step_down_on_higher_term or lead is None or not node_ids:
+        return None
+    live = {m.self_id: m for m in _members(w)}
+    quorum = len(dl.peers) // 2 + 1
+    causes = []
+    for x in sorted(node_ids):
+        m = live.get(x)
+        if m is None or m.role is not el.Role.CANDIDATE or m.curr_term <= lead[1]:
+            return None
+        ahead = sorted(o.self_id for o in live.values() if o is not m and (
+            m.ledger_end_term < o.ledger_end_term
+            or (m.ledger_end_term == o.ledger_end_term and m.ledger_end_index < o.ledger_end_index)))
+        if len(dl.peers) - len(ahead) >= quorum:
+            return None
+        causes.append(STUCK.format(who=x, t=m.curr_term, leader=lead[0], lt=lead[1], let=m.ledger_end_term,
+                                   lei=m.ledger_end_index, ahead=", ".join(ahead)))
+    return "; ".join(causes)
+
+
+def live1_expected(w: core.World, event: Any = None) -> str | None:
+    """Every live node outside the followed leadership is a stuck candidate (stuck_candidates)."""
+    lead = w.ghost.settled_leader
+    if lead is None:
+        return None
+    return stuck_candidates(w, {m.self_id for m in _members(w) if m.self_id != lead[0] and not (
+        m.role is el.Role.FOLLOWER and m.leader_id == lead[0] and m.curr_term == lead[1])})
+
+
+def live3_expected(w: core.World, event: Any = None) -> str | None:
+    bound = live3_bound_ms(w)
+    late = {n for n, since in w.ghost.stragglers.items() if w.now - max(since, w.history.calm_at_ms) > bound}
+    return stuck_candidates(w, late)
+
+
+def live1(w: core.World) -> bool:
+    h, g = w.history, w.ghost
+    return (not h.calm or g.agreed or w.now - max(g.agreed_since, h.calm_at_ms) <= live1_bound_ms(w)
+            or not _elector_on(w))
+
+
+def live1_explain(w: core.World) -> str:
+    roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}->{m.leader_id}" for m in _members(w))
+    since = max(w.ghost.agreed_since, w.history.calm_at_ms)
+    return f"the live nodes have not all followed one leader for {w.now - since} ms ({roles}; bound " \
+           f"{live1_bound_ms(w)} ms)"
+
+
+def live2(w: core.World) -> bool:
+    t = w.ghost.transfers
+    if not t:
+        return True
+    bound = live2_bound_ms(w)
+    return all(w.now - since <= bound for since in t.values())
+
+
+def live2_explain(w: core.World) -> str:
+    return "; ".join(f"{n} began a leadership transfer {w.now - t} ms ago and has not ended it (bound "
+                     f"{live2_bound_ms(w)} ms)" for n, t in w.ghost.transfers.items())
+
+
+def live3(w: core.World) -> bool:
+    h, g = w.history, w.ghost
+    if not h.calm or not g.stragglers:
+        return True
+    bound = live3_bound_ms(w)
+    return all(w.now - max(since, h.calm_at_ms) <= bound for since in g.stragglers.values())
+
+
+def live3_explain(w: core.World) -> str:
+    g = w.ghost
+    lead = g.settled_leader
+    out = []
+    for n, since in g.stragglers.items():
+        m = replies.member(w.nodes[w.cfg.ids.index(n)])
+        out.append(f"{n} ({m.role.value}@{m.curr_term}, leader {m.leader_id}) has been outside {lead[0]}'s "
+                   f"leadership of term {lead[1]} for {w.now - max(since, w.history.calm_at_ms)} ms")
+    return "; ".join(out) + f" (bound {live3_bound_ms(w)} ms)"
 
 
 def measure(w: core.World) -> dict:
@@ -262,9 +464,26 @@ PROPERTIES = [
     Property(id="HB-2", protocol="election", kind="bounded", holds=hb2, explain=hb2_explain,
              statement="A leader cut off from a quorum steps down within maxHeartBeatLeak x "
                        "heartBeatTimeIntervalMs plus one heartbeat round."),
+    Property(id="RPL-1", protocol="election", kind="safety", holds_step=replies.rpl1, explain=replies.explain,
+             statement=replies.RPL1),
+    Property(id="RPL-2", protocol="election", kind="safety", holds_step=replies.rpl2, explain=replies.explain,
+             statement=replies.RPL2),
     Property(id="ELE-L", protocol="election", kind="bounded", holds=ele_l, explain=ele_l_explain,
-             statement=f"After faults stop, a leader with a quorum of followers exists within {ELE_L_BOUND_MS} ms; "
-                       "the latency is reported as a distribution."),
+             statement="After faults stop, a leader with a quorum of followers exists within maxHeartBeatLeak x "
+                       "heartBeatTimeIntervalMs, five vote rounds and a heartbeat round (33,010 ms + 2 x the largest "
+                       "message delay with DLedger's defaults); the latency is reported as a distribution."),
+    Property(id="LIVE-1", protocol="election", kind="bounded", holds=live1, explain=live1_explain,
+             statement="After faults stop, every live node follows one and the same leader in its term within "
+                       "ELE-L's bound plus one heartbeat round, and again within that bound whenever it stops "
+                       "doing so."),
+    Property(id="LIVE-2", protocol="election", kind="bounded", holds=live2, explain=live2_explain,
+             statement="A leadership transfer a leader begins ends (its transferee cleared, or it no longer leads) "
+                       "within rpcTimeoutMs plus a message's round trip: the transfer RPC's timeout bounds it, "
+                       "faults or not."),
+    Property(id="LIVE-3", protocol="election", kind="bounded", holds=live3, explain=live3_explain,
+             statement="After faults stop, a live node outside the leadership a quorum follows (an isolated node "
+                       "back from a partition, a restarted one) follows that leader within two heartbeat rounds, "
+                       "unless the leadership changes meanwhile."),
 ]
 
 register(PROPERTIES)

@@ -14,6 +14,7 @@ from reference_impl import core
 from reference_impl.ha import commit_log as st
 from reference_impl.ha.ghost import broker_indices, master_index
 from reference_impl.ha.records import FrameRead, FrameRejected, TransferStart
+from spec import bounds
 from spec.properties import Property, register
 
 HA_L_BOUND_MS = 30_000  # connect timeout 5 s + reconnect wait 5 s + first report 5 s, and slack for the transfer
@@ -65,9 +66,11 @@ def ha1_expected(w: core.World, event: Any = None) -> str | None:
         if d < 0:
             continue
         slave = w.cfg.ids[j]
-        if floor >= 0 and d >= floor:
-            causes.append(f"the master lost its data above {floor} in an OS crash or disk loss while {slave} had it; "
-                          "classic HA never truncates a slave")
+        held = g.held_at_loss.get(slave, -1)
+        if floor >= 0 and floor <= d < held:
+            causes.append(f"the master lost its data above {floor} in an OS crash or disk loss while {slave} had it "
+                          f"(up to {held}), and {slave} differs at {d}, inside what it held then; classic HA never "
+                          f"truncates a slave")
         elif slave in g.misplaced and g.misplaced[slave].cause:
             causes.append(g.misplaced[slave].cause)
         else:
@@ -132,7 +135,7 @@ def ha5(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     for i, o in obs:
         if type(o) is TransferStart:
             mo = st.max_offset(before.nodes[i].store)
-            size = after.cfg.proto.store.mapped_file_size_commit_log
+            size = bounds.setting(after, "mapped_file_size_commit_log")
             if o.start != (o.request if o.request != 0 else mo - mo % size):
                 return False
     return True

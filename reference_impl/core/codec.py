@@ -17,7 +17,7 @@ from reference_impl.core.faults import FaultProfile
 from reference_impl.core.inputs import InputError, show, structure
 from reference_impl.core.plugin import protocol
 from reference_impl.core.scenario import ScenarioError, parse_actions
-from reference_impl.core.state import encode, encode_fields, thaw
+from reference_impl.core.state import encode, encode_fields, freeze, thaw
 from reference_impl.core.world import World, WorldConfig
 
 
@@ -184,6 +184,7 @@ def dump_config(cfg: WorldConfig) -> dict:
         "script": [thaw(a.source) for a in cfg.script],
         "down": [cfg.ids[i] for i in cfg.down],
         "crashable": [cfg.ids[i] for i in cfg.crashable],
+        "overrides": thaw(cfg.overrides),
     }
 
 
@@ -228,11 +229,20 @@ def load_config(d: Any) -> WorldConfig:
             p.check_ids(proto, ids)
         except ValueError as e:
             raise InputError("ids", str(e)) from None
+    # The config values the user set, kept apart so that properties can tell a user's override
+    # from RocketMQ's default (spec/bounds.py).
+    overrides = d.get("overrides", {})
+    if not isinstance(overrides, dict):
+        raise InputError("overrides", f"must be an object (the config values the user set), got {show(overrides)}")
+    try:
+        overrides = freeze(overrides)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise InputError("overrides", str(e)) from None
     return WorldConfig(protocol=p.name, ids=ids, proto=proto, profile=profile, script=script, down=down,
-                       crashable=crashable)
+                       crashable=crashable, overrides=overrides)
 
 
-CONFIG_KEYS = {"protocol", "ids", "proto", "profile", "script", "down", "crashable"}
+CONFIG_KEYS = {"protocol", "ids", "proto", "profile", "script", "down", "crashable", "overrides"}
 MAX_NODES = 64
 NODE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 

@@ -35,6 +35,11 @@ class Protocol:
     # history variables for properties; nodes never read them
     ghost_init: Callable  # (cfg) -> ghost
     ghost_update: Callable  # (ghost, world_before_ghost, node_index, obs) -> ghost
+    # (ghost, world, node_index, kind, crashed) -> ghost, called as node i crashes ("process", "os",
+    # "disk"), with the world before the crash and `crashed`, what the node keeps: what the crash
+    # destroys (an unflushed tail, a term file) is evidence for the causes of expected violations,
+    # and after the crash it is gone. None: nothing to record.
+    ghost_crash: Callable | None = None
     observe: Callable  # (c, n, alive) -> dict, the trace's per-node observable state
     # configuration
     make_config: Callable  # (nodes, overrides: dict) -> WorldConfig with that protocol's defaults

@@ -20,14 +20,14 @@ import enum
 import re
 from typing import Any
 
-from reference_impl.core.events import Crash, CutLink, Heal, Partition, Restart
+from reference_impl.core.events import Calm, Crash, CutLink, Heal, Partition, Restart
 from reference_impl.core.inputs import JAVA_INT_MAX, InputError, show
 from reference_impl.core.plugin import Protocol, protocol
 from reference_impl.core.state import FrozenMap, encode, freeze, record, thaw
 from reference_impl.core.transitions import apply_fault
 from reference_impl.core.world import World
 
-GENERIC_ACTIONS = ("crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal", "let", "expect")
+GENERIC_ACTIONS = ("crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal", "calm", "let", "expect")
 COMPARATORS = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "ge": lambda a, b: a >= b,
                "gt": lambda a, b: a > b, "le": lambda a, b: a <= b, "lt": lambda a, b: a < b}
 
@@ -278,6 +278,10 @@ def apply(w: World, action: Action) -> tuple[World, tuple]:
         return apply_fault(w, CutLink(src=w.cfg.ids.index(src), dst=w.cfg.ids.index(dst)))
     if do == "heal":
         return apply_fault(w, Heal())
+    if do == "calm":
+        if w.history.calm:
+            raise ScenarioError(f"action {action.index}: the quiet tail has begun already")
+        return apply_fault(w, Calm())
     if do == "let":
         bindings = action.args.get("let")
         if not isinstance(bindings, FrozenMap):

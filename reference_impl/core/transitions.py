@@ -161,6 +161,8 @@ def restart_node(w: World, i: int) -> World:
 
 def _down(w: World, p: Protocol, i: int, kind: str) -> World:
     n = p.crash(w.cfg.proto, w.nodes[i], kind)
+    if p.ghost_crash is not None:  # the ghost sees what the crash destroys before it is gone
+        w = w.evolve(ghost=p.ghost_crash(w.ghost, w, i, kind, n))
     alive = w.alive[:i] + (False,) + w.alive[i + 1:]
     reset = p.down_is_silent is None or not p.down_is_silent(w.cfg.proto, n)
     w = set_node(w, i, n).evolve(alive=alive, net=net_mod.node_down(w.net, i, w.now, reset))

@@ -49,6 +49,10 @@ class WorldConfig:
     script: tuple = ()
     down: tuple[int, ...] = ()  # nodes not started at time 0
     crashable: tuple[int, ...] = ()  # nodes random faults may crash; empty: all
+    # The config values the user set, by the keys the protocol's make_config takes. A property
+    # states its bounds from RocketMQ's documented defaults (spec/bounds.py) and reads a value
+    # here only when the user overrode it, never the protocol config's own defaults.
+    overrides: FrozenMap = EMPTY
 
 
 @record

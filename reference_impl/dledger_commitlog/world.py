@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from reference_impl import core, rocketmq
 from reference_impl.core import inputs
 from reference_impl.core.inputs import POSITIVE, check_fields
-from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.core.state import EMPTY, FrozenMap, freeze, record
 from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import clients as cc
 from reference_impl.dledger_commitlog import commitlog as cl
@@ -324,6 +324,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     if "peers" in opts:
         raise ValueError("peers are the world's brokers; set the number of nodes instead")
     peers = tuple(f"n{i}" for i in range(nodes))
+    if log.get("dledger_version") == "fixed":  # DLedger 0.4.0's heartbeat parse as well (records.DLedgerConfig)
+        opts.setdefault("step_down_on_higher_term", True)
     if world.get("forced_leader") is not None:
         if world["forced_leader"] not in peers:
             raise ValueError(f"forced_leader {world['forced_leader']!r} is not one of {list(peers)}")
@@ -336,7 +338,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     proto = CommitLogWorldConfig(node=node, broker=broker, **inputs.structure_fields(CommitLogWorldConfig, world))
     ids = peers + (bk.NAMESRV,) + tuple(f"p{k}" for k in range(proto.producers)) + tuple(
         f"c{k}" for k in range(proto.consumers))
-    return core.WorldConfig(protocol="dledger_commitlog", ids=ids, proto=proto, crashable=tuple(range(nodes)))
+    return core.WorldConfig(protocol="dledger_commitlog", ids=ids, proto=proto, crashable=tuple(range(nodes)),
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> CommitLogWorldConfig:
@@ -363,6 +366,7 @@ BRANCHES = (*rocketmq.BrokerRole, *el.Code, *el.ParseResult, *el.Role, *el.VoteR
 PROTOCOL = core.Protocol(
     name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
-    ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
+    ghost_update=ghost_update, ghost_crash=lw.lg.crash_note, observe=observe, make_config=make_config,
+    load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
     profiles=lw.PROFILES, branches=BRANCHES)

@@ -56,6 +56,16 @@ class CommitAdvanced:
     entry_term: int  # the term of the entry at the new committed index
 
 
+@record
+class EntriesDropped:
+    """Observation: the store lost entries it held (for ghost variables), found by comparing
+    the log before and after the entry handler's work. `truncate` is the TRUNCATE push the
+    handler carried out in that work (None: none)."""
+
+    entries: tuple  # ascending by index
+    truncate: ep.PushEntryRequest | None
+
+
 def forced_member(cfg: st.NodeConfig, self_id: str, leader: str, now: int) -> mstate.Member:
     """ServerTestHarness#launchServer(..., leaderId, storeType): setCurrTermForTest(0) and the role forced."""
     m = srv.boot(cfg.dledger, self_id, now)
@@ -97,9 +107,13 @@ def shutdown(cfg: st.NodeConfig, n: DLedgerNode, now: int) -> DLedgerNode:
 # --- keeping the member in step with the store and the pusher ---
 
 
-def sync(cfg: st.NodeConfig, before: DLedgerNode, n: DLedgerNode) -> tuple[DLedgerNode, tuple]:
-    """MemberState#updateLedgerIndexAndTerm after store changes; CommitAdvanced when the commit moved."""
+def sync(cfg: st.NodeConfig, before: DLedgerNode, n: DLedgerNode, truncate: ep.PushEntryRequest | None = None
+         ) -> tuple[DLedgerNode, tuple]:
+    """MemberState#updateLedgerIndexAndTerm after store changes; CommitAdvanced when the commit moved
+    (and EntriesDropped, before it, when the log lost entries; `truncate`: the TRUNCATE carried out)."""
     s, m = n.store, n.member
+    dropped = st.lost_entries(before.store, s)
+    drop_obs = (EntriesDropped(entries=dropped, truncate=truncate),) if dropped else ()
     if s.end_index != m.ledger_end_index or s.end_term != m.ledger_end_term:
         m = mstate.update_ledger_index_and_term(m, s.end_index, s.end_term)
     if cfg.dledger.preferred_leader_ids is not None:
@@ -112,9 +126,9 @@ def sync(cfg: st.NodeConfig, before: DLedgerNode, n: DLedgerNode) -> tuple[DLedg
     old = before.store.committed_index
     if s.committed_index != old and s.committed_index >= 0:
         e = st.entry_at(s, s.committed_index)
-        return n, (CommitAdvanced(old=old, new=s.committed_index, term=m.curr_term,
-                                  leader=m.role is el.Role.LEADER, entry_term=e.term if e else -1),)
-    return n, ()
+        return n, drop_obs + (CommitAdvanced(old=old, new=s.committed_index, term=m.curr_term,
+                                             leader=m.role is el.Role.LEADER, entry_term=e.term if e else -1),)
+    return n, drop_obs
 
 
 def fast_advance_commit_index(cfg: st.NodeConfig, n: DLedgerNode, now: int) -> DLedgerNode:
@@ -181,10 +195,11 @@ def on_tick(cfg: st.NodeConfig, n: DLedgerNode, now: int, draw: int) -> tuple[DL
                 isinstance(x, el.RoleChanged) and x.role is el.Role.LEADER for x in o):
             n = fast_advance_commit_index(cfg, n, now)
     if 0 <= eh.wake_at(cfg, m, n.store, n.handler) <= now:
+        truncates = [w.request for w in n.handler.queue if w.request.type is ep.PushType.TRUNCATE]
         s, h, o = eh.do_work(cfg, m, n.store, n.handler, now)
         n = n.evolve(store=s, handler=h)
         outs += o
-        n, o = sync(cfg, before, n)
+        n, o = sync(cfg, before, n, truncates[-1] if truncates else None)
         before, m = n, n.member
         outs += o
     if m.role is el.Role.LEADER:

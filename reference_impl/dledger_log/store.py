@@ -67,7 +67,9 @@ class LogConfig:
     "fixed": 0.2.6 with the two repairs DLedger 0.4.0 brings for what the checkers find here
     (docs/dledger.md): a leader commits only an index whose entry is of its current term
     (Raft section 5.4.2), and a new leadership compares from its own end instead of from a
-    compareIndex left over from an earlier one; it also implies `push_processor` "single_thread".
+    compareIndex left over from an earlier one; it also implies `push_processor` "single_thread",
+    and (world config, DLedgerConfig.step_down_on_higher_term) 0.4.0's heartbeat parse, in which a
+    leader steps down for a higher term in an answer even while a quorum follows it.
 
     `push_processor`: "pool" is DLedger's registration of PUSH with a null executor, i.e. the
     remoting server's 4-thread public pool, so pushes from one leader may be handled out of
@@ -226,6 +228,21 @@ def entry_at(s: Store, index: int) -> Entry | None:
     if s.entries and s.begin_index <= index <= s.begin_index + len(s.entries) - 1:
         return s.entries[index - s.begin_index]
     return None
+
+
+def lost_entries(old: Store, new: Store) -> tuple[Entry, ...]:
+    """Entries `old` held that `new` no longer holds at their index, walking down from the old
+    end (a log is rebuilt as a prefix of the old one plus new entries, so the first entry still
+    held ends the walk). Ascending by index; () when `new` only appended."""
+    if old.entries is new.entries or not old.entries:
+        return ()
+    out = []
+    for e in reversed(old.entries):
+        now = entry_at(new, e.index)
+        if now is e or now == e:
+            break
+        out.append(e)
+    return tuple(reversed(out))
 
 
 def _dirty(s: Store, due: int) -> Store:

@@ -6,11 +6,12 @@ for the answer (the server answers when the append's future completes; the RPC t
 out after 3 s), learns the leader from NOT_LEADER answers, and appends again
 `client_interval_ms` later. Random faults crash servers only.
 
-Ghost variables (`LogGhost`) record what properties need and no node can see: the
-leaders of each term, the first entry ever committed at each index, later different
-entries committed there, the indexes a leader committed by counting replicas of an
-entry from an older term (research section 2.8), the appends answered SUCCESS, and the
-committed or acknowledged indexes a node may have lost in an OS crash. Nodes never read them.
+Ghost variables (`LogGhost`, reference_impl.dledger_log.ghost) record what properties
+need and no node can see: the leaders of each term, the first entry ever committed at
+each index, later different entries committed there, the indexes a leader committed by
+counting replicas of an entry from an older term (research section 2.8), the appends
+answered SUCCESS, commits no majority had held, every entry a log lost and how, and the
+votes and lost term files. Nodes never read them.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from reference_impl.core import inputs
 from reference_impl.core.inputs import POSITIVE, check_fields
 from reference_impl.core.network import Send
 from reference_impl.rocketmq import MAX_MESSAGE_SIZE
-from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.core.state import EMPTY, FrozenMap, freeze, record
 from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import server as dn
 from reference_impl.dledger_log import store as st
 from reference_impl.election import leader_elector as elector
@@ -68,28 +70,8 @@ class ClientResult:
     index: int
 
 
-@record
-class LogGhost:
-    elected: FrozenMap = EMPTY  # term -> frozenset of server ids that became LEADER in it
-    regressed: FrozenMap = EMPTY  # term -> a higher term that had a leader before this one led it
-    committed: FrozenMap = EMPTY  # index -> the first entry any node committed there
-    conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
-    counted: frozenset = frozenset()  # indexes committed by a leader whose commit-index entry was of an older term
-    acked: FrozenMap = EMPTY  # index -> frozenset of entries a leader answered SUCCESS for at that index
-    os_lost: tuple = ()  # (server, lo, hi): its OS crash may have lost indexes lo+1..hi (hi: the others' max end)
-    appends: int = 0
-    results: FrozenMap = EMPTY  # AppendResult code name -> count
-    first_ack_after_calm_ms: int = -1
-
-
-def servers(w: core.World) -> range:
-    return range(w.cfg.proto.node.dledger.peer_size())
-
-
-def store_of(w: core.World, i: int) -> st.Store:
-    """Server i's log (in dledger_commitlog, the broker's DLedger node's)."""
-    n = w.nodes[i]
-    return getattr(n, "node", n).store
+LogGhost = lg.LogGhost  # the ghost variables (reference_impl.dledger_log.ghost)
+servers, store_of = lg.servers, lg.store_of
 
 
 # --- the client ---
@@ -168,65 +150,17 @@ def restart(c: LogWorldConfig, n: Any, now: int) -> Any:
     return dn.restart(c.node, n, now, forced_leader=c.forced_leader)
 
 
-# --- ghost ---
+# --- ghost (reference_impl.dledger_log.ghost) ---
 
 
 def ghost_init(cfg: core.WorldConfig) -> LogGhost:
-    return LogGhost()
-
-
-def _commit(g: LogGhost, index: int, e: st.Entry) -> LogGhost:
-    first = g.committed.get(index)
-    if first is None:
-        return g.evolve(committed=g.committed.set(index, e))
-    if first != e:
-        return g.evolve(conflicts=g.conflicts.set(index, g.conflicts.get(index, frozenset()) | {e}))
-    return g
-
-
-def _see_committed_prefix(g: LogGhost, s: st.Store, lo: int, hi: int) -> LogGhost:
-    """Entries (lo, hi] of a store whose committed index covers them."""
-    for index in range(max(lo, s.begin_index - 1) + 1, min(hi, s.end_index) + 1):
-        g = _commit(g, index, s.entries[index - s.begin_index])
-    return g
+    return lg.init(cfg)
 
 
 def ghost_update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
-    if isinstance(obs, dn.CommitAdvanced):
-        s = store_of(w, i)
-        g = _see_committed_prefix(g, s, obs.old, obs.new)
-        if obs.leader and obs.entry_term < obs.term:
-            g = g.evolve(counted=g.counted | set(range(obs.old + 1, obs.new + 1)))
-    elif isinstance(obs, ep.AppendResult):
-        name = obs.code.name
-        g = g.evolve(results=g.results.set(name, g.results.get(name, 0) + 1))
-        if obs.code is el.Code.SUCCESS:
-            e = st.entry_at(store_of(w, i), obs.index)
-            if e is not None:
-                g = g.evolve(acked=g.acked.set(obs.index, g.acked.get(obs.index, frozenset()) | {e}))
-            if w.history.calm and g.first_ack_after_calm_ms < 0:
-                g = g.evolve(first_ack_after_calm_ms=w.now)
-    elif isinstance(obs, el.RoleChanged) and obs.role is el.Role.LEADER:
-        node_id = w.cfg.ids[i]
-        higher = max((t for t in g.elected if t > obs.term), default=None)
-        if higher is not None:
-            g = g.evolve(regressed=g.regressed.set(obs.term, higher))
-        g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
-    elif isinstance(obs, ClientResult):
-        g = g.evolve(appends=g.appends + 1)
-    elif isinstance(obs, core.Crash) and obs.os and obs.node in servers(w):
-        # What the crash dropped is past the surviving end; an entry that can be (or was) committed
-        # or acknowledged was also in another node's log then (the leader's at least).
-        end = store_of(w, obs.node).end_index
-        others = max((store_of(w, j).end_index for j in servers(w) if j != obs.node), default=-1)
-        if others > end:
-            g = g.evolve(os_lost=g.os_lost + ((w.cfg.ids[obs.node], end, others),))
-    elif isinstance(obs, (core.Restart, core.Calm)):
-        for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
-            if w.alive[j]:
-                s = store_of(w, j)
-                g = _see_committed_prefix(g, s, -1, s.committed_index)
-    return g
+    if type(obs) is ClientResult:
+        return g.evolve(appends=g.appends + 1)
+    return lg.update(g, w, i, obs)
 
 
 # --- observable state (trace-format.md, protocol dledger_log) ---
@@ -368,6 +302,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     if "peers" in opts:
         raise ValueError("peers are the world's servers; set the number of nodes instead")
     peers = tuple(f"n{i}" for i in range(nodes))
+    if log.get("dledger_version") == "fixed":  # DLedger 0.4.0's heartbeat parse as well (records.DLedgerConfig)
+        opts.setdefault("step_down_on_higher_term", True)
     leader = world.get("forced_leader")
     if leader is not None:
         if leader not in peers:
@@ -377,7 +313,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
                          log=st.LogConfig(**inputs.structure_fields(st.LogConfig, log)))
     proto = LogWorldConfig(node=node, **inputs.structure_fields(LogWorldConfig, world))
     ids = peers + tuple(f"c{k}" for k in range(proto.clients))
-    return core.WorldConfig(protocol="dledger_log", ids=ids, proto=proto, crashable=tuple(range(nodes)))
+    return core.WorldConfig(protocol="dledger_log", ids=ids, proto=proto, crashable=tuple(range(nodes)),
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> LogWorldConfig:
@@ -433,5 +370,6 @@ def tick_slack(c: LogWorldConfig, n: Any, since: int) -> int:
 PROTOCOL = core.Protocol(
     name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
-    observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
+    ghost_crash=lg.crash_note, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
+    script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES)

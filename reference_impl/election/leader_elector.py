@@ -30,6 +30,7 @@ from reference_impl.election.records import (
     Role,
     RoleChanged,
     TransferDone,
+    TransferStarted,
     VoteGranted,
     VoteParsed,
     VoteRequest,
@@ -222,7 +223,15 @@ def on_heart_beat_response(cfg: DLedgerConfig, m: Member, seq: int, peer: str, r
 
 
 def finish_heart_beat_round(cfg: DLedgerConfig, m: Member, hb: HeartBeatRound, now: int) -> tuple[Member, Out]:
-    """The rest of sendHeartbeats once beatLatch.await returns."""
+    """The rest of sendHeartbeats once beatLatch.await returns. (DLedger 0.4.0, `step_down_on_higher_term`:
+    a higher term in an answer comes first, quorum or not; its extra 10 ms wait is not modelled.)"""
+    if cfg.step_down_on_higher_term and hb.max_term > hb.term:
+        m = m.evolve(round=None)
+        was_leader = m.role is Role.LEADER
+        m, outs = change_role_to_candidate(cfg, m, hb.max_term)
+        if was_leader and m.role is Role.CANDIDATE:
+            outs = (LeaderStepDown(term=hb.term, reason="max_term"),) + outs
+        return m, outs
     if cfg.is_quorum(hb.succ_num):
         return m.evolve(round=None, last_succ_heart_beat_time=now), ()
     if cfg.is_quorum(hb.succ_num + hb.not_ready_num):
@@ -393,7 +402,7 @@ def handle_leadership_transfer(cfg: DLedgerConfig, m: Member, term: int, transfe
                                     transferee_id=transferee_id, take_leadership_ledger_index=m.ledger_end_index,
                                     leader_id=m.leader_id)
     return m, None, (Send(dst=transferee_id, msg=req, ctx=("transfer", term, transferee_id, admin_rpc),
-                          timeout_ms=cfg.rpc_timeout_ms, scanned=True),)
+                          timeout_ms=cfg.rpc_timeout_ms, scanned=True), TransferStarted(transferee=transferee_id, term=term))
 
 
 def on_leadership_transfer_response(cfg: DLedgerConfig, m: Member, term: int, transferee_id: str, admin_rpc: int,

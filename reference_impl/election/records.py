@@ -112,6 +112,10 @@ class DLedgerConfig:
     rpc_timeout_ms: int = 3000  # DLedgerRpcNettyService: invokeAsync(..., 3000, ...)
     maintainer_sleep_ms: int = 10  # StateMaintainer.doWork: sleep(10)
     check_preferred_leader_interval_ms: int = 1000  # DLedgerServer.startup: scheduleAtFixedRate(1000, 1000)
+    # DLedger 0.4.0's sendHeartbeats looks at the highest term in the answers before it counts the
+    # quorum, so a leader steps down for a higher term even while a quorum follows it; 0.2.6 and
+    # 0.3.1.2 look only without a quorum (the dledger_log worlds' "fixed" profile turns this on).
+    step_down_on_higher_term: bool = False
 
     # Periods and timeouts: a Java timer or sleep of 0 would spin (and scheduleAtFixedRate refuses it).
     LIMITS: ClassVar[dict] = positive(
@@ -245,6 +249,14 @@ class LeaderStepDown:
 
     term: int
     reason: str  # "max_term", "inconsistent_leader", "lease"
+
+
+@record
+class TransferStarted:
+    """handleLeadershipTransfer marked a transferee and sent it the transfer request."""
+
+    transferee: str
+    term: int
 
 
 @record

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from reference_impl import core
 from reference_impl.core import inputs
-from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.core.state import EMPTY, FrozenMap, freeze, record
+from reference_impl.election import ghost as eg
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import member_state as mstate
 from reference_impl.election import records as el
@@ -44,6 +45,12 @@ class ElectionGhost:
     grants: FrozenMap = EMPTY  # (voter id, term) -> frozenset of candidates it ACCEPTed
     cut_since: tuple[int, ...] = ()  # per node: since when it cannot reach a quorum both ways (-1: it can)
     settled_ms: int = -1  # first time after the quiet tail began that a leader had a quorum of followers
+    terms: eg.Terms = eg.Terms()  # votes, leaderships and lost term files in history order (evidence)
+    agreed: bool = False  # every live member follows one leader in its term (all_follow)
+    agreed_since: int = 0  # when `agreed` last changed
+    settled_leader: tuple | None = None  # (leader, term) a quorum of live members follows, or None
+    stragglers: FrozenMap = EMPTY  # node -> since when it is live and outside `settled_leader`'s following
+    transfers: FrozenMap = EMPTY  # leader -> when its leadership transfer began (TransferStarted), until it ends
 
 
 def boot(c: ElectionConfig, node_id: str, i: int, now: int) -> mstate.Member:
@@ -82,7 +89,19 @@ def ghost_init(cfg: core.WorldConfig) -> ElectionGhost:
     return ElectionGhost(cut_since=(-1,) * len(cfg.ids))
 
 
+def ghost_crash(g: ElectionGhost, w: core.World, i: int, kind: str, crashed: Any) -> ElectionGhost:
+    return g.evolve(terms=eg.note_crash(g.terms, w.cfg.ids[i], kind, w.nodes[i].curr_term, w.now))
+
+
 def ghost_update(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionGhost:
+    if isinstance(obs, (el.RoleChanged, el.VoteGranted)):
+        g = g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now))
+    if isinstance(obs, (el.RoleChanged, core.Crash, core.Restart, core.Calm)):
+        g = eg.follow_note(g, w.cfg.ids, w.nodes, w.alive, w.now, w.cfg.proto.dledger.is_quorum)
+    if isinstance(obs, (el.TransferStarted, el.TransferDone, el.RoleChanged)):
+        g = g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], w.nodes[i], w.now))
+    elif isinstance(obs, core.Crash):
+        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
     if isinstance(obs, el.RoleChanged):
         if obs.role is el.Role.LEADER:
             node_id = w.cfg.ids[i]
@@ -232,7 +251,8 @@ def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConf
     if "peers" in opts:
         raise ValueError("peers are the world's nodes; set the number of nodes instead")
     dledger = el.DLedgerConfig(peers=ids, **inputs.structure_fields(el.DLedgerConfig, opts))
-    return core.WorldConfig(protocol="election", ids=ids, proto=ElectionConfig(dledger=dledger, **ledger))
+    return core.WorldConfig(protocol="election", ids=ids, overrides=freeze(dict(overrides or {})),
+                            proto=ElectionConfig(dledger=dledger, **ledger))
 
 
 def load_config(d: dict) -> ElectionConfig:
@@ -257,5 +277,5 @@ def tick_slack(c: ElectionConfig, m: mstate.Member, since: int) -> int:
 PROTOCOL = core.Protocol(
     name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
-    observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
-    script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)
+    ghost_crash=ghost_crash, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)

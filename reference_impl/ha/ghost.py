@@ -8,12 +8,19 @@ What they record, and why:
 - `missing` (HA-3): SYNC_MASTER PUT_OK messages that no slave held at the moment the
   producer got the answer, with the reason the master believed they were replicated:
   a report that set push2SlaveMaxOffset (`p2`), or an ack of a connection (`ack_log`),
-  checked against the slave's later data loss (`data_loss`).
+  checked against the slave's later data loss (`data_loss`, and `lost_range`: the bytes
+  that loss took, past the slave's durable offset, so the copy must have been among them).
 - `frames`, `reports`, `up_bytes`, `framing` (HA-7): per connection, the frames the
   master built and the reports the slave wrote, in order, against what the other end
   decoded from the segments it was given.
-- `master_floor` (HA-1): the master's max offset after its latest data loss; a slave
-  that differs from the master at or above it holds data the master lost.
+- `master_floor`, `held_at_loss` (HA-1): the master's max offset after its latest data
+  loss, and how far each slave's CommitLog reached at some such loss; a slave that
+  differs from the master at or above the floor and below what it held then holds data
+  the master lost (beyond it, the slave only ever appended what the master sent after).
+- `crash_dropped` (HA-4): the acknowledged messages the crash being applied took from
+  the crashed broker (held before it, gone after, and for an OS crash not yet on disk:
+  seen as it crashes, `ghost_crash`), so a loss is blamed on a crash only if that crash
+  removed that copy from the page cache (or with the disk).
 - `calm_target`, `caught_up` (HA-L): the master's max offset when faults stopped, and
   when each slave reached it.
 
@@ -64,11 +71,14 @@ class HaGhost:
     ack_log: FrozenMap = EMPTY  # conn -> (slave, start, ack, at_ms) of its latest accepted report
     p2: tuple | None = None  # (master incarnation, AckRead, at_ms) that last raised push2SlaveMaxOffset
     data_loss: FrozenMap = EMPTY  # node id -> time of its latest OS crash or disk loss
+    lost_range: FrozenMap = EMPTY  # node id -> (durable, max) offsets of its latest OS crash: what it lost
     master_floor: int = -1
     master_crash_max: int = -1  # the master's max offset when it last went down; -1 while it is up
     calm_target: int = -1
     caught_up: FrozenMap = EMPTY  # slave id -> time it reached calm_target
     misplaced: FrozenMap = EMPTY  # slave id -> Finding: a frame it appended away from the frame's offset (HA-6)
+    held_at_loss: FrozenMap = EMPTY  # slave id -> the highest max offset it had at a master data loss (HA-1)
+    crash_dropped: frozenset = frozenset()  # msg ids the crash being applied took from the crashed broker
 
 
 def init(cfg: core.WorldConfig) -> HaGhost:
@@ -119,18 +129,44 @@ def ha3_cause(g: HaGhost, w: core.World, copy: Copy) -> tuple[str | None, str | 
     else:
         candidates = [(s, at) for s, start, ack, at in g.ack_log.values() if 0 <= start <= copy.offset and ack >= nxt]
     for slave, at in candidates:
-        if g.data_loss.get(slave, -1) >= at:
+        lo, hi = g.lost_range.get(slave, (0, -1))
+        # that slave's latest OS crash (or disk loss) came after its ack and took this copy's bytes
+        if g.data_loss.get(slave, -1) >= at and lo < nxt and copy.offset < hi:
             return "slave-page-cache", (f"{slave} acknowledged {copy.msg_id} from its page cache and lost it in an "
                                         f"OS crash or disk loss at t={g.data_loss[slave]} ms (HAClient reports "
                                         f"getMaxPhyOffset, unflushed data included)")
     return None, None
 
 
+def crash_note(g: HaGhost, w: core.World, i: int, kind: str, crashed: Any) -> HaGhost:
+    """Broker i is crashing (the world before; `crashed` what it keeps): which acknowledged copies
+    this crash takes from it, and, for the master's data loss, how far each slave reached."""
+    if i not in broker_indices(w) or kind == "process":
+        return g.evolve(crash_dropped=frozenset())
+    durable = w.nodes[i].store.durable  # an OS crash may take only what was not on disk yet
+    gone = frozenset(c.msg_id for c in g.acked if holders(w, c, [i])
+                     and not st.holds(crashed.store, c.offset, ha.message_blob(c.msg_id, c.offset, c.size))
+                     and (kind == "disk" or c.offset + c.size > durable))
+    store = w.nodes[i].store
+    g = g.evolve(crash_dropped=gone, lost_range=g.lost_range.set(
+        w.cfg.ids[i], (-1 if kind == "disk" else store.durable, st.max_offset(store))))
+    if i == master_index(w):
+        held = g.held_at_loss
+        for j in broker_indices(w):
+            if j != i:
+                top = st.max_offset(w.nodes[j].store)
+                if top > held.get(w.cfg.ids[j], -1):
+                    held = held.set(w.cfg.ids[j], top)
+        g = g.evolve(held_at_loss=held)
+    return g
+
+
 def _loss_cause(g: HaGhost, w: core.World, event: Any, copy: Copy) -> tuple[str | None, str | None]:
     """The event removed the last copy of an acknowledged message; the known causes:
-    data loss (an OS crash or disk loss), or recovery of a slave that holds bytes the
-    master lost and was then streamed the master's new bytes from inside a message."""
-    if isinstance(event, core.Crash) and event.kind() != "process":
+    data loss (an OS crash or disk loss) that took this very copy from the crashed broker,
+    or recovery of a slave that holds bytes the master lost and was then streamed the
+    master's new bytes from inside a message."""
+    if isinstance(event, core.Crash) and event.kind() != "process" and copy.msg_id in g.crash_dropped:
         what = "disk loss" if event.disk else "an OS crash (its unflushed page cache)"
         if w.cfg.proto.store.broker_role is BrokerRole.ASYNC_MASTER:
             return "async-master", (f"ASYNC_MASTER acknowledges before any slave has the message; the last copy was "
@@ -220,7 +256,7 @@ def update(g: HaGhost, w: core.World, i: int, o: Any) -> HaGhost:
                 g = g.evolve(misplaced=g.misplaced.without(node_id))
             if o.node == m:
                 g = _lower_floor(g, st.max_offset(w.nodes[m].store))
-        return _check_losses(g, w, o)
+        return _check_losses(g, w, o).evolve(crash_dropped=frozenset())
     if t is core.Restart:
         return _check_losses(_master_recovered(g, w) if o.node == master_index(w) else g, w, o)
     if t is core.Calm:

@@ -84,8 +84,10 @@ def next_frame(buf: bytes) -> tuple[int, int, bytes | None] | None:
     header; (offset, size, None) with a header but not yet the whole body; else
     (offset, size, body). A negative size is reported as is (the caller rejects it).
 
-    post: __return__ is None or len(buf) >= HEADER_SIZE
-    post: __return__ is None or __return__[2] is None or len(__return__[2]) == __return__[1]
+    post: (__return__ is None) == (len(buf) < HEADER_SIZE)
+    post: __return__ is None or encode_header(__return__[0], __return__[1]) == buf[:HEADER_SIZE]
+    post: __return__ is None or (__return__[2] is None) == (__return__[1] < 0 or len(buf) < HEADER_SIZE + __return__[1])
+    post: __return__ is None or __return__[2] is None or __return__[2] == buf[HEADER_SIZE:HEADER_SIZE + __return__[1]]
     """
     if len(buf) < HEADER_SIZE:
         return None
@@ -103,6 +105,7 @@ def decode_frames(buf: bytes) -> tuple[tuple[tuple[int, bytes], ...], bytes]:
     decoding the whole stream at once (HA-7; property_tests/test_ha_wire.py).
 
     post: b"".join(encode_frame(o, b) for o, b in __return__[0]) + __return__[1] == buf
+    post: next_frame(__return__[1]) is None or next_frame(__return__[1])[2] is None
     """
     frames = []
     pos = 0
@@ -122,9 +125,14 @@ def read_acks(pending: bytes, chunk: bytes) -> tuple[int | None, bytes]:
     `position - processPosition >= 8`, reads the long just below
     `position - position % 8`; `pending` here is the buffer between the two.
 
+    The contract pins which report it is: the rest is what follows the last 8-byte
+    boundary of `pending + chunk`, and the value is the 8 bytes just below that boundary.
+
     pre: len(pending) < ACK_SIZE
     post: len(__return__[1]) < ACK_SIZE
     post: (__return__[0] is None) == (len(pending) + len(chunk) < ACK_SIZE)
+    post: __return__[1] == (pending + chunk)[len(pending + chunk) // ACK_SIZE * ACK_SIZE:]
+    post: __return__[0] is None or encode_ack(__return__[0]) == (pending + chunk)[len(pending + chunk) // ACK_SIZE * ACK_SIZE - ACK_SIZE:len(pending + chunk) // ACK_SIZE * ACK_SIZE]
     """
     buf = pending + chunk
     whole = len(buf) - len(buf) % ACK_SIZE

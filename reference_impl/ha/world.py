@@ -34,7 +34,7 @@ from typing import Any
 from reference_impl import core, rocketmq
 from reference_impl.core import faults, inputs
 from reference_impl.core.network import Send
-from reference_impl.core.state import record
+from reference_impl.core.state import freeze, record
 from reference_impl.ha import broker as ha
 from reference_impl.ha import commit_log as st
 from reference_impl.ha import ghost as gh
@@ -402,7 +402,8 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
     world = inputs.structure_fields(HaConfig, {k: v for k, v in opts.items() if k in _WORLD_KEYS})
     c = _check(HaConfig(store=store, brokers=brokers, **world))
     ids = brokers + tuple(f"p{k}" for k in range(producers))
-    return core.WorldConfig(protocol="ha", ids=ids, proto=c, crashable=tuple(range(nodes)))
+    return core.WorldConfig(protocol="ha", ids=ids, proto=c, crashable=tuple(range(nodes)),
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> HaConfig:
@@ -465,7 +466,8 @@ BRANCHES = (*BrokerRole, *FlushDiskType, PutMessageStatus.PUT_OK, PutMessageStat
 PROTOCOL = core.Protocol(
     name="ha", boot=boot, wake_at=ha.wake_at, on_tick=ha.on_tick, on_request=ha.on_request,
     on_response=ha.on_response, on_message=None, crash=ha.crash, restart=ha.restart, ghost_init=gh.init,
-    ghost_update=gh.update, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
+    ghost_update=gh.update, ghost_crash=gh.crash_note, observe=observe, make_config=make_config,
+    load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(2, 3),
     ext_init=ext_init, ext_deadline=ext_deadline, ext_events=ext_events, ext_apply=ext_apply, ext_faults=ext_faults,
     profiles=PROFILES, branches=BRANCHES)

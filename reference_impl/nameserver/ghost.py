@@ -108,6 +108,7 @@ class NsGhost:
     unregistered_by_id: frozenset = frozenset()  # (namesrv, addr): unregisterBroker removed another id
     resets: FrozenMap = EMPTY  # (namesrv, peer) -> last time its request was reset
     role_changes: FrozenMap = EMPTY  # broker addr -> time of its last role change
+    last_registered: FrozenMap = EMPTY  # (namesrv, broker addr) -> (time, broker id) of its latest registration there
     msgs: FrozenMap = EMPTY  # msg id -> MsgGhost, for sends not yet retired
     stats: SendStats = SendStats()
     dead: FrozenMap = EMPTY  # broker addr -> DeathWindow, while it is down
@@ -196,6 +197,7 @@ def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
             return g.evolve(call_timeouts=g.call_timeouts.set(me, w.now))
         return g
     if t is ns.BrokerRegistered:
+        g = g.evolve(last_registered=g.last_registered.set((me, obs.broker_addr), (w.now, obs.broker_id)))
         regs = g.registered.get(me, frozenset())
         return g if obs.broker_addr in regs else g.evolve(registered=g.registered.set(me, regs | {obs.broker_addr}))
     if t is ns.BrokerRemoved:

@@ -27,7 +27,7 @@ import attrs
 from reference_impl import core, rocketmq
 from reference_impl.core import faults, inputs
 from reference_impl.core import network as net_mod
-from reference_impl.core.state import FrozenMap, record
+from reference_impl.core.state import FrozenMap, freeze, record
 from reference_impl.nameserver import broker as nb
 from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import consumer as co
@@ -371,7 +371,8 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
         if not found:
             raise ValueError(f"unknown nameserver config key {key!r}")
     crashable = tuple(i for i, x in enumerate(ids) if x.startswith(("ns", "b")))
-    return core.WorldConfig(protocol="nameserver", ids=ids, proto=c, crashable=crashable)
+    return core.WorldConfig(protocol="nameserver", ids=ids, proto=c, crashable=crashable,
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> NameServerWorldConfig:

@@ -30,7 +30,7 @@ from typing import Any
 
 from reference_impl import core, rocketmq
 from reference_impl.core import inputs
-from reference_impl.core.state import record
+from reference_impl.core.state import freeze, record
 from reference_impl.offsets import broker as ob
 from reference_impl.offsets import client as oc
 from reference_impl.offsets import ghost as gh
@@ -371,7 +371,8 @@ def make_config(nodes: int = 2, overrides: dict | None = None) -> core.WorldConf
                              **inputs.structure_fields(OffsetsConfig, opts)))
     ids = c.brokers + (c.namesrv,) + c.producers + c.consumers
     crashable = tuple(ids.index(x) for x in c.brokers + c.consumers)
-    return core.WorldConfig(protocol="offsets", ids=ids, proto=c, crashable=crashable)
+    return core.WorldConfig(protocol="offsets", ids=ids, proto=c, crashable=crashable,
+                            overrides=freeze(dict(overrides or {})))
 
 
 def load_config(d: dict) -> OffsetsConfig:

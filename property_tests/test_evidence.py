@@ -1,0 +1,192 @@
+"""Expected causes need evidence, not presence: a nearby mutant is reported unexpected under every profile.
+
+A violation RocketMQ is known to allow is *expected* only when the history shows the link
+from its cause to it (the OS crash dropped this very entry from this node's unflushed tail,
+and that node then elected the leader lacking it; this voter lost its term file between its
+two grants). Each test here breaks one rule next to a known cause and runs the seeded fuzzer
+under every fault profile of the protocol, the profiles where the real cause is present
+included (the masking case): the mutant's violation must come out unexpected.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from histories import runner
+from reference_impl import core
+from reference_impl.core import faults
+from reference_impl.dledger_log import entry_handler as eh
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import store as st
+from reference_impl.election import records as el
+from reference_impl.ha import commit_log as ha_st
+from reference_impl.nameserver import route_info as ri
+from property_tests.support import election_mutants as em
+
+
+def _profiles(protocol: str, crashes: bool = False) -> list[str]:
+    out = []
+    for name in faults.names(protocol):
+        p = faults.profile(name, protocol)
+        if p.any_faults() and (not crashes or p.crash > 0 or p.os_crash > 0):
+            out.append(name)
+    return out
+
+
+def _unexpected(protocol: str, profile: str, seeds: range, steps: int, nodes: int = 3,
+                want: set | None = None) -> tuple[int, list] | None:
+    """The first seed whose history has an unexpected violation (of `want`, if given)."""
+    p = core.protocol(protocol)
+    cfg = p.make_config(nodes, {}).evolve(profile=faults.profile(profile, protocol))
+    for seed in seeds:
+        r = runner.simulate(cfg, seed, steps)
+        bad = [v for v in r.unexpected if want is None or v.property in want]
+        if bad:
+            return seed, bad
+    return None
+
+
+# --- dledger_log: a leader that commits an entry no majority holds ---
+
+
+def _max_mark(p: ep.Pusher, term: int) -> int:
+    """The quorum index as the highest water mark: the leader's own, with nobody else's ack."""
+    marks = p.water_marks.get(term)
+    return -1 if marks is None else max(marks)
+
+
+@pytest.mark.parametrize("profile", _profiles("dledger_log"))
+def test_commit_without_a_majority_is_unexpected_under_every_profile(monkeypatch, profile):
+    """LOG-8 reports it at once, and no OS crash of the history explains it away: under `hostile`
+    and `os_crash` the LOG-2/3/5 violations it leads to used to be called "an OS crash may have
+    dropped the tail"."""
+    monkeypatch.setattr(ep, "quorum_index", _max_mark)
+    found = _unexpected("dledger_log", profile, range(4), 2500, want={"LOG-8"})
+    assert found is not None, profile
+
+
+@pytest.mark.parametrize("profile", ["hostile", "os_crash"])
+def test_commit_without_a_majority_is_unexpected_in_dledger_commitlog(monkeypatch, profile):
+    monkeypatch.setattr(ep, "quorum_index", _max_mark)
+    assert _unexpected("dledger_commitlog", profile, range(4), 4000, want={"LOG-8"}) is not None
+
+
+def test_no_violation_at_a_thin_index_is_expected(monkeypatch):
+    """Under the mutant every LOG-2/3/5/6 violation at an index committed without a majority stays
+    unexpected, whatever OS crashes the history holds (hostile, several seeds)."""
+    monkeypatch.setattr(ep, "quorum_index", _max_mark)
+    cfg = core.protocol("dledger_log").make_config(3, {}).evolve(profile=faults.profile("hostile", "dledger_log"))
+    seen = 0
+    for seed in range(6):
+        r = runner.simulate(cfg, seed, 2500)
+        for v in r.violations:
+            if v.property in ("LOG-2", "LOG-5", "LOG-6") and v.expected is None:
+                seen += 1
+        assert any(v.property == "LOG-8" and v.expected is None for v in r.violations), seed
+    assert seen > 0
+
+
+def _crash_dropping_a_flushed_entry(s: st.Store, kind: str) -> st.Store:
+    """An OS crash that also loses the last flushed entry (as if the flush never reached the disk)."""
+    if kind != "os" or not s.entries:
+        return st_crash(s, kind)
+    return st_crash(s.evolve(flushed_index=s.flushed_index - 1), kind)
+
+
+st_crash = st.crash
+ORIG_REGISTER = ri.register_broker
+
+
+@pytest.mark.parametrize("profile", ["os_crash", "hostile"])
+def test_an_os_crash_that_drops_flushed_entries_is_unexpected(monkeypatch, profile):
+    """"An OS crash dropped the unflushed tail" is a cause only for entries past the flushed index."""
+    monkeypatch.setattr(st, "crash", _crash_dropping_a_flushed_entry)
+    assert _unexpected("dledger_log", profile, range(8), 6000, want={"LOG-3"}) is not None
+
+
+def _compare_never_matching(s: st.Store, req: ep.PushEntryRequest) -> el.Code:
+    return el.Code.INCONSISTENT_STATE
+
+
+@pytest.mark.parametrize("profile", ["standard", "hostile"])
+def test_a_follower_failing_every_compare_is_unexpected(monkeypatch, profile):
+    """The leader then truncates entries it holds itself, which looks like the stale-COMPARE finding;
+    RPL-3 sees the dishonest COMPARE answer."""
+    monkeypatch.setattr(eh, "handle_do_compare", _compare_never_matching)
+    assert _unexpected("dledger_log", profile, range(3), 1500, want={"RPL-3"}) is not None
+
+
+# --- election: term-file losses that no OS crash explains ---
+
+
+@pytest.mark.parametrize("profile", _profiles("election", crashes=True))
+def test_a_term_file_lost_in_a_process_crash_is_unexpected(monkeypatch, profile):
+    """A follower that loses its currterm file on a process crash: its term drops (ELE-3) at a
+    crash that is no OS crash, even under `hostile`, where OS crashes happen too."""
+    monkeypatch.setattr(em.srv, "crash", em.crash_losing_term_file)
+    assert _unexpected("election", profile, range(10), 4000, want={"ELE-2", "ELE-3"}) is not None
+
+
+@pytest.mark.parametrize("profile", _profiles("election"))
+def test_a_double_vote_is_unexpected_under_every_profile(monkeypatch, profile):
+    """A voter that accepts a second candidate in its term: under `hostile` an OS crash of the same
+    voter anywhere in the history used to explain ELE-2; the evidence now needs the lost term file
+    between the two grants (and RPL-2 sees the reply the guards forbid)."""
+    monkeypatch.setattr(em.HOME["handle_vote"], "handle_vote", em.vote_ignoring_curr_vote_for)
+    assert _unexpected("election", profile, range(12), 4000, want={"ELE-2"}) is not None
+
+
+# --- ha: a lost acknowledged message blamed on an OS crash only for what the page cache held ---
+
+
+def _os_crash_losing_the_disk_too(s):
+    """An OS crash that loses bytes already on disk (as if flushedWhere were never honoured)."""
+    return ha_st.EMPTY_STORE.evolve(base=s.base, data=b"") if s.base >= 0 else s
+
+
+@pytest.mark.parametrize("profile", ["os-crash", "hostile"])
+def test_an_os_crash_losing_flushed_bytes_is_unexpected(monkeypatch, profile):
+    """ASYNC_MASTER loses acknowledged messages in an OS crash by design (HA-4, expected), but only
+    what was not on disk yet; an OS crash that loses the flushed bytes too is no known cause."""
+    monkeypatch.setattr(ha_st, "lose_page_cache", _os_crash_losing_the_disk_too)
+    cfg = core.protocol("ha").make_config(2, {"broker_role": "ASYNC_MASTER", "flush_disk_type": "SYNC_FLUSH"})
+    cfg = cfg.evolve(profile=faults.profile(profile, "ha"))
+    for seed in range(12):
+        r = runner.simulate(cfg, seed, 20000)
+        if any(v.property == "HA-4" and v.expected is None for v in r.violations):
+            return
+    raise AssertionError("no seed exposed the mutant as an unexpected HA-4")
+
+
+# --- nameserver: a stale master entry is explained only until the broker registers again ---
+
+
+def test_a_stale_master_entry_after_re_registration_is_unexpected(monkeypatch):
+    """ns6_role_change_oneway.json under a registerBroker that keeps the address's old id: NS-6 is
+    expected until b0-m's registration with its new id reaches ns0, unexpected after it."""
+    import json
+    from pathlib import Path
+
+    from histories import scenario_file
+    from reference_impl.core.state import FrozenMap
+
+    def keep_old(rim, cluster_name, broker_addr, broker_name, broker_id, *args, **kw):
+        before = rim.broker_addr_table.get(broker_name)
+        rim2, *rest = ORIG_REGISTER(rim, cluster_name, broker_addr, broker_name, broker_id, *args, **kw)
+        if before is not None:
+            bd = rim2.broker_addr_table[broker_name]
+            addrs = dict(bd.broker_addrs)
+            for bid, a in before.broker_addrs.items():
+                addrs.setdefault(bid, a)
+            rim2 = rim2.evolve(broker_addr_table=rim2.broker_addr_table.set(
+                broker_name, bd.evolve(broker_addrs=FrozenMap(addrs))))
+        return (rim2, *rest)
+
+    path = Path(__file__).parent / "scenarios" / "nameserver" / "ns6_role_change_oneway.json"
+    sc = scenario_file.parse(json.loads(path.read_text(encoding="utf-8")), path.name)
+    clean = runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms)
+    assert [v.expected is not None for v in clean.violations if v.property == "NS-6"] == [True]
+    monkeypatch.setattr(ri, "register_broker", keep_old)
+    r = runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms)
+    (ns6,) = [v for v in r.violations if v.property == "NS-6"]
+    assert ns6.expected is None, ns6

@@ -1,0 +1,229 @@
+"""Ghost variables of the DLedger log worlds (dledger_log, and dledger_commitlog, which extends them).
+
+History that the LOG properties (spec/dledger_log.py) need and no server can see. Nodes
+never read any of it.
+
+- `elected`, `regressed`: the servers that became leader of each term; a term led after
+  a higher one had been (term files were lost).
+- `committed`, `conflicts`: the first entry any node committed at each index, and other
+  entries committed there later (LOG-5).
+- `counted`: indexes a leader committed by counting replicas of an entry of an older term
+  (Raft's Figure 8, research section 2.8).
+- `acked`: the entries a leader answered SUCCESS for, by index (LOG-6).
+- `thin`: commits and SUCCESS answers by a leader for an entry that a majority of the
+  servers had not held (LOG-8): the quorum rule checked on the logs themselves. A
+  server "has held" an entry when its log holds it now or a recorded drop took it.
+- `drops`: every loss of entries from a server's log, with what caused it: an OS crash
+  (the unflushed tail: entries past the flushed index), a disk loss, or a TRUNCATE the
+  follower carried out (which leader sent it, and whether that leader held every entry
+  it made the follower drop: a truncation decided on stale COMPARE state). These are
+  the evidence the expected causes check: that *this* entry was lost, how, by whom.
+- `terms` (reference_impl.election.ghost): votes, leaderships and lost currterm files
+  in history order, for the term-file causes.
+- `agreed`, `stragglers`, `transfers`: who follows whom, and since when (LIVE-1/2/3), as
+  in the election world.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import core
+from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import server as dn
+from reference_impl.dledger_log import store as st
+from reference_impl.election import ghost as eg
+from reference_impl.election import records as el
+
+
+@record
+class Drop:
+    """Server `server` lost `entries` from its log at `at_ms` (`seq`: the order among `terms` events)."""
+
+    server: str
+    at_ms: int
+    seq: int
+    how: str  # "os-crash", "disk-loss", "truncate"
+    entries: tuple  # ascending by index, contiguous
+    flushed: int = -1  # os-crash: the flushed index just before the crash
+    leader: str | None = None  # truncate: the leader whose TRUNCATE the follower carried out
+    term: int = -1  # truncate: that TRUNCATE's term
+    stale: bool = False  # truncate: that leader held every dropped entry at that moment
+
+    def holds(self, index: int, entry: Any) -> bool:
+        """This drop took `entry` at `index`."""
+        lo = self.entries[0].index
+        return lo <= index <= self.entries[-1].index and self.entries[index - lo] == entry
+
+
+@record
+class Thin:
+    """A leader committed (or answered SUCCESS for) an entry a majority had not held."""
+
+    leader: str
+    term: int
+    index: int
+    entry_term: int
+    holders: tuple[str, ...]
+    at_ms: int
+    what: str  # "committed" or "acknowledged"
+
+
+@record
+class LogGhost:
+    elected: FrozenMap = EMPTY  # term -> frozenset of server ids that became LEADER in it
+    regressed: FrozenMap = EMPTY  # term -> a higher term that had a leader before this one led it
+    committed: FrozenMap = EMPTY  # index -> the first entry any node committed there
+    conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
+    counted: frozenset = frozenset()  # indexes committed by a leader whose commit-index entry was of an older term
+    acked: FrozenMap = EMPTY  # index -> frozenset of entries a leader answered SUCCESS for at that index
+    thin: FrozenMap = EMPTY  # index -> the first Thin commit or SUCCESS there
+    drops: tuple = ()  # Drop, in history order
+    terms: eg.Terms = eg.Terms()
+    agreed: bool = False  # liveness (LIVE-1/2/3), as in the election world: see election.ghost.follow_note
+    agreed_since: int = 0
+    settled_leader: tuple | None = None
+    stragglers: FrozenMap = EMPTY
+    transfers: FrozenMap = EMPTY
+    appends: int = 0
+    results: FrozenMap = EMPTY  # AppendResult code name -> count
+    first_ack_after_calm_ms: int = -1
+
+
+def servers(w: core.World) -> range:
+    return range(w.cfg.proto.node.dledger.peer_size())
+
+
+def dnode(n: Any) -> Any:
+    """The DLedger node of a world node (a dledger_commitlog broker wraps one), or None."""
+    d = getattr(n, "node", n)
+    return d if isinstance(d, dn.DLedgerNode) else None
+
+
+def store_of(w: core.World, i: int) -> st.Store:
+    """Server i's log (in dledger_commitlog, the broker's DLedger node's)."""
+    n = w.nodes[i]
+    return getattr(n, "node", n).store
+
+
+def init(cfg: core.WorldConfig) -> LogGhost:
+    return LogGhost()
+
+
+def majority(n: int, k: int) -> bool:
+    """k of n servers are a majority (MemberState#isQuorum: k >= n / 2 + 1)."""
+    return 2 * k > n
+
+
+def ever_held(g: LogGhost, w: core.World, index: int, entry: Any) -> list[str]:
+    """The servers whose log holds `entry` at `index` now, or held it until a recorded drop."""
+    ids = w.cfg.ids
+    out = {ids[j] for j in servers(w) if st.entry_at(store_of(w, j), index) == entry}
+    out |= {d.server for d in g.drops if d.server not in out and d.holds(index, entry)}
+    return sorted(out)
+
+
+def _check_majority(g: LogGhost, w: core.World, i: int, index: int, entry: Any, term: int, what: str) -> LogGhost:
+    if index in g.thin:
+        return g
+    holders = ever_held(g, w, index, entry)
+    if majority(len(servers(w)), len(holders)):
+        return g
+    return g.evolve(thin=g.thin.set(index, Thin(leader=w.cfg.ids[i], term=term, index=index, entry_term=entry.term,
+                                                holders=tuple(holders), at_ms=w.now, what=what)))
+
+
+def _commit(g: LogGhost, index: int, e: st.Entry) -> LogGhost:
+    first = g.committed.get(index)
+    if first is None:
+        return g.evolve(committed=g.committed.set(index, e))
+    if first != e:
+        return g.evolve(conflicts=g.conflicts.set(index, g.conflicts.get(index, frozenset()) | {e}))
+    return g
+
+
+def _see_committed_prefix(g: LogGhost, s: st.Store, lo: int, hi: int) -> LogGhost:
+    """Entries (lo, hi] of a store whose committed index covers them."""
+    for index in range(max(lo, s.begin_index - 1) + 1, min(hi, s.end_index) + 1):
+        g = _commit(g, index, s.entries[index - s.begin_index])
+    return g
+
+
+def _drop(g: LogGhost, d: Drop) -> LogGhost:
+    terms = g.terms
+    return g.evolve(drops=g.drops + (d.evolve(seq=terms.seq),), terms=terms.evolve(seq=terms.seq + 1))
+
+
+def crash_note(g: LogGhost, w: core.World, i: int, kind: str, crashed: Any) -> LogGhost:
+    """Server i is crashing: what its log loses (the unflushed tail, or everything with the disk),
+    and its currterm file (OS crash or disk loss)."""
+    before, after = dnode(w.nodes[i]), dnode(crashed)
+    if before is None or after is None:
+        return g
+    node_id = w.cfg.ids[i]
+    g = g.evolve(terms=eg.note_crash(g.terms, node_id, kind, before.member.curr_term, w.now))
+    lost = st.lost_entries(before.store, after.store)
+    if lost:
+        g = _drop(g, Drop(server=node_id, at_ms=w.now, seq=0, how="disk-loss" if kind == "disk" else "os-crash"
+                          if kind == "os" else "process-crash", entries=lost, flushed=before.store.flushed_index))
+    return g
+
+
+def _follow(g: LogGhost, w: core.World) -> LogGhost:
+    k = len(servers(w))
+    members = tuple(dnode(n).member for n in w.nodes[:k])
+    return eg.follow_note(g, w.cfg.ids[:k], members, w.alive[:k], w.now, w.cfg.proto.node.dledger.is_quorum)
+
+
+def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
+    t = type(obs)
+    if t is el.RoleChanged or t is core.Crash or t is core.Restart or t is core.Calm:
+        g = _follow(g, w)
+    if t is el.TransferStarted or t is el.TransferDone or t is el.RoleChanged:
+        g = g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], dnode(w.nodes[i]).member, w.now))
+    elif t is core.Crash:
+        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
+    if t is dn.CommitAdvanced:
+        s = store_of(w, i)
+        g = _see_committed_prefix(g, s, obs.old, obs.new)
+        if obs.leader:
+            for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
+                g = _check_majority(g, w, i, index, s.entries[index - s.begin_index], obs.term, "committed")
+            if obs.entry_term < obs.term:
+                g = g.evolve(counted=g.counted | set(range(obs.old + 1, obs.new + 1)))
+    elif t is dn.EntriesDropped:
+        node_id = w.cfg.ids[i]
+        req = obs.truncate
+        leader, term, stale = None, -1, False
+        if req is not None:
+            leader, term = req.leader_id, req.term
+            if leader in w.cfg.ids[:len(servers(w))]:
+                ls = store_of(w, w.cfg.ids.index(leader))
+                stale = all(st.entry_at(ls, e.index) == e for e in obs.entries)
+        g = _drop(g, Drop(server=node_id, at_ms=w.now, seq=0, how="truncate", entries=obs.entries, leader=leader,
+                          term=term, stale=stale))
+    elif t is ep.AppendResult:
+        name = obs.code.name
+        g = g.evolve(results=g.results.set(name, g.results.get(name, 0) + 1))
+        if obs.code is el.Code.SUCCESS:
+            e = st.entry_at(store_of(w, i), obs.index)
+            if e is not None:
+                g = g.evolve(acked=g.acked.set(obs.index, g.acked.get(obs.index, frozenset()) | {e}))
+                g = _check_majority(g, w, i, obs.index, e, obs.term, "acknowledged")
+            if w.history.calm and g.first_ack_after_calm_ms < 0:
+                g = g.evolve(first_ack_after_calm_ms=w.now)
+    elif t is el.RoleChanged or t is el.VoteGranted:
+        node_id = w.cfg.ids[i]
+        g = g.evolve(terms=eg.note(g.terms, node_id, obs, w.now))
+        if t is el.RoleChanged and obs.role is el.Role.LEADER:
+            higher = max((x for x in g.elected if x > obs.term), default=None)
+            if higher is not None:
+                g = g.evolve(regressed=g.regressed.set(obs.term, higher))
+            g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
+    elif t is core.Restart or t is core.Calm:
+        for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
+            if w.alive[j]:
+                s = store_of(w, j)
+                g = _see_committed_prefix(g, s, -1, s.committed_index)
+    return g
