@@ -523,6 +523,10 @@ MASTER = re.compile(r"submitted|none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark:/
 
 def cmd_shrink(args: argparse.Namespace) -> int:
     budget = args.budget or shrink.DEFAULT_BUDGET
+    if args.out:  # refused before the work, not after it
+        parent = os.path.dirname(args.out) or "."
+        if not os.path.isdir(parent):
+            raise UsageError(f"cannot write {args.out}: {parent} is not a directory")
     bar = Progress(budget, label="shrink", unit="replayed steps of the budget", enabled=not args.no_progress)
     try:
         entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports), budget,

@@ -40,6 +40,10 @@ from reference_impl.election.records import (
     rand_int,
 )
 
+# DLedger 0.4.0 DLedgerLeaderElector#sendHeartbeats: voteResultWaitTime, the sleep after the
+# heartbeat latch in which late answers still count (0.2.6 has none).
+VOTE_RESULT_WAIT_MS = 10
+
 # --- role changes (DLedgerLeaderElector) ---
 
 
@@ -224,7 +228,7 @@ def on_heart_beat_response(cfg: DLedgerConfig, m: Member, seq: int, peer: str, r
 
 def finish_heart_beat_round(cfg: DLedgerConfig, m: Member, hb: HeartBeatRound, now: int) -> tuple[Member, Out]:
     """The rest of sendHeartbeats once beatLatch.await returns. (DLedger 0.4.0, `step_down_on_higher_term`:
-    a higher term in an answer comes first, quorum or not; its extra 10 ms wait is not modelled.)"""
+    a higher term in an answer comes first, quorum or not, after a VOTE_RESULT_WAIT_MS sleep, server.round_due.)"""
     if cfg.step_down_on_higher_term and hb.max_term > hb.term:
         m = m.evolve(round=None)
         was_leader = m.role is Role.LEADER

@@ -13,7 +13,7 @@ from typing import Any
 
 from reference_impl.core.network import Respond
 from reference_impl.election import leader_elector as elector
-from reference_impl.election.member_state import Member, TakeLeadershipWait, VoteRound
+from reference_impl.election.member_state import HeartBeatRound, Member, TakeLeadershipWait, VoteRound
 from reference_impl.election.records import (
     Code,
     DLedgerConfig,
@@ -145,12 +145,23 @@ def take_leadership_wait_step(cfg: DLedgerConfig, m: Member, now: int
 # --- the node as the world sees it ---
 
 
+def round_due(cfg: DLedgerConfig, rnd: VoteRound | HeartBeatRound) -> int:
+    """When a round's thread goes on: its latch released, else its await timed out. DLedger 0.4.0
+    (`step_down_on_higher_term`) sleeps voteResultWaitTime after a heartbeat latch (whose await it
+    shortens by as much), so answers arriving in those ms still count; its deadline is unchanged."""
+    if rnd.released_at < 0:
+        return rnd.deadline
+    if cfg.step_down_on_higher_term and isinstance(rnd, HeartBeatRound):
+        return min(rnd.released_at + elector.VOTE_RESULT_WAIT_MS, rnd.deadline)
+    return rnd.released_at
+
+
 def wake_at(cfg: DLedgerConfig, m: Member) -> int:
     """The earliest time at which one of the node's threads has something to do (-1: never)."""
     wake = -1
     rnd = m.round
     if rnd is not None:
-        wake = rnd.released_at if rnd.released_at >= 0 else rnd.deadline
+        wake = round_due(cfg, rnd)
     elif cfg.enable_leader_elector:
         wake = max(maintainer_due(cfg, m), m.next_loop_ms)
     if cfg.preferred_leader_ids is not None and m.role is Role.LEADER and not m.transfer_in_flight:
@@ -215,7 +226,7 @@ def on_tick(cfg: DLedgerConfig, m: Member, now: int, draw: int) -> tuple[Member,
         outs += check_outs
     rnd = m.round
     if rnd is not None:
-        if now >= (rnd.released_at if rnd.released_at >= 0 else rnd.deadline):
+        if now >= round_due(cfg, rnd):
             if isinstance(rnd, VoteRound):
                 m, round_outs = elector.finish_vote_round(cfg, m, rnd, now, draw)
             else:
