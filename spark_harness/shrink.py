@@ -96,7 +96,11 @@ def default_step(w: core.World) -> tuple[Any, int] | None:
     for ev in core.protocol_events(w):
         t = type(ev)
         if t is core.Tick:
-            due = max(wakes[ev.node], w.now)
+            # Under Java timing a due tick may fire until the end of its window (docs/fault-profiles.md),
+            # so that is its deadline; by default it fires as early as the window allows.
+            lo, hi = core.tick_window(w, ev.node)
+            due = max(wakes[ev.node] + hi, w.now)
+            ev = core.Tick(node=ev.node, late=lo) if lo else ev
         elif t is core.Deliver or t is core.Drop:
             due = net_mod.find(w.net, ev.env).sent_ms + dmax
         elif t is core.RpcFail:
