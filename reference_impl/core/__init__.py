@@ -13,6 +13,7 @@
 | `chooser` | the seeded chooser (`SeededChooser`) |
 | `scenario` | the scenario-script language |
 | `codec` | events and configs as JSON, and back |
+| `configure` | a world config from protocol, nodes, profile name and overrides (`world_config`) |
 
 This package's namespace is the generic world's interface, so a checker writes
 `from reference_impl import core` and then `core.step(w, e)`, `core.Tick`, ...
@@ -21,6 +22,7 @@ This package's namespace is the generic world's interface, so a checker writes
 
 from reference_impl.core.events import (DRAW_SPAN, FAULT_EVENTS, Calm, Crash, CutLink, Deliver, Drop, Duplicate,
                                         Heal, Partition, Restart, RpcFail, Scripted, Tick)
+from reference_impl.core.configure import world_config
 from reference_impl.core.faults import FAULT_KINDS, FaultProfile
 from reference_impl.core.plugin import Protocol, protocol, protocol_names, register
 from reference_impl.core.schedule import (CALM_DELAY_MS, crashable, delay_window, enabled, event_time, fault_events,
@@ -36,5 +38,5 @@ __all__ = [
     "fault_events", "fault_kinds", "horizon", "is_enabled", "isolations", "protocol_events", "tick_window",
     "wake_times",
     "apply_fault", "apply_outs", "crash_node", "restart_node", "route", "step", "History", "World", "WorldConfig",
-    "index_of", "init", "set_node",
+    "index_of", "init", "set_node", "world_config",
 ]
