@@ -266,8 +266,10 @@ def _decrease_cause(w: core.World, i: int, sb: st.Store, sa: st.Store, new: int,
     causes = [_cause(w, index) for index in range(new + 1, old + 1)]
     if causes and all(causes):
         return causes[0]
-    dropped = _dropped(sb, sa) or [e for e in (w.ghost.committed.get(k) for k in range(new + 1, old + 1))
-                                   if e is not None]
+    # Only the entries the commit index covered explain its decrease: an uncommitted tail the
+    # same truncation dropped (a deposed leader's own appends) is not for the leader to hold.
+    dropped = [e for e in _dropped(sb, sa) if new < e.index <= old] or [
+        e for e in (w.ghost.committed.get(k) for k in range(new + 1, old + 1)) if e is not None]
     return _leader_held(w, i, dropped) if dropped else None
 
 

@@ -357,4 +357,4 @@ PROTOCOL = core.Protocol(
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
     ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
-    profiles=lw.PROFILES, branches=BRANCHES)
+    profiles=lw.PROFILES, branches=BRANCHES, ext_faults=lw.ext_faults, ext_apply=lw.ext_apply)
