@@ -3,6 +3,7 @@ like the fault profiles, configuration switches, swarm subsets of fault kinds an
 fault shapes drawn from each history's seed; and the generic `fault_kinds` / `crashable`
 keys that carry them to `rmqspec simulate --config`."""
 
+import io
 import json
 from collections import Counter
 
@@ -127,3 +128,28 @@ def test_nameserver_operators_create_and_delete_topics_at_random():
     cfg = core.world_config("nameserver", 2, "standard", {"fault_kinds": ["delete_topic"]})
     w = core.init(cfg)
     assert core.fault_events(w, ("delete_topic",)) == []  # nobody holds TopicA or TopicB yet
+
+
+def test_the_leader_partition_shape_finds_figure_8_in_0_2_6_and_not_in_fixed():
+    """Split the leader and the clients from the other servers again and again: a deposed
+    leader's tail and its successor's meet, 0.2.6 commits the older term's entry by
+    counting and a later leader replaces it (docs/dledger-findings.md, finding 1)."""
+    spec = HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=0)
+    row = run_history(spec)
+    found = {v["property"]: v["expected"] for v in row["violations"]}
+    assert not row["unexpected"] and {"LOG-2", "LOG-5"} <= set(found)
+    assert "counting replicas of an entry of an older term" in found["LOG-5"]
+    assert row["faults"]["leader_partition"] >= 3
+    fixed = run_history(HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=0,
+                                     overrides=(("dledger_version", "fixed"),)))
+    assert not fixed["violations"]
+
+
+def test_a_trace_with_the_leader_partition_replays():
+    cfg = core.world_config("dledger_log", 3, "leader-partition")
+    buf = io.StringIO()
+    runner.simulate(cfg, 0, 1500, trace_out=buf)
+    assert '"LeaderPartition"' in buf.getvalue()
+    buf.seek(0)
+    result = runner.replay(buf)
+    assert result.mismatch is None, result.mismatch
