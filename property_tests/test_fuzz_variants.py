@@ -7,6 +7,7 @@ import io
 import json
 from collections import Counter
 
+import attrs
 import pytest
 
 from histories import runner
@@ -153,3 +154,18 @@ def test_a_trace_with_the_leader_partition_replays():
     buf.seek(0)
     result = runner.replay(buf)
     assert result.mismatch is None, result.mismatch
+
+
+def test_a_slave_crash_in_its_initial_sync_reaches_a_frame_at_another_offset():
+    """The HA shape `slave-crash-in-initial-sync`: the slave's first file survives empty,
+    4.9.4 appends the master's last file at its position 0 (F3) and then meets a frame
+    whose offset differs from its max offset (HA-6's precondition; docs/ha.md)."""
+    config = {"crashable": ["n0"], "flush_disk_type": "ASYNC_FLUSH", "mapped_file_size_commit_log": 16384,
+              "producers": 2, "script": [{"at_ms": 9388, "do": "os_crash", "node": "n1"}]}
+    spec = HistorySpec(protocol="ha", profile="standard", nodes=2, seed=347,
+                       overrides=tuple(sorted((k, variants._freeze(v)) for k, v in config.items())))
+    row = run_history(spec)
+    assert "obs:FrameRejected" in row["kinds"] and row["stats"]["misplaced_frames"] >= 1
+    assert {v["property"] for v in row["violations"]} >= {"HA-6"} and not row["unexpected"]
+    fixed = run_history(attrs.evolve(spec, overrides=spec.overrides + (("version", "fixed"),)))
+    assert "obs:FrameRejected" not in fixed["kinds"]

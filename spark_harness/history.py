@@ -30,6 +30,7 @@ import attrs
 from histories import runner
 from reference_impl import core
 from reference_impl.core import chooser, faults
+from reference_impl.core.state import thaw
 from spark_harness import coverage, sketch
 from spec import properties as props
 
@@ -127,8 +128,7 @@ class Probe:
 
 def config_json(overrides: tuple) -> str:
     """A history's config overrides as `rmqspec simulate --config` takes them."""
-    return json.dumps({k: list(v) if isinstance(v, tuple) else v for k, v in overrides}, sort_keys=True,
-                      separators=(",", ":"))
+    return json.dumps({k: thaw(v) for k, v in overrides}, sort_keys=True, separators=(",", ":"))
 
 
 def numeric_stats(measures: dict) -> dict[str, float]:

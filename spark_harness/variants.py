@@ -17,9 +17,10 @@ is not the chooser's (that one is `Random(seed)`), so a history is still named b
   the generic `fault_kinds` key (reference_impl/core/configure.py). Uniform mixing
   dilutes rare shapes: a history with partitions and no loss, or crashes and no
   restarts, reaches states that every-kind-at-once histories almost never do;
-- **shape** (a quarter of the histories whose profile allows it): a directed fault shape
+- **shape** (a third of the histories whose profile allows one): a directed fault shape
   whose precondition random faults rarely meet, e.g. only the HA master may crash (its
-  data loss happens while its slaves stay connected; the generic `crashable` key).
+  data loss happens while its slaves stay connected; the generic `crashable` key), or a
+  slave's machine crashes at a drawn instant of its initial sync (a pinned `script`).
 
 All of it is a dict of config overrides (`Variant.overrides`), which `rmqspec simulate
 --config` takes as it is, and a label per axis (`Variant.label`: what the history ran,
@@ -36,13 +37,14 @@ from collections.abc import Callable
 import attrs
 
 from reference_impl.core import faults
+from reference_impl.core.state import freeze
 
 DEFAULT = "default"
 FIXED = "fixed"
 PRIMARY = ("loss", "duplicate", "crash", "os_crash", "disk_loss", "partition", "one_way")
 RECOVERY = {"restart": ("crash", "os_crash", "disk_loss"), "heal": ("partition", "one_way")}
 SWARM_SHARE = 0.5  # of the histories whose profile mixes two or more kinds
-SHAPE_SHARE = 0.25  # of the histories whose profile allows one of the protocol's shapes
+SHAPE_SHARE = 1 / 3  # of the histories whose profile allows one of the protocol's shapes
 
 
 @attrs.frozen(kw_only=True)
@@ -60,11 +62,12 @@ class Switch:
 
 @attrs.frozen(kw_only=True)
 class Shape:
-    """A directed fault shape: config overrides (usually `crashable`) for profiles with `needs`."""
+    """A directed fault shape: config overrides (`crashable`, a pinned `script`, ...) for
+    profiles that weigh one of `needs`."""
 
     name: str
     needs: tuple[str, ...]  # fault kinds the profile must weigh (any of them)
-    overrides: Callable[[int], dict]  # nodes -> overrides
+    overrides: Callable[[int, random.Random], dict]  # (nodes, the history's generator) -> overrides
     description: str = ""
 
 
@@ -90,6 +93,18 @@ def _preferred(nodes: int) -> tuple:
 
 
 PREFERRED = Switch(name="preferred_leader", values=_preferred)
+SMALL_FILE = 16 * 1024
+
+
+def _initial_sync_crash(nodes: int, rng: random.Random) -> dict:
+    """One slave's machine crashes while its first mapped file is still unflushed: after its
+    first report (haSendHeartbeatInterval, 5 s) and before the flush thread's first thorough
+    flush (10 s), under ASYNC_FLUSH; random crashes spare the slaves so that the pinned one
+    finds it up."""
+    slave = f"n{1 + rng.randrange(max(1, nodes - 1))}"
+    at = 5_500 + rng.randrange(4_500)
+    return {"crashable": ["n0"], "mapped_file_size_commit_log": SMALL_FILE, "flush_disk_type": "ASYNC_FLUSH",
+            "script": [{"at_ms": at, "do": "os_crash", "node": slave}]}
 
 SPACES: dict[str, Space] = {
     "election": Space(switches=(PREFERRED,)),
@@ -114,17 +129,22 @@ SPACES: dict[str, Space] = {
         switches=(
             Switch(name="broker_role", values=(("ASYNC_MASTER", {}), ("SYNC_MASTER", {"broker_role": "SYNC_MASTER"}))),
             Switch(name="flush", values=(("ASYNC_FLUSH", {}), ("SYNC_FLUSH", {"flush_disk_type": "SYNC_FLUSH"}))),
-            # 1 GiB files never roll in a few minutes of puts; 4 KiB files roll every ~30 messages,
+            # 1 GiB files never roll in a few minutes of puts; 16 KiB files roll every ~160 messages,
             # so a slave asking for 0 is fed from the start of the last file (HA-5/HA-6's preconditions).
-            Switch(name="mapped_file", values=(("1GiB", {}), ("4KiB", {"mapped_file_size_commit_log": 4096}))),
+            Switch(name="mapped_file", values=(("1GiB", {}), ("16KiB", {"mapped_file_size_commit_log": SMALL_FILE}))),
             Switch(name="producers", values=(("1", {}), ("2", {"producers": 2}))),
         ),
         shapes=(
-            Shape(name="master-data-loss", needs=("os_crash", "disk_loss"), overrides=lambda n: {"crashable": ["n0"]},
+            Shape(name="master-data-loss", needs=("os_crash", "disk_loss"),
+                  overrides=lambda n, rng: {"crashable": ["n0"]},
                   description="only the master crashes: it loses data while its slaves stay connected"),
             Shape(name="slave-data-loss", needs=("os_crash", "disk_loss"),
-                  overrides=lambda n: {"crashable": [f"n{i}" for i in range(1, n)]},
+                  overrides=lambda n, rng: {"crashable": [f"n{i}" for i in range(1, n)]},
                   description="only slaves crash: a slave comes back with less than it reported, or empty"),
+            Shape(name="slave-crash-in-initial-sync", needs=("crash", "os_crash", "disk_loss"),
+                  overrides=_initial_sync_crash,
+                  description="a slave's machine crashes between its first report (5 s) and its first flush, with "
+                              "16 KiB files: its first file survives empty while the master rolls on"),
         )),
     "nameserver": Space(
         # 4.9.8's MQFaultStrategy returns a new MessageQueue instead of rewriting the route's (NS-7)
@@ -136,7 +156,7 @@ SPACES: dict[str, Space] = {
         ),
         shapes=(
             Shape(name="namesrv-restarts", needs=("crash", "os_crash"),
-                  overrides=lambda n: {"crashable": ["ns0", "ns1"]},
+                  overrides=lambda n, rng: {"crashable": ["ns0", "ns1"]},
                   description="only NameServers crash: they restart empty while brokers create and delete topics"),
         )),
     "offsets": Space(
@@ -208,18 +228,23 @@ def draw(protocol: str, profile: faults.FaultProfile, nodes: int, seed: int, ver
             label["swarm"] = "+".join(k for k in kinds if k not in RECOVERY)
         shapes = [s for s in sp.shapes if any(getattr(profile, k) for k in s.needs)]
         shape_roll, shape_pick = rng.random(), rng.randrange(max(1, len(shapes)))
-        if shapes and shape_roll < SHAPE_SHARE and "crashable" not in fixed:
-            s = shapes[shape_pick]
-            over = s.overrides(nodes)
-            if kinds is not None and not any(k in kinds for k in s.needs):
-                pass  # the swarm dropped what the shape directs
-            else:
-                label["shape"] = s.name
+        if shapes and shape_roll < SHAPE_SHARE:
+            shape = shapes[shape_pick]
+            over = shape.overrides(nodes, rng)
+            dropped = kinds is not None and not any(k in kinds for k in shape.needs)  # the swarm left it out
+            if not dropped and not set(over) & set(fixed):
+                label["shape"] = shape.name
                 chosen.update(over)
+                for sw in sp.switches:  # a shape may set a switch's key: label what the history runs
+                    values = sw.choices(nodes)
+                    if sw.name not in label or not {k for _, o in values for k in o} & set(over):
+                        continue
+                    label[sw.name] = next((name for name, o in values[1:]
+                                           if all(chosen.get(k) == v for k, v in o.items())), values[0][0])
     chosen.update(fixed)
     return Variant(label=tuple(sorted(label.items())), overrides=tuple(sorted((k, _freeze(v))
                                                                                for k, v in chosen.items())))
 
 
 def _freeze(v):
-    return tuple(v) if isinstance(v, list) else v
+    return tuple(freeze(x) for x in v) if isinstance(v, list) else freeze(v)

@@ -9,6 +9,8 @@ one `--config` away from `rmqspec simulate`:
   runs each history with a subset of the kinds, so rare shapes are not diluted.
 - `crashable`: the node ids random crashes may pick (WorldConfig.crashable), e.g. only
   the master, so that its data loss happens while its slaves stay connected.
+- `script`: scenario actions pinned at times (docs/scenario-format.md) among the random
+  events, e.g. a slave's machine crashing during its first seconds of replication.
 
 A trace header records the resulting profile and crashable nodes, so a trace replays
 without these keys.
@@ -18,9 +20,11 @@ from __future__ import annotations
 
 from reference_impl.core import faults
 from reference_impl.core.plugin import protocol as protocol_of
+from reference_impl.core.scenario import parse_actions
+from reference_impl.core.state import thaw
 from reference_impl.core.world import WorldConfig
 
-WORLD_KEYS = ("fault_kinds", "crashable")
+WORLD_KEYS = ("fault_kinds", "crashable", "script")
 
 
 def restrict(prof: faults.FaultProfile, kinds: list[str] | tuple[str, ...]) -> faults.FaultProfile:
@@ -45,6 +49,7 @@ def world_config(protocol: str, nodes: int, profile: str = "none", overrides: di
     opts = dict(overrides or {})
     kinds = opts.pop("fault_kinds", None)
     targets = opts.pop("crashable", None)
+    script = opts.pop("script", None)
     cfg = p.make_config(nodes, opts)
     prof = faults.profile(profile, protocol)
     if kinds is not None:
@@ -56,4 +61,7 @@ def world_config(protocol: str, nodes: int, profile: str = "none", overrides: di
         if not isinstance(targets, (list, tuple)) or not targets or any(t not in cfg.ids for t in targets):
             raise ValueError(f"crashable must be a non-empty list of node ids among {list(cfg.ids)}")
         cfg = cfg.evolve(crashable=tuple(sorted(cfg.ids.index(t) for t in set(targets))))
+    if script is not None:
+        actions = [thaw(a) for a in script] if isinstance(script, (list, tuple)) else script
+        cfg = cfg.evolve(script=parse_actions(actions, cfg.ids, p))
     return cfg
