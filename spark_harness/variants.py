@@ -16,7 +16,7 @@ is not the chooser's (that one is `Random(seed)`), so a history is still named b
   the profile is kept with probability 1/2 (restarts and heals go with what they undo),
   the generic `fault_kinds` key (reference_impl/core/configure.py). Uniform mixing
   dilutes rare shapes: a history with partitions and no loss, or crashes and no
-  restarts, reaches states that every-kind-at-once histories almost never do;
+  partitions, reaches states that every-kind-at-once histories almost never do;
 - **shape** (a third of the histories whose profile allows one): a directed fault shape
   whose precondition random faults rarely meet, e.g. only the HA master may crash (its
   data loss happens while its slaves stay connected; the generic `crashable` key), or a
@@ -105,6 +105,7 @@ def _initial_sync_crash(nodes: int, rng: random.Random) -> dict:
     at = 5_500 + rng.randrange(4_500)
     return {"crashable": ["n0"], "mapped_file_size_commit_log": SMALL_FILE, "flush_disk_type": "ASYNC_FLUSH",
             "script": [{"at_ms": at, "do": "os_crash", "node": slave}]}
+
 
 SPACES: dict[str, Space] = {
     "election": Space(switches=(PREFERRED,)),
