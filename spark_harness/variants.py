@@ -152,6 +152,9 @@ SPACES: dict[str, Space] = {
         versions=(("4.9.4", {}), (FIXED, {"fault_fallback_mutates_queue": False})),
         switches=(
             Switch(name="name_servers", values=(("2", {}), ("3", {"name_servers": 3}))),
+            # NettyServerConfig.serverChannelMaxIdleTimeSeconds: 0 turns the idle close off, so a silent
+            # broker leaves by scanNotActiveBroker's 120 s expiry alone (the two race at 120 s otherwise)
+            Switch(name="idle_close", values=(("120s", {}), ("off", {"server_channel_max_idle_time_seconds": 0}))),
             Switch(name="latency_fault", values=(("p1", {}), ("none", {"latency_fault_producers": []}),
                                                  ("p0+p1", {"latency_fault_producers": ["p0", "p1"]}))),
         ),
