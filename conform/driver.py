@@ -27,7 +27,6 @@ import shlex
 import signal
 import subprocess
 import threading
-from typing import Any
 
 import attrs
 

@@ -1,10 +1,11 @@
 """Hypothesis profiles: `ci` (derandomized, bounded: what .ci/run uses), `dev` (the
 default for local runs, randomized, heavier) and `nightly` (long). Pick one with
-HYPOTHESIS_PROFILE."""
+HYPOTHESIS_PROFILE
+(`mutants` is `ci` without shrinking, for `rmqspec mutants`)."""
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 settings.register_profile("ci", derandomize=True, max_examples=30, stateful_step_count=60, deadline=None,
                           database=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
@@ -12,4 +13,14 @@ settings.register_profile("dev", max_examples=150, stateful_step_count=120, dead
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("nightly", max_examples=3000, stateful_step_count=400, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
+# `rmqspec mutants`: the ci budget without shrinking (a verdict needs a failure, not the smallest one)
+settings.register_profile("mutants", parent=settings.get_profile("ci"), print_blob=False,
+                          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+# `rmqspec mutants` runs the Hypothesis machines against one test-only mutant
+# (property_tests/support/mutation.py) by naming it here; never set in a normal run.
+if os.environ.get("RMQSPEC_MUTANT"):
+    from property_tests.support import mutation
+
+    mutation.install(os.environ["RMQSPEC_MUTANT"])

@@ -35,7 +35,7 @@ def universes() -> dict:
     out = {}
     for p in PROTOCOLS:
         plan = make_plan(p, 1000)
-        cfgs = [config_of(plan.spec(p, k)) for k in range(len(plan.profiles[p]) * len(plan.nodes[p]))]
+        cfgs = [config_of(s) for s in plan.universe_specs(p)]
         out[p] = {"roles": coverage.role_universe(cfgs), "actions": coverage.action_universe(cfgs),
                   "branches": coverage.branch_universe(p)}
     return out

@@ -110,7 +110,7 @@ def _registered(now=0):
                                 topic_config_table=FrozenMap({"t": ri.TopicConfig(topic_name="t")})))
     n, reply, obs = ns.on_request(NSC, n, req, 2, now)
     assert reply.code == 0 and obs == (ns.BrokerRegistered(broker_addr="b0-m", broker_name="b0", broker_id=0,
-                                                            first=True),)
+                                                            first=True, topics=("t",)),)
     return n
 
 

@@ -21,6 +21,7 @@ EXPECTED = {
     "seed003_partition.json": {"NS-4", "NS-7"},  # p1's fault strategy falls back while cut off from b0
     "ns2_unregister_by_id.json": {"NS-2", "NS-6"},
     "ns3_reset_after_namesrv_restart.json": {"NS-3"},
+    "ns3_incremental_first_registration.json": {"NS-3"},
     "ns4_fault_fallback_repeat.json": {"NS-4"},
     "ns4_fallback_repeat_mid_send.json": {"NS-4", "NS-7"},
     "ns6_role_change_oneway.json": {"NS-6"},

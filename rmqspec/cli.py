@@ -28,7 +28,8 @@ from histories import formats, runner, scenario_file, timeline, view
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
 from reference_impl.core import codec, faults, inputs, scenario
-from rmqspec import bench
+from property_tests.support import mutation as catalogue
+from rmqspec import bench, mutation
 from spark_harness import counterexample, fuzz, plan, report_view, shrink
 from spark_harness.java import JavaMissing
 from spark_harness.progress import Progress
@@ -171,6 +172,10 @@ def build_parser() -> Parser:
     fz.add_argument("--config", default=None,
                     help="protocol config overrides for every history, as JSON (as simulate --config), "
                          "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
+    fz.add_argument("--configs", choices=("cycle", "default"), default="cycle",
+                    help="cycle: every version profile (fixed included) and drawn config switches, swarm subsets "
+                         "of fault kinds and directed shapes per history (default); default: the protocol's defaults "
+                         "for every history (docs/fuzzing.md, Variants)")
     fz.add_argument("--parquet", default=None, help="where Spark writes per-history rows (default OUT/histories.parquet)")
     fz.add_argument("--shrink-budget", type=_int_in(1, MAX_BUDGET), default=None,
                     help="replayed steps per counterexample of an unexpected violation, "
@@ -260,6 +265,17 @@ def build_parser() -> Parser:
                      help="instead: check that a vectors file's answers are still the reference's")
     vec.add_argument("--json", action="store_true")
 
+    mut = sub.add_parser("mutants", help="mutation score: which property layers kill deliberately broken references")
+    mut.add_argument("--mutant", type=_csv(str), default=None, help="mutant names, comma-separated (default: all)")
+    mut.add_argument("--protocol", type=_csv(str), default=None, help="only the mutants of these protocols")
+    mut.add_argument("--layers", type=_csv(str), default=["fuzz", "machines", "model"],
+                     help="fuzz, machines, model (default: all three)")
+    mut.add_argument("--histories", type=_positive, default=300, help="fuzz: histories per mutant at most (default 300)")
+    mut.add_argument("--seconds", type=float, default=180.0,
+                     help="fuzz and machines: wall time per mutant at most (default 180)")
+    mut.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks")
+    mut.add_argument("--json", action="store_true")
+
     bench = sub.add_parser("bench", help="throughput of the reference worlds")
     bench.add_argument("--seconds", type=_float_in(0.01, 600), default=3.0,
                        help="time per measurement, 0.01..600 (default 3)")
@@ -309,7 +325,8 @@ def _simulate_config(args: argparse.Namespace) -> tuple[core.WorldConfig, int, i
         raise UsageError(f"unknown protocol {name!r}; known: {', '.join(core.protocol_names())}") from None
     overrides = _config_overrides(args.config) or {}
     nodes = args.nodes or p.default_nodes
-    cfg = make_config(p, nodes, overrides, "--config").evolve(profile=_profile(args.faults or "none", name))
+    _profile(args.faults or "none", name)  # an unknown profile is refused by name
+    cfg = make_config(p, nodes, overrides, "--config", args.faults or "none")
     seed = args.seed if args.seed is not None else 1
     return cfg, seed, args.steps or 5000, None, f"{name}, {nodes} nodes, seed {seed}, faults {cfg.profile.name}"
 
@@ -321,10 +338,11 @@ def _profile(name: str, protocol: str) -> Any:
         raise UsageError(str(e.args[0])) from None
 
 
-def make_config(p: Any, nodes: int, overrides: dict, where: str) -> core.WorldConfig:
-    """The protocol's world config with `overrides`, or bad input naming the field."""
+def make_config(p: Any, nodes: int, overrides: dict, where: str, profile: str = "none") -> core.WorldConfig:
+    """The protocol's world config with `overrides` (the generic fault keys among them,
+    core.configure), or bad input naming the field."""
     try:
-        return p.make_config(nodes, overrides)
+        return core.world_config(p.name, nodes, profile, overrides)
     except inputs.InputError as e:
         raise formats.FormatError(where, None, e.path, e.message) from None
     except (KeyError, TypeError, ValueError) as e:
@@ -489,7 +507,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UsageError(f"--master must be none, local, local[N], local[*], spark://HOST:PORT, yarn or k8s://URL; "
                          f"got {formats.escape(args.master[:80])!r}")
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
-                            config=config,
+                            config=config, vary=args.configs == "cycle",
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
                             progress=not args.no_progress, plots=not args.no_plots, view=not args.no_view)
@@ -552,6 +570,31 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         print(f"  trace: {entry['trace']}" + (f"  picture: {entry['picture']}" if entry.get("picture") else ""))
         print(f"  {entry['replay']}")
     return 0 if entry["verified"] else 1
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    if args.list:
+        for m in catalogue.MUTANTS:
+            print(f"{m.name:<44} {m.rule} (should be caught by {', '.join(m.catches)})")
+        return 0
+    names = args.mutant or catalogue.names()
+    unknown = [n for n in names if n not in catalogue.BY_NAME]
+    if unknown:
+        raise UsageError(f"unknown mutant(s) {', '.join(unknown)}; rmqspec mutants --list names them")
+    if args.protocol:
+        names = [n for n in names if catalogue.BY_NAME[n].protocol in args.protocol]
+    bad = [x for x in args.layers if x not in mutation.LAYERS]
+    if bad:
+        raise UsageError(f"unknown layer(s) {', '.join(bad)}; known: {', '.join(mutation.LAYERS)}")
+    log = None if args.json else (lambda v: print(f"{v.mutant:<44}{v.layer:<10}{v.verdict:<15}{v.seconds:>7.1f}  "
+                                                  f"{v.detail}", file=sys.stderr, flush=True))
+    verdicts = mutation.run(names, tuple(args.layers), args.histories, args.seconds, log)
+    if args.json:
+        print(json.dumps({"verdicts": [v.as_dict() for v in verdicts], "scores": mutation.scores(verdicts)},
+                         indent=2))
+    else:
+        print(mutation.table(verdicts))
+    return 0 if all(v.verdict in ("killed", "n/a") for v in verdicts) else 1
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -756,7 +799,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 COMMANDS = {"simulate": cmd_simulate, "replay": cmd_replay, "check-trace": cmd_check_trace, "bench": cmd_bench,
             "fuzz": cmd_fuzz, "view": cmd_view, "shrink": cmd_shrink, "prove": cmd_prove, "explore": cmd_explore,
-            "check": cmd_check, "conform": cmd_conform, "vectors": cmd_vectors}
+            "check": cmd_check, "conform": cmd_conform, "vectors": cmd_vectors, "mutants": cmd_mutants}
 
 
 def _bad_input(message: str) -> int:

@@ -132,6 +132,9 @@ class ProtocolAggregate:
         self.stopped: Counter = Counter()
         self.profiles: dict[str, Counter] = {}  # profile -> histories, steps, violating, unexpected, faults by kind
         self.nodes: Counter = Counter()
+        # "axis=value" (spark_harness/variants.py) -> histories, steps, violating, unexpected,
+        # viol:<ID> and unexp:<ID> (histories), cause:<template> (expected violations)
+        self.variants: dict[str, Counter] = {}
         self.violations: dict[str, PropertyTally] = {}
         self.actions: set[str] = set()
         self.branches: set[str] = set()
@@ -159,11 +162,25 @@ class ProtocolAggregate:
         faults = row["faults"] or {}
         for kind, n in faults.items():
             prof["fault:" + kind] += n
+        variant = row.get("variant") or {}
+        for axis, value in variant.items():
+            c = self.variants.setdefault(f"{axis}={value}", Counter())
+            c["histories"] += 1
+            c["steps"] += row["steps"]
+            c["violating"] += bool(row["violations"])
+            c["unexpected"] += bool(row["unexpected"])
+            for v in row["violations"]:
+                c["viol:" + v["property"]] += 1
+                if v["expected"] is None:
+                    c["unexp:" + v["property"]] += 1
+                else:
+                    c["cause:" + cause_template(v["expected"])] += 1
         for v in row["violations"]:
             t = self.violations.setdefault(v["property"], PropertyTally())
             t.histories += 1
             first = {"seed": row["seed"], "profile": row["profile"], "nodes": row["nodes"], "step": v["step"],
-                     "t_ms": v["t_ms"], "detail": v["detail"], "expected": v["expected"]}
+                     "t_ms": v["t_ms"], "detail": v["detail"], "expected": v["expected"],
+                     "variant": dict(sorted(variant.items())), "config": row.get("config", "{}")}
             if v["expected"] is None:
                 t.unexpected += 1
                 t.first_unexpected = _first(t.first_unexpected, first)
@@ -191,6 +208,8 @@ class ProtocolAggregate:
         self.nodes.update(o.nodes)
         for name, c in o.profiles.items():
             self.profiles.setdefault(name, Counter()).update(c)
+        for name, c in o.variants.items():
+            self.variants.setdefault(name, Counter()).update(c)
         for prop, t in o.violations.items():
             self.violations.setdefault(prop, PropertyTally()).merge(t)
         self.actions |= o.actions

@@ -15,7 +15,6 @@ violating step, shrunk (spark_harness.shrink), and written to `counterexamples/`
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import time
@@ -26,7 +25,7 @@ from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import chooser, codec
 from spark_harness import plots, shrink
-from spark_harness.history import HistorySpec, config_of
+from spark_harness.history import HistorySpec, config_json, config_of
 from spark_harness.plan import load_imports
 
 
@@ -56,7 +55,7 @@ def replay_command(path: str, imports: tuple[str, ...] = ()) -> str:
 
 
 def simulate_command(spec: HistorySpec, steps: int, imports: tuple[str, ...] = ()) -> str:
-    config = ["--config", json.dumps(dict(spec.overrides), sort_keys=True)] if spec.overrides else []
+    config = ["--config", config_json(spec.overrides)] if spec.overrides else []
     return shlex.join(["rmqspec", "simulate", *_imports(imports), "--protocol", spec.protocol, "--nodes",
                        str(spec.nodes), "--seed", str(spec.seed), "--faults", spec.profile, "--steps", str(steps),
                        *config])
@@ -139,8 +138,8 @@ def write_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, re
                directory: str, imports: tuple[str, ...] = (), timing: dict | None = None) -> dict:
     """Write a shrunk fuzz history down (trace, picture, note) on the driver."""
     name = f"{spec.protocol}-{target.property}-seed{spec.seed}"
-    origin = {"seed": spec.seed, "profile": spec.profile, "nodes": spec.nodes, "step": violating_step,
-              "simulate": simulate_command(spec, violating_step, imports)}
+    origin = {"seed": spec.seed, "profile": spec.profile, "nodes": spec.nodes, "variant": dict(spec.label),
+              "step": violating_step, "simulate": simulate_command(spec, violating_step, imports)}
     return write(config_of(spec), result, target, directory, name, origin, imports, timing)
 
 

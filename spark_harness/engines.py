@@ -105,6 +105,8 @@ def row_schema():
     return T.StructType([
         T.StructField("protocol", T.StringType(), False), T.StructField("profile", T.StringType(), False),
         T.StructField("nodes", T.IntegerType(), False), T.StructField("seed", T.LongType(), False),
+        T.StructField("variant", T.MapType(T.StringType(), T.StringType(), False), False),
+        T.StructField("config", T.StringType(), False),
         T.StructField("steps", T.IntegerType(), False), T.StructField("t_ms", T.LongType(), False),
         T.StructField("stopped", T.StringType(), False),
         T.StructField("violations", T.ArrayType(violation, False), False),
@@ -116,14 +118,15 @@ def row_schema():
         T.StructField("state_sketch", T.BinaryType(), False)])
 
 
-FIELDS = ("protocol", "profile", "nodes", "seed", "steps", "t_ms", "stopped", "violations", "unexpected", "expected",
+FIELDS = ("protocol", "profile", "nodes", "seed", "variant", "config", "steps", "t_ms", "stopped", "violations",
+          "unexpected", "expected",
           "faults", "stats", "actions", "branches", "kinds", "states", "state_sketch")
 VIOLATION_FIELDS = ("property", "step", "t_ms", "expected", "detail")
 
 
 def _as_tuple(row: dict) -> tuple:
     out = [row[k] for k in FIELDS]
-    out[7] = [tuple(v[k] for k in VIOLATION_FIELDS) for v in row["violations"]]
+    out[FIELDS.index("violations")] = [tuple(v[k] for k in VIOLATION_FIELDS) for v in row["violations"]]
     return tuple(out)
 
 

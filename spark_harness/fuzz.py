@@ -30,7 +30,7 @@ from reference_impl.core import faults
 from spark_harness import counterexample, engines, report_view, shrink
 from spark_harness import report as report_mod
 from spark_harness.aggregate import Aggregate
-from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec
+from spark_harness.history import DEFAULT_STEPS, TAIL_MS
 from spark_harness.plan import default_profiles, make_plan
 from spark_harness.progress import Progress
 
@@ -48,6 +48,7 @@ class FuzzOptions:
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
     nodes: list[int] | None = None  # cluster sizes, or None: the protocol's bench_nodes
     config: dict | None = None  # protocol config overrides for every history (as `simulate --config`)
+    vary: bool = True  # cycle version profiles, draw switches, swarm subsets and shapes (spark_harness/variants.py)
     imports: tuple[str, ...] = ()
     parquet: str | None = None  # where Spark writes the per-history rows (default OUT/histories.parquet)
     counterexamples: bool = True
@@ -92,7 +93,7 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     log = log if log is not None else sys.stdout
     clock = _Clock()
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
-                     opts.tail_ms, opts.config)
+                     opts.tail_ms, opts.config, opts.vary)
     out = opts.out
     os.makedirs(out, exist_ok=True)
     progress = Progress(plan.total, enabled=opts.progress)
@@ -181,8 +182,7 @@ def shrink_tasks(plan, agg: Aggregate, opts: FuzzOptions) -> list[tuple]:
         pa = agg.protocols.get(protocol)
         for pid, tally in sorted(pa.violations.items()) if pa else ():
             first, expected = (tally.first_unexpected, False) if tally.first_unexpected else (tally.first_expected, True)
-            spec = HistorySpec(protocol=protocol, profile=first["profile"], nodes=first["nodes"], seed=first["seed"],
-                               steps=plan.steps, tail_ms=plan.tail_ms, overrides=plan.overrides)
+            spec = plan.spec(protocol, plan.index_of(first["seed"]))
             out.append((protocol, pid, spec, first["step"], shrink.Target(property=pid, expected=expected)))
     return out
 
@@ -296,6 +296,10 @@ def summary(r: dict, out: str) -> str:
         viol = sum(pr["violating_histories"] for pr in v["profiles"].values())
         unexp = sum(pr["unexpected_histories"] for pr in v["profiles"].values())
         lines.append(f"{p:<{w}}{'(all)':<{pw}}{v['histories']:>10,}{v['steps']:>12,}{viol:>11,}{unexp:>11,}")
+    for p, vs in (r.get("versions") or {}).items():
+        parts = [f"{label}: {x['histories']:,} histories, {x['violating_histories']:,} violating, "
+                 f"{x['unexpected_histories']:,} unexpected" for label, x in vs.items() if x]
+        lines.append(f"versions  {p}: " + " | ".join(parts))
     lines.append("")
     for p, v in r["by_protocol"].items():
         c = v["coverage"]

@@ -1,7 +1,8 @@
 """One fuzz history as a pure function: `run_history(spec) -> summary`.
 
 A history is (protocol, fault profile, number of nodes, config overrides, seed, step
-budget). It runs with histories.runner semantics (the seeded chooser, every property of
+budget); the overrides hold what its variant chose (spark_harness/variants.py), and the
+row names it (`variant`: axis -> value, `config`: the overrides as JSON). It runs with histories.runner semantics (the seeded chooser, every property of
 the protocol checked at every step) and ends `tail_ms` after the fault profile's quiet
 tail begins (a profile without one, `none`, runs as long as the shared profiles:
 faults.CALM_AT_MS + tail_ms), or at its step budget if that comes first. The default
@@ -20,6 +21,7 @@ nothing in it reads a clock, so equal specs give equal summaries in any process.
 from __future__ import annotations
 
 import enum
+import json
 from collections import Counter
 from typing import Any
 
@@ -28,6 +30,7 @@ import attrs
 from histories import runner
 from reference_impl import core
 from reference_impl.core import chooser, faults
+from reference_impl.core.state import thaw
 from spark_harness import coverage, sketch
 from spec import properties as props
 
@@ -44,7 +47,8 @@ class HistorySpec:
     seed: int
     steps: int = DEFAULT_STEPS
     tail_ms: int = TAIL_MS
-    overrides: tuple = ()  # protocol config overrides, as sorted (key, value) pairs
+    overrides: tuple = ()  # config overrides (the user's and the variant's), as sorted (key, value) pairs
+    label: tuple = ()  # what varied (spark_harness/variants.py), as sorted (axis, value) pairs
 
 
 _CONFIGS: dict[tuple, core.WorldConfig] = {}
@@ -54,9 +58,9 @@ def world_config(protocol: str, profile: str, nodes: int, overrides: tuple = ())
     key = (protocol, profile, nodes, overrides)
     cfg = _CONFIGS.get(key)
     if cfg is None:
-        p = core.protocol(protocol)
-        cfg = p.make_config(nodes, dict(overrides)).evolve(profile=faults.profile(profile, protocol))
-        _CONFIGS[key] = cfg
+        if len(_CONFIGS) > 4096:  # variants make many distinct configs; keep the memo bounded
+            _CONFIGS.clear()
+        cfg = _CONFIGS[key] = core.world_config(protocol, nodes, profile, dict(overrides))
     return cfg
 
 
@@ -122,6 +126,11 @@ class Probe:
                 self.states.add(fp)
 
 
+def config_json(overrides: tuple) -> str:
+    """A history's config overrides as `rmqspec simulate --config` takes them."""
+    return json.dumps({k: thaw(v) for k, v in overrides}, sort_keys=True, separators=(",", ":"))
+
+
 def numeric_stats(measures: dict) -> dict[str, float]:
     """The protocol's measured quantities that are numbers (None: not measured in this history)."""
     out = {}
@@ -143,6 +152,7 @@ def run_history(spec: HistorySpec) -> dict:
     violations = sorted(result.violations, key=lambda v: (v.step, v.property))
     return {
         "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
+        "variant": dict(spec.label), "config": config_json(spec.overrides),
         "steps": result.steps, "t_ms": result.world.now, "stopped": result.stopped,
         "violations": [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
                         "detail": v.detail[:500]} for v in violations],

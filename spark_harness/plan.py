@@ -1,8 +1,13 @@
 """The fuzz plan: which histories a run holds, and how they are cut into tasks.
 
-History k (k = 0 .. histories-1) of protocol P has seed `seed + k`, fault profile
-`profiles[k % len(profiles)]` and `nodes[(k // len(profiles)) % len(nodes)]` nodes, so
-a plan names every history by arithmetic and a task needs only its seed range. Chunks
+History k (k = 0 .. histories-1) of protocol P, with p profiles, v version profiles
+(RocketMQ 4.9.4's first, `fixed` among the others: spark_harness/variants.py) and
+c = k mod (p * v), has seed `seed + k`, fault profile `profiles[c % p]`, version
+`versions[(c % p + c // p) % v]` (a diagonal: any v consecutive histories run every
+version, any p every profile, and p * v of them every pair) and `nodes[(k // (p * v))
+% len(nodes)]` nodes; its configuration switches, swarm subset of fault kinds and
+directed fault shape are drawn from its seed (variants.draw). So a plan names every
+history by arithmetic and its seed, and a task needs only its seed range. Chunks
 (Spark partitions, multiprocessing tasks) are contiguous ranges of k; how a plan is
 chunked changes nothing in the results.
 """
@@ -17,6 +22,7 @@ import attrs
 
 from reference_impl import core
 from reference_impl.core import faults
+from spark_harness import variants
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_history
 
 MAX_CHUNK = 200  # histories per task at most: keeps tasks short enough to balance and to show progress
@@ -46,13 +52,34 @@ class Plan:
     profiles: dict = attrs.Factory(dict)  # protocol -> tuple of profile names
     nodes: dict = attrs.Factory(dict)  # protocol -> tuple of cluster sizes
     imports: tuple[str, ...] = ()  # modules that register extra protocols (imported in every task)
-    overrides: tuple = ()  # protocol config overrides for every history, as sorted (key, value) pairs
+    overrides: tuple = ()  # the user's config overrides for every history, as sorted (key, value) pairs
+    versions: dict = attrs.Factory(dict)  # protocol -> tuple of (label, overrides), cycled
+    vary: bool = True  # draw switches, swarm subsets and shapes per history (variants.py)
+
+    def _axes(self, protocol: str, k: int) -> tuple[str, tuple, int]:
+        profiles, versions, nodes = self.profiles[protocol], self.versions[protocol], self.nodes[protocol]
+        p, v = len(profiles), len(versions)
+        c = k % (p * v)  # a diagonal: the first v histories run every version, p * v every pair
+        return profiles[c % p], versions[(c % p + c // p) % v], nodes[(k // (p * v)) % len(nodes)]
 
     def spec(self, protocol: str, k: int) -> HistorySpec:
-        profiles, nodes = self.profiles[protocol], self.nodes[protocol]
-        return HistorySpec(protocol=protocol, profile=profiles[k % len(profiles)],
-                           nodes=nodes[(k // len(profiles)) % len(nodes)], seed=self.seed + k,
-                           steps=self.steps, tail_ms=self.tail_ms, overrides=self.overrides)
+        profile, version, nodes = self._axes(protocol, k)
+        variant = variants.draw(protocol, faults.profile(profile, protocol), nodes, self.seed + k, version,
+                                self.overrides, self.vary)
+        return HistorySpec(protocol=protocol, profile=profile, nodes=nodes, seed=self.seed + k, steps=self.steps,
+                           tail_ms=self.tail_ms, overrides=variant.overrides, label=variant.label)
+
+    def universe_specs(self, protocol: str) -> list[HistorySpec]:
+        """One history per (profile, version, cluster size) with no drawn variation: the
+        configurations whose fault kinds and roles a coverage universe counts."""
+        n = len(self.profiles[protocol]) * len(self.versions[protocol]) * len(self.nodes[protocol])
+        out = []
+        for k in range(n):
+            profile, version, nodes = self._axes(protocol, k)
+            over = tuple(sorted((dict(version[1]) | dict(self.overrides)).items()))
+            out.append(HistorySpec(protocol=protocol, profile=profile, nodes=nodes, seed=self.seed + k,
+                                   steps=self.steps, tail_ms=self.tail_ms, overrides=over))
+        return out
 
     def index_of(self, seed: int) -> int:
         return seed - self.seed
@@ -89,9 +116,11 @@ def default_profiles(protocol: str) -> tuple[str, ...]:
 
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
               profiles: list[str] | None = None, nodes: list[int] | None = None,
-              imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS, config: dict | None = None) -> Plan:
+              imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS, config: dict | None = None,
+              vary: bool = True) -> Plan:
     """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
-    raise PlanError with the known ones."""
+    raise PlanError with the known ones. `vary` False runs every history with the
+    protocol's defaults and the user's config (no version cycling, no drawn variation)."""
     load_imports(imports)
     known = core.protocol_names()
     names = [p.strip() for p in protocol.split(",") if p.strip()]
@@ -107,10 +136,12 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
         raise PlanError(f"no protocol named; known: {', '.join(known)}, all")
     config = dict(config or {})
     for key, value in config.items():
+        if isinstance(value, list) and all(isinstance(x, (str, int)) for x in value):
+            continue  # e.g. fault_kinds, crashable, latency_fault_producers
         if not isinstance(value, (str, int, float, bool)) and value is not None:
-            raise PlanError(f"config value of {key!r} must be a string, number, boolean or null")
-    overrides = tuple(sorted(config.items()))
-    by_profile, by_nodes = {}, {}
+            raise PlanError(f"config value of {key!r} must be a string, number, boolean, null or list")
+    overrides = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in config.items()))
+    by_profile, by_nodes, by_version = {}, {}, {}
     for p in protocols:
         proto = core.protocol(p)
         names = faults.names(p)
@@ -120,14 +151,17 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
                 raise PlanError(f"unknown fault profile {name!r} for {p}; known: {', '.join(names)}, all")
         by_profile[p] = chosen
         by_nodes[p] = tuple(nodes) if nodes else tuple(proto.bench_nodes)
+        by_version[p] = variants.versions(p, config, vary)
         for n in by_nodes[p]:
             if not 1 <= n <= 64:
                 raise PlanError(f"cluster sizes must be 1..64, not {n}")
-            try:
-                proto.make_config(n, dict(config))
-            except (ValueError, TypeError, KeyError) as e:
-                raise PlanError(f"{p} cannot run with {n} nodes: {e}") from None
+            for _, version in by_version[p]:
+                try:
+                    core.world_config(p, n, chosen[0], dict(version) | config)
+                except (ValueError, TypeError, KeyError) as e:
+                    raise PlanError(f"{p} cannot run with {n} nodes: {e.args[0] if e.args else e}") from None
     if histories <= 0 or steps <= 0:
         raise PlanError("--histories and --steps must be positive")
     return Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms,
-                profiles=by_profile, nodes=by_nodes, imports=tuple(imports), overrides=overrides)
+                profiles=by_profile, nodes=by_nodes, imports=tuple(imports), overrides=overrides,
+                versions=by_version, vary=vary)

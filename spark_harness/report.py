@@ -31,9 +31,22 @@ def deterministic_view(report: dict) -> dict:
 
 
 def _universes(plan: Plan, protocol: str) -> tuple[list[str], list[str]]:
-    cfgs = [config_of(plan.spec(protocol, k)) for k in range(min(plan.histories,
-                                                                  len(plan.profiles[protocol]) * len(plan.nodes[protocol])))]
+    cfgs = [config_of(s) for s in plan.universe_specs(protocol)[:max(1, plan.histories)]]
     return coverage.action_universe(cfgs), coverage.branch_universe(protocol)
+
+
+def _variants(pa: ProtocolAggregate) -> dict:
+    """Per axis and value (spark_harness/variants.py): histories, violations, unexpected ones, causes."""
+    out: dict[str, dict] = {}
+    for key in sorted(pa.variants):
+        axis, value = key.split("=", 1)
+        c = pa.variants[key]
+        props_ = {k[5:]: [n, c.get("unexp:" + k[5:], 0)] for k, n in sorted(c.items()) if k.startswith("viol:")}
+        causes = sorted(((k[6:], n) for k, n in c.items() if k.startswith("cause:")), key=lambda kv: (-kv[1], kv[0]))
+        out.setdefault(axis, {})[value] = {
+            "histories": c["histories"], "steps": c["steps"], "violating_histories": c["violating"],
+            "unexpected_histories": c["unexpected"], "properties": props_, "causes": dict(causes[:10])}
+    return out
 
 
 def _coverage(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
@@ -56,7 +69,8 @@ def _violation_entry(protocol: str, prop: props.Property | None, tally: Any, cex
     out = {"protocol": protocol, "kind": prop.kind if prop else None, "statement": prop.statement if prop else None,
            "histories": tally.histories, "unexpected": tally.unexpected, "expected": tally.expected,
            "causes": dict(sorted(tally.causes.items(), key=lambda kv: (-kv[1], kv[0]))[:10]),
-           "shortest": {k: first[k] for k in ("seed", "profile", "nodes", "step", "t_ms", "detail")}}
+           "shortest": {k: first.get(k) for k in ("seed", "profile", "nodes", "variant", "config", "step", "t_ms",
+                                                  "detail")}}
     cex = cexs.get((protocol, prop.id if prop else None))
     if cex is not None:
         out["counterexample"] = cex
@@ -102,6 +116,7 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
             "histories": pa.histories, "steps": pa.steps, "simulated_s": round(pa.sim_ms / 1000, 1),
             "stopped": dict(sorted(pa.stopped.items())), "nodes": {str(k): v for k, v in sorted(pa.nodes.items())},
             "profiles": profiles,
+            "variants": _variants(pa),
             "properties": {q.id: {"kind": q.kind, "violating_histories": pa.violations[q.id].histories
                                   if q.id in pa.violations else 0} for q in catalogue.values()},
             "violations": pv,
@@ -116,6 +131,9 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
         "histories": agg.histories, "steps": steps,
         "seeds": [plan.seed, plan.seed + plan.histories - 1], "max_steps": plan.steps, "tail_ms": plan.tail_ms,
         "config": dict(plan.overrides),
+        "vary": plan.vary,
+        "versions": {p: {label: v["variants"].get("version", {}).get(label) for label, _ in plan.versions[p]}
+                     for p, v in by_protocol.items() if len(plan.versions[p]) > 1},
         "unexpected_histories": sum(pa.profiles[x].get("unexpected", 0) for pa in agg.protocols.values()
                                     for x in pa.profiles),
         "violations": violations,
@@ -233,6 +251,7 @@ def markdown(r: dict) -> str:
             fph = ", ".join(f"{k} {x:g}" for k, x in pr["faults_per_history"].items()) or "-"
             out.append(f"| {name} | {pr['histories']:,} | {pr['steps']:,} | {pr['violating_histories']:,} | "
                        f"{pr['unexpected_histories']:,} | {fph} |")
+        out += _variants_md(v["variants"])
         out += ["", "### Properties", "", "| ID | kind | violating histories | unexpected | expected | counterexample |",
                 "|---|---|---:|---:|---:|---|"]
         for pid, q in v["properties"].items():
@@ -244,10 +263,12 @@ def markdown(r: dict) -> str:
                        f"{viol['unexpected'] if viol else 0:,} | {viol['expected'] if viol else 0:,} | {link} |")
         for pid, viol in v["violations"].items():
             cex = viol.get("counterexample")
+            ran = ", ".join(f"{a} {x}" for a, x in (viol["shortest"].get("variant") or {}).items())
             out += ["", f"#### {pid}: {'UNEXPECTED' if viol['unexpected'] else 'expected'}", "",
                     f"{viol['statement']}", "",
                     f"Shortest failing history: seed {viol['shortest']['seed']}, profile "
-                    f"{viol['shortest']['profile']}, {viol['shortest']['nodes']} nodes, step "
+                    f"{viol['shortest']['profile']}, {viol['shortest']['nodes']} nodes"
+                    + (f" ({ran})" if ran else "") + f", step "
                     f"{viol['shortest']['step']}: {viol['shortest']['detail']}", ""]
             for cause, n in viol["causes"].items():
                 out.append(f"- known cause ({n:,} histories): {cause}")
@@ -326,6 +347,21 @@ def shrinking_lines(r: dict) -> list[str]:
         line += "; NOT reproduced on replay (a bug in rmqspec): " + ", ".join(
             f"{x['protocol']} {x['property']}" for x in lost)
     return [line + ".", ""]
+def _variants_md(variants: dict) -> list[str]:
+    """What varied between the histories (versions first: 4.9.4's own against `fixed`)."""
+    if not variants:
+        return []
+    out = ["", "### Versions and configurations", "",
+           "Versions are cycled; the other axes are drawn per history (docs/fuzzing.md, \"Variants\").", "",
+           "| axis | value | histories | violating | unexpected | violated (unexpected) | top expected causes |",
+           "|---|---|---:|---:|---:|---|---|"]
+    for axis in sorted(variants, key=lambda a: (a != "version", a)):
+        for value, x in variants[axis].items():
+            viol = ", ".join(f"{pid} {n} ({u})" if u else f"{pid} {n}" for pid, (n, u) in x["properties"].items())
+            causes = "; ".join(f"{n}: {c[:90]}" for c, n in list(x["causes"].items())[:2])
+            out.append(f"| {axis} | {value} | {x['histories']:,} | {x['violating_histories']:,} | "
+                       f"{x['unexpected_histories']:,} | {viol or '-'} | {causes or '-'} |")
+    return out
 
 
 def _rel(r: dict, path: str) -> str:

@@ -135,22 +135,62 @@ def ns3_explain(w: core.World) -> str:
         f" {w.now - w.history.calm_at_ms} ms after faults stopped (bound {ns3_bound_ms(w)} ms)")
 
 
+INCREMENTAL_FIRST = (
+    "{ns}'s first REGISTER_BROKER from {addr} (at {t} ms, after {ns} restarted or dropped it) came from "
+    "registerIncrementBrokerData (an operator's updateTopic), which carries one topic; every later registration "
+    "carried the same DataVersion, so isBrokerTopicConfigChanged kept {topics} out (RouteInfoManager#registerBroker "
+    "adds topics only when the version changed or the registration is the first)")
+
+
+def _queue_gap_causes(w: core.World, nid: str, n: Any) -> list[str] | None:
+    """Why NameServer `nid`'s topic queue data differs from the live masters' topics: the
+    `incremental-first` cause, with its evidence for every differing (topic, broker); None
+    when some difference has none."""
+    want = _expected_queues(w)
+    have = {t: dict(q.items()) for t, q in n.rim.topic_queue_table.items()}
+    masters = {w.nodes[b].broker_name: w.cfg.ids[b] for b in _roles(w).brokers
+               if w.alive[b] and w.nodes[b].broker_id == rocketmq.MASTER_ID}
+    index = _roles(w).index
+    gaps: dict[str, set] = {}
+    for topic in set(want) | set(have):
+        for name in set(want.get(topic, {})) | set(have.get(topic, {})):
+            if want.get(topic, {}).get(name) != have.get(topic, {}).get(name):
+                if name not in want.get(topic, {}) or name not in masters:
+                    return None  # listed but not held: no known cause
+                gaps.setdefault(masters[name], set()).add(topic)
+    causes = []
+    for addr, topics in sorted(gaps.items()):
+        seen = w.ghost.partial_first.get((nid, addr))
+        live = n.rim.broker_live_table.get(addr)
+        if seen is None or not topics <= seen[1] or live is None or live.data_version != w.nodes[index[addr]].data_version:
+            return None
+        causes.append(INCREMENTAL_FIRST.format(ns=nid, addr=addr, t=seen[0], topics=", ".join(sorted(topics))))
+    return causes
+
+
 def ns3_expected(w: core.World, event: Any = None) -> str | None:
     calm_at = w.history.calm_at_ms
-    causes = []
+    causes, reset = [], []
     for nid, n in _live_namesrvs(w):
+        missing = False
         for addrs in ng.route_expected(w).values():
             for addr in addrs.values():
                 if addr not in ng.listed(n.rim):
                     t = w.ghost.resets.get((nid, addr), -1)
                     if t < calm_at:
                         return None
-                    causes.append(f"{addr}'s registration to {nid} at {t} ms")
-    if not causes:
-        return None
-    return ("a NameServer restarted without the brokers hearing a FIN (machine crash, or the FIN was lost), so "
-            "the broker's next REGISTER_BROKER went down a dead channel and was reset (RST); the one after comes a "
-            "registration period later: " + ", ".join(causes))
+                    reset.append(f"{addr}'s registration to {nid} at {t} ms")
+                    missing = True
+        if not missing and {t: dict(q.items()) for t, q in n.rim.topic_queue_table.items()} != _expected_queues(w):
+            gap = _queue_gap_causes(w, nid, n)
+            if gap is None:
+                return None
+            causes += gap
+    if reset:
+        causes.insert(0, "a NameServer restarted without the brokers hearing a FIN (machine crash, or the FIN was "
+                         "lost), so the broker's next REGISTER_BROKER went down a dead channel and was reset (RST); "
+                         "the one after comes a registration period later: " + ", ".join(reset))
+    return "; ".join(causes) or None
 
 
 # --- NS-4: a retry never picks the broker that just failed when another broker has a queue ---

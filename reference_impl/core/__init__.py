@@ -14,6 +14,7 @@
 | `chooser` | the seeded chooser (`SeededChooser`) |
 | `scenario` | the scenario-script language |
 | `codec` | events and configs as JSON, and back |
+| `configure` | a world config from protocol, nodes, profile name and overrides (`world_config`) |
 
 This package's namespace is the generic world's interface, so a checker writes
 `from reference_impl import core` and then `core.step(w, e)`, `core.Tick`, ...
@@ -22,6 +23,7 @@ This package's namespace is the generic world's interface, so a checker writes
 
 from reference_impl.core.events import (DRAW_SPAN, FAULT_EVENTS, Calm, Crash, CutLink, Deliver, Drop, Duplicate,
                                         Heal, Partition, Restart, RpcFail, Scripted, Tick)
+from reference_impl.core.configure import world_config
 from reference_impl.core.faults import FAULT_KINDS, FaultProfile
 from reference_impl.core.plugin import Protocol, protocol, protocol_names, register
 from reference_impl.core.schedule import (CALM_DELAY_MS, crashable, deadline, delay_window, enabled, event_time,
@@ -38,5 +40,5 @@ __all__ = [
     "rpc_window", "tick_window",
     "wake_times",
     "apply_fault", "apply_outs", "crash_node", "restart_node", "route", "step", "History", "World", "WorldConfig",
-    "index_of", "init", "set_node",
+    "index_of", "init", "set_node", "world_config",
 ]

@@ -64,7 +64,7 @@ def encode_event(w: World, ev: Any) -> dict:
     if isinstance(ev, events.Scripted):
         return {"kind": "script", "index": ev.index, "do": w.cfg.script[ev.index].do}
     p = protocol(w.cfg.protocol)
-    if p.ext_events is not None:
+    if p.ext_events is not None or p.ext_faults is not None:
         return {"kind": "ext", "event": encode(ev)}
     raise TypeError(f"not an event: {ev!r}")
 

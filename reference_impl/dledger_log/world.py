@@ -23,7 +23,7 @@ from reference_impl.core import inputs
 from reference_impl.core.inputs import POSITIVE, check_fields
 from reference_impl.core.network import Send
 from reference_impl.rocketmq import MAX_MESSAGE_SIZE
-from reference_impl.core.state import EMPTY, FrozenMap, freeze, record
+from reference_impl.core.state import freeze, record
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import server as dn
@@ -148,6 +148,44 @@ def restart(c: LogWorldConfig, n: Any, now: int) -> Any:
     if isinstance(n, LogClient):
         return n.evolve(waiting=False, next_append_ms=now + c.client_interval_ms)
     return dn.restart(c.node, n, now, forced_leader=c.forced_leader)
+
+
+# --- a nemesis aimed at the leader (this protocol's own fault kind) ---
+
+
+@record
+class LeaderPartition:
+    """Fault kind `leader_partition`: the network is split anew (earlier cuts heal), with
+    the server `leader` that leads now and every client on one side and the other servers
+    on the other, as a partition between a primary's subnet and the rest of its group
+    does. The leader goes on taking appends no follower gets until its lease runs out,
+    while the others elect a leader of their own that gets none; repeated, this is how
+    logs come to differ at the same index in different terms (Raft's Figure 8)."""
+
+    leader: int
+
+
+def _leaders(w: core.World) -> list[int]:
+    out = []
+    for i in servers(w):
+        n = w.nodes[i]
+        if w.alive[i] and getattr(n, "node", n).member.role is el.Role.LEADER:
+            out.append(i)
+    return out
+
+
+def ext_faults(w: core.World, kind: str) -> list:
+    return [LeaderPartition(leader=i) for i in _leaders(w)] if kind == "leader_partition" else []
+
+
+def ext_apply(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
+    if not isinstance(ev, LeaderPartition):
+        raise TypeError(f"not a dledger event: {ev!r}")
+    side = {ev.leader} | {i for i in range(len(w.cfg.ids)) if i not in servers(w)}
+    rest = [i for i in servers(w) if i not in side]
+    cut = frozenset((a, b) for a in side for b in rest) | frozenset((b, a) for a in side for b in rest)
+    w = w.evolve(net=w.net.evolve(cut=cut), history=w.history.evolve(last_fault_ms=now))
+    return w, ((-1, ev),)
 
 
 # --- ghost (reference_impl.dledger_log.ghost) ---
@@ -356,6 +394,12 @@ PROFILES = (
     core.FaultProfile(name="hostile", delay_ms=(1, 500), loss=0.02, duplicate=0.01, crash=0.004, os_crash=0.002,
                       restart=0.015, partition=0.005, one_way=0.004, heal=0.008, calm_at_ms=2 * CALM_AT_MS,
                       description="standard, harsher, plus OS crashes that lose unflushed entries and term files."),
+    # A directed shape: about every 8 s the leader and the clients are split from the other
+    # servers anew, so a deposed leader's tail and its successor's meet (Raft's Figure 8).
+    core.FaultProfile(name="leader-partition", delay_ms=(1, 10), ext=(("leader_partition", 0.003),),
+                      calm_at_ms=CALM_AT_MS,
+                      description="The leader and the clients are split from the other servers, again and again "
+                                "(earlier cuts heal each time): logs diverge across terms."),
 )
 
 
@@ -371,5 +415,5 @@ PROTOCOL = core.Protocol(
     name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=lg.crash_note, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
-    script_action=script_action,
-    script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES)
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES,
+    ext_faults=ext_faults, ext_apply=ext_apply)

@@ -371,3 +371,11 @@ def create_topic(c: BrokerConfig, b: Broker, tc: ri.TopicConfig, now: int) -> tu
     if b.round is not None:
         return b, ()  # registerBrokerAll is synchronized; the next periodic round carries it
     return register_broker_all(c, b, now, only=(tc.topic_name,))
+
+
+def delete_topic_config(b: Broker, topic: str, now: int) -> Broker:
+    """TopicConfigManager#deleteTopicConfig (AdminBrokerProcessor#deleteTopic): the topic
+    leaves the table and the DataVersion moves on; nothing is registered until the next round."""
+    if topic not in b.topic_config:
+        return b
+    return b.evolve(topic_config=b.topic_config.without(topic), data_version=b.data_version.next_version(now))

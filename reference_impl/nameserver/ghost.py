@@ -123,6 +123,10 @@ class NsGhost:
     reach_since: FrozenMap = EMPTY  # (client, namesrv) -> since when both are up and linked both ways
     last_answer: FrozenMap = EMPTY  # client -> last time a NameServer answered its route fetch
     call_timeouts: FrozenMap = EMPTY  # client -> last "invokeSync call timeout" after connecting
+    # (namesrv, master addr) -> (time, topics the master held but did not send): the NameServer's
+    # first registration of that master (after its own restart, or after dropping the master) came
+    # from registerIncrementBrokerData, which carries one topic (NS-3's `incremental-first` cause)
+    partial_first: FrozenMap = EMPTY
 
 
 def ghost_init(cfg: core.WorldConfig) -> NsGhost:
@@ -198,6 +202,8 @@ def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
         return g
     if t is ns.BrokerRegistered:
         g = g.evolve(last_registered=g.last_registered.set((me, obs.broker_addr), (w.now, obs.broker_id)))
+        if obs.first and obs.broker_id == 0:
+            g = _first_registration(g, w, me, obs)
         regs = g.registered.get(me, frozenset())
         return g if obs.broker_addr in regs else g.evolve(registered=g.registered.set(me, regs | {obs.broker_addr}))
     if t is ns.BrokerRemoved:
@@ -221,6 +227,17 @@ def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
     return g
 
 
+def _first_registration(g: NsGhost, w: core.World, me: str, obs: Any) -> NsGhost:
+    """Record which of the master's topics its first registration with this NameServer left out."""
+    key = (me, obs.broker_addr)
+    index = roles(w.cfg.ids).index
+    held = set(w.nodes[index[obs.broker_addr]].topic_config) if obs.broker_addr in index else set()
+    missing = frozenset(held - set(obs.topics))
+    if missing:
+        return g.evolve(partial_first=g.partial_first.set(key, (w.now, missing)))
+    return g.evolve(partial_first=g.partial_first.without(key)) if key in g.partial_first else g
+
+
 def _world_event(g: NsGhost, w: core.World, ev: Any) -> NsGhost:
     """Faults and the quiet tail: reachability, deaths and restarts."""
     r = roles(w.cfg.ids)
@@ -228,7 +245,8 @@ def _world_event(g: NsGhost, w: core.World, ev: Any) -> NsGhost:
     if isinstance(ev, core.Crash):
         node = w.cfg.ids[ev.node]
         if ev.node in r.namesrvs:
-            g = g.evolve(registered=g.registered.set(node, frozenset()))
+            g = g.evolve(registered=g.registered.set(node, frozenset()),
+                         partial_first=FrozenMap((k, v) for k, v in g.partial_first.items() if k[0] != node))
         elif ev.node in r.brokers:
             g = g.evolve(dead=g.dead.set(node, DeathWindow(died_ms=w.now, silent=ev.os)))
         else:

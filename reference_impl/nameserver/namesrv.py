@@ -110,6 +110,7 @@ class BrokerRegistered:
     broker_name: str
     broker_id: int
     first: bool
+    topics: tuple = ()  # the topics the request's TopicConfigSerializeWrapper carried
 
 
 @record
@@ -261,8 +262,9 @@ def register_broker(n: NameServer, req: RegisterBroker, now: int) -> tuple[NameS
                                             req.filter_server_list, req.chan, now)
     reply = RegisterBrokerResponse(code=rocketmq.ResponseCode.SUCCESS, ha_server_addr=result.ha_server_addr,
                                    master_addr=result.master_addr)
+    carried = tuple(sorted(req.topic_config.topic_config_table)) if req.topic_config is not None else ()
     obs = (BrokerRegistered(broker_addr=req.broker_addr, broker_name=req.broker_name, broker_id=req.broker_id,
-                            first=first),)
+                            first=first, topics=carried),)
     return n.evolve(rim=rim), reply, obs
 
 

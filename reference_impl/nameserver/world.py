@@ -79,6 +79,29 @@ class ProcessExit:
 
 
 @record
+class CreateTopic:
+    """An operator's `mqadmin updateTopic` on master `node` (profile kind `create_topic`):
+    AdminBrokerProcessor#updateAndCreateTopic, whose registerIncrementBrokerData sends
+    the NameServers that one topic at once."""
+
+    node: int
+    topic: str
+
+
+@record
+class DeleteTopic:
+    """An operator's `mqadmin deleteTopic` (profile kind `delete_topic`): DeleteTopicSubCommand
+    deletes the topic in every master broker it reaches, then in every NameServer."""
+
+    topic: str
+
+
+# The topics operators create and delete at random; producers and consumers use TopicTest only.
+ACTION_TOPICS = ("TopicA", "TopicB")
+ACTION_KINDS = ("create_topic", "delete_topic")
+
+
+@record
 class Reply:
     """The answer to an operator action a scenario ran on a node."""
 
@@ -221,7 +244,42 @@ def ext_events(w: core.World, horizon: int) -> list:
     return events
 
 
+def _live_masters(w: core.World) -> list[int]:
+    return [i for i, (n, up) in enumerate(zip(w.nodes, w.alive))
+            if up and type(n) is nb.Broker and nb.is_master(n) and not n.exited]
+
+
+def ext_faults(w: core.World, kind: str) -> list:
+    """Operator actions drawn like faults (the profiles' `create_topic` / `delete_topic` weights)."""
+    if kind == "create_topic":
+        return [CreateTopic(node=i, topic=t) for i in _live_masters(w) for t in ACTION_TOPICS]
+    if kind == "delete_topic":
+        held = {t for i in _live_masters(w) for t in w.nodes[i].topic_config} | {
+            t for n, up in zip(w.nodes, w.alive) if up and type(n) is ns.NameServer for t in n.rim.topic_queue_table}
+        return [DeleteTopic(topic=t) for t in ACTION_TOPICS if t in held]
+    return []
+
+
+def _operator(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
+    c = w.cfg.proto
+    obs: list = [(-1, ev)]
+    if isinstance(ev, CreateTopic):
+        tc = ri.TopicConfig(topic_name=ev.topic, read_queue_nums=4, write_queue_nums=4)
+        n, outs = nb.create_topic(c.broker, w.nodes[ev.node], tc, now)
+        w, seen = core.apply_outs(core.set_node(w, ev.node, n), ev.node, outs)
+        obs.extend(seen)
+    else:
+        for i in _live_masters(w):
+            w = core.set_node(w, i, nb.delete_topic_config(w.nodes[i], ev.topic, now))
+        for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
+            if up and type(n) is ns.NameServer:
+                w = core.set_node(w, i, n.evolve(rim=ri.delete_topic(n.rim, ev.topic)))
+    return w.evolve(history=w.history.evolve(last_fault_ms=now)), tuple(obs)
+
+
 def ext_apply(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
+    if isinstance(ev, (CreateTopic, DeleteTopic)):
+        return _operator(w, ev, now)
     i = ev.node
     if isinstance(ev, OsFin):
         n = w.nodes[i]
@@ -444,6 +502,10 @@ def describe_obs(w: core.World, node_id: str, o: Any) -> str | None:
         m = w.ghost.msgs.get(o.msg_id)
         return f"stores {o.msg_id} again (copy {m.copies}, retry {o.attempt})" if m is not None and m.copies > 1 \
             else None
+    if t is CreateTopic:
+        return f"operator: updateTopic {o.topic} on {w.cfg.ids[o.node]}"
+    if t is DeleteTopic:
+        return f"operator: deleteTopic {o.topic} (masters, then NameServers)"
     if t is OsFin:
         return None
     if t is ProcessExit:
@@ -471,34 +533,38 @@ def final_line(observed: dict) -> str:
 # Expiry needs a broker to stay down (or cut off) for 120 s, so the `silent-*` and
 # `long-partition` profiles run their faults for 4 minutes with rare restarts and heals.
 LONG_CALM_MS = 240_000
+# Operators create and delete topics now and then (about two creations and one deletion per
+# simulated minute); swarm testing (spark_harness/variants.py) leaves them out of half the histories.
+OPERATOR = (("create_topic", 0.0005), ("delete_topic", 0.0002))
 PROFILES = (
     core.FaultProfile(name="scripted", calm_at_ms=faults.CALM_AT_MS,
                       description="No random faults (a scenario script brings its own); the quiet tail begins at 60 s, "
                                 "so the bounded properties NS-3 and NS-11 apply."),
     core.FaultProfile(name="gentle", delay_ms=(1, 20), loss=0.0005, crash=0.0003, restart=0.002,
-                      calm_at_ms=faults.CALM_AT_MS, description="The odd lost message and process crash."),
-    core.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.001, restart=0.003, calm_at_ms=faults.CALM_AT_MS,
+                      ext=OPERATOR, calm_at_ms=faults.CALM_AT_MS, description="The odd lost message and process crash."),
+    core.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.001, restart=0.003, ext=OPERATOR,
+                      calm_at_ms=faults.CALM_AT_MS,
                       description="Broker and NameServer process crashes (FINs reach the NameServers) and restarts."),
     core.FaultProfile(name="partition", delay_ms=(1, 10), partition=0.0008, one_way=0.0008, heal=0.002,
-                      calm_at_ms=faults.CALM_AT_MS,
+                      ext=OPERATOR, calm_at_ms=faults.CALM_AT_MS,
                       description="Partitions and one-way link cuts between any parties, healed within seconds."),
-    core.FaultProfile(name="lossy", delay_ms=(1, 200), loss=0.004, calm_at_ms=faults.CALM_AT_MS,
+    core.FaultProfile(name="lossy", delay_ms=(1, 200), loss=0.004, ext=OPERATOR, calm_at_ms=faults.CALM_AT_MS,
                       description="Lost messages and delays up to 200 ms (RPC timeouts, retries)."),
     core.FaultProfile(name="standard", delay_ms=(1, 50), loss=0.002, crash=0.0005, os_crash=0.0003, restart=0.002,
-                      partition=0.0005, one_way=0.0005, heal=0.002, calm_at_ms=faults.CALM_AT_MS,
+                      partition=0.0005, one_way=0.0005, heal=0.002, ext=OPERATOR, calm_at_ms=faults.CALM_AT_MS,
                       description="Loss, process and machine crashes, partitions and one-way cuts."),
     core.FaultProfile(name="hostile", delay_ms=(1, 500), loss=0.006, crash=0.001, os_crash=0.001, restart=0.002,
-                      partition=0.001, one_way=0.001, heal=0.001, calm_at_ms=2 * faults.CALM_AT_MS,
+                      partition=0.001, one_way=0.001, heal=0.001, ext=OPERATOR, calm_at_ms=2 * faults.CALM_AT_MS,
                       description="standard, harsher: delays up to 500 ms, more of every fault."),
     core.FaultProfile(name="silent-crash", delay_ms=(1, 10), loss=0.0003, os_crash=0.0006, restart=0.0002,
-                      calm_at_ms=LONG_CALM_MS,
+                      ext=OPERATOR, calm_at_ms=LONG_CALM_MS,
                       description="Machine crashes only (no FIN, no RST): NameServers notice by 120 s expiry; "
                                 "RPCs to the dead time out; machines stay down a minute or more."),
     core.FaultProfile(name="long-partition", delay_ms=(1, 10), partition=0.0004, one_way=0.0004, heal=0.0002,
-                      calm_at_ms=LONG_CALM_MS,
+                      ext=OPERATOR, calm_at_ms=LONG_CALM_MS,
                       description="Partitions and one-way cuts that last minutes (past the 120 s expiry)."),
     core.FaultProfile(name="failover", delay_ms=(1, 20), loss=0.001, crash=0.0006, os_crash=0.0006, restart=0.0004,
-                      calm_at_ms=LONG_CALM_MS,
+                      ext=OPERATOR, calm_at_ms=LONG_CALM_MS,
                       description="Broker deaths with and without FIN, long enough to measure sends to dead brokers."),
 )
 
@@ -515,5 +581,5 @@ PROTOCOL = core.Protocol(
     on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
     script_actions=SCRIPT_ACTIONS, bench_nodes=(2, 3), ext_init=ext_init, ext_deadline=ext_deadline,
-    ext_events=ext_events, ext_apply=ext_apply, down_is_silent=down_is_silent, describe=describe,
+    ext_events=ext_events, ext_apply=ext_apply, ext_faults=ext_faults, down_is_silent=down_is_silent, describe=describe,
     describe_obs=describe_obs, final_line=final_line, profiles=PROFILES, branches=BRANCHES)
