@@ -193,7 +193,7 @@ def load_trace(f: IO[str], replay: bool = True, source: str = "") -> dict:
         "protocol": cfg.protocol,
         "nodes": list(cfg.ids),
         "seed": header.get("seed"),
-        "note": header.get("note"),
+        "note": header.get("x_note"),  # an extension key (docs/view.md)
         "profile": {"name": profile.name, "calm_at_ms": profile.calm_at_ms},
         "script_actions": header["config"].get("script") or [],
         "steps": col.steps,

@@ -67,13 +67,14 @@ def _rename(x, old: str, new: str):
 
 
 def _hostile_trace(src: Path, dst: Path) -> Path:
-    """The trace with node n1 renamed to EVIL everywhere (config, states, events: it
-    still replays), EVIL as a header note and as a violation's property and detail."""
+    """The trace with EVIL as a header note (the extension key `x_note`) and as a violation's
+    property and detail: the free text a trace may carry (a node id is refused at the door,
+    test_hostile_node_ids_are_refused_at_the_door)."""
     lines = []
     for line in src.read_text().splitlines():
-        d = _rename(json.loads(line), "n1", EVIL)
+        d = json.loads(line)
         if "schema" in d:
-            d["note"] = EVIL
+            d["x_note"] = EVIL
         if "result" in d:
             d["result"]["violations"] = [{"property": "ELE-1" + EVIL, "step": 5, "t_ms": 0, "expected": None,
                                           "detail": EVIL}]
@@ -175,10 +176,11 @@ def test_page_round_trips_and_is_self_contained_for_every_protocol(work):
 
 
 def test_hostile_strings_are_data_never_markup(hostile):
-    """A node id, a note and a violation made of </script>, <img onerror> and U+2028
-    appear only JSON-escaped: the page's only </script> tags are its own."""
+    """A note and a violation made of </script>, <img onerror> and U+2028 appear only
+    JSON-escaped: the page's only </script> tags are its own."""
     data = view.read_trace(str(hostile))
-    assert EVIL in data["nodes"] and data["note"] == EVIL and data["replay"]["ok"]
+    assert data["note"] == EVIL and data["replay"]["ok"]
+    assert any(v["detail"] == EVIL for v in data["violations"])
     page = view.render(data)
     assert page.count("</script>") == 2  # the data block's and the script's
     assert "<img" not in page and "<!--" not in page and "\u2028" not in page and "\u2029" not in page
@@ -186,6 +188,15 @@ def test_hostile_strings_are_data_never_markup(hostile):
     assert _embedded(page)["note"] == EVIL
     csp = re.search(r'Content-Security-Policy" content="([^"]*)"', page).group(1)
     assert "script-src 'sha256-" in csp and "unsafe-inline" not in csp.split("style-src")[0]
+
+
+def test_hostile_node_ids_are_refused_at_the_door(work):
+    """A trace whose node n1 is renamed to EVIL everywhere never reaches a page."""
+    t = _simulate(work / "plain-ids.jsonl", "--seed", "3", "--steps", "60", "--faults", "standard")
+    bad = work / "evil-ids.jsonl"
+    bad.write_text("".join(json.dumps(_rename(json.loads(x), "n1", EVIL)) + "\n" for x in t.read_text().splitlines()))
+    with pytest.raises(view.ViewError, match="ids"):
+        view.read_trace(str(bad))
 
 
 def test_embed_json_escapes_what_could_end_a_script():
