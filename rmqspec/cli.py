@@ -12,7 +12,7 @@ import sys
 import time
 from typing import Any, NoReturn
 
-from histories import runner, scenario_file, timeline
+from histories import impl_log, runner, scenario_file, timeline, tolerant
 from histories import trace as trace_mod
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
@@ -91,8 +91,21 @@ def build_parser() -> Parser:
     rep.add_argument("--json", action="store_true")
     _add_import(rep)
 
-    chk = sub.add_parser("check-trace", help="validate a trace (e.g. from another implementation) against the reference")
-    chk.add_argument("trace")
+    chk = sub.add_parser("check-trace", help="validate a trace, or an implementation's log (searching for a reference "
+                                             "execution that explains it), against the reference")
+    chk.add_argument("trace", help="a trace (histories.trace/1) or an implementation log (rmqspec.log/1, "
+                                   "docs/conformance.md)")
+    chk.add_argument("--tolerant", action="store_true",
+                     help="insist on tolerant validation (an implementation log is always checked tolerantly)")
+    chk.add_argument("--slack-ms", type=_int, default=None,
+                     help="tolerant: scheduling allowance on top of the reference's windows, and how far a logged "
+                          "t_ms may be from the reference's time (default 50)")
+    chk.add_argument("--max-depth", type=_positive, default=None,
+                     help="tolerant: reference events searched between two log lines (default 6)")
+    chk.add_argument("--max-states", type=_positive, default=None,
+                     help="tolerant: search states expanded per log line (default 3000)")
+    chk.add_argument("--beam", type=_positive, default=None,
+                     help="tolerant: candidate executions kept between lines (default 4; widened x4 twice on a miss)")
     chk.add_argument("--json", action="store_true")
     _add_import(chk)
 
@@ -305,8 +318,33 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_check_trace(args: argparse.Namespace) -> int:
     with _open_trace(args.trace) as f:
+        if impl_log.is_log(f):
+            return _check_log(f, args)
+        if args.tolerant:
+            raise UsageError(f"{args.trace} is a reference trace ({trace_mod.SCHEMA}), checked strictly; "
+                             f"tolerant validation reads an implementation log ({impl_log.SCHEMA}, docs/conformance.md)")
         result = runner.replay(f)
     return _report_replay(result, args.json, "check-trace")
+
+
+def _check_log(f: Any, args: argparse.Namespace) -> int:
+    opts = tolerant.Options()
+    for name in ("slack_ms", "max_depth", "max_states", "beam"):
+        if getattr(args, name) is not None:
+            setattr(opts, name, getattr(args, name))
+    if opts.slack_ms < 0:
+        raise UsageError("--slack-ms must be 0 or more")
+    log = impl_log.read(f)
+    show = None
+    if len(log.lines) > 2000:
+        def show(done: int, total: int) -> None:
+            print(f"check-trace: {done}/{total} lines", file=sys.stderr, flush=True)
+    result = tolerant.check(log, opts, show)
+    if args.json:
+        print(json.dumps(result.summary(log.ids), indent=2, default=str))
+    else:
+        print(result.text(log))
+    return 0 if result.accepted else 1
 
 
 def _report_replay(result: Any, as_json: bool, verb: str) -> int:
