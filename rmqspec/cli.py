@@ -181,6 +181,9 @@ def build_parser() -> Parser:
                        help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
     bench.add_argument("--histories", type=_positive, default=None, help="with --fuzz: histories per engine")
     bench.add_argument("--cores", type=_positive, default=None, help="with --fuzz: processes / Spark cores")
+    bench.add_argument("--tolerant", action="store_true",
+                       help="seconds to validate implementation logs (check-trace on rmqspec.log/1): 100- and "
+                            "10,000-line election logs and the real DLedger 0.2.6 logs")
     _add_import(bench)
     return parser
 
@@ -419,6 +422,13 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.tolerant:
+        rows = bench.tolerant(log=sys.stderr)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            bench.print_tolerant(rows)
+        return 0
     if args.fuzz:
 
         try:
