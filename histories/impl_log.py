@@ -144,8 +144,7 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         chosen = frozenset(points) | frozenset(WORLD_POINTS)
     else:
         raise LogError(f"line {n}: 'log_points' must be a list of log point names")
-    delay = header.get("net_delay_ms", (header.get("harness") or {}).get("net_delay_ms", [0, 5])
-                       if isinstance(header.get("harness"), dict) else [0, 5])
+    delay = header.get("net_delay_ms", [0, 5])
     if (not isinstance(delay, list) or len(delay) != 2 or not all(_is_int(x) and x >= 0 for x in delay)
             or delay[0] > delay[1]):
         raise LogError(f"line {n}: 'net_delay_ms' must be [min, max] with 0 <= min <= max")

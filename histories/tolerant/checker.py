@@ -32,8 +32,10 @@ class Checker(Search):
             ln = self.lines[pos]
             if pos % CHECKPOINT_EVERY == 0 and (not checkpoints or checkpoints[-1][0] < pos):
                 checkpoints = (checkpoints + [(pos, frontier)])[-CHECKPOINTS:]
-            if self.progress is not None and pos % 500 == 0:
-                self.progress(pos, self.n)
+            if pos % 500 == 0:
+                if self.progress is not None:
+                    self.progress(pos, self.n)
+                self.forget(pos)
             self.near = []
             nxt: dict[Any, State] = {}
             dead: list[tuple[State, str]] = []
@@ -85,6 +87,14 @@ class Checker(Search):
         st.late_ms_total, st.skew_ms_max, st.draws_inferred = best.late, best.skew, best.guessed
         return Result(accepted=True, lines=self.n, explained=self.n, seconds=time.perf_counter() - start,
                       stats=st, options=self.opts, best=best)
+
+    def forget(self, pos: int) -> None:
+        """Drop the memos about lines the search can no longer look at (it goes back at most
+        BACKTRACK[-1] lines), so that memory stays bounded by the search, not the log."""
+        keep = pos - BACKTRACK[-1] - CHECKPOINT_EVERY
+        if keep > 0:
+            self.match_memo = {k: v for k, v in self.match_memo.items() if k[0] >= keep}
+        self.hidden_memo.clear()
 
     def reject(self, frontier: list[State], ln: il.LogLine, dead: list, start: float) -> Result:
         bounds = []
