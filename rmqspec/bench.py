@@ -11,8 +11,11 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Callable
+from typing import Any
 
 from histories import runner
+from histories import tolerant as tolerant_mod
+from property_tests.support import impl_logs
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import engines, report
@@ -229,3 +232,40 @@ def print_fuzz(r: dict) -> None:
                                                            for n, m in r["driver_peak_rss_mib"].items()))
     print(f"load average before {r['loadavg_before']}, after {r['loadavg_after']} (other work on the machine skews "
           "wall-clock ratios; CPU efficiency = one process's CPU seconds / the engine's, for the same histories)")
+
+
+# --- bench --tolerant: validating implementation logs (histories/tolerant) ---
+
+TOLERANT_SIZES = (100, 10_000)  # lines of the reference-made election logs
+
+
+def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[dict]:
+    """Seconds to validate election logs of the given sizes (reference histories under the
+    `crash` profile, ticks up to 30 ms late, lines reordered as support/impl_logs.realistic
+    does) and each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds."""
+    rows = []
+    cases = []
+    for size in sizes:
+        lines = impl_logs.realistic(impl_logs.reference_log("election", "crash", 1, size + size // 8, late_ms=30), 1)
+        cases.append((f"reference, {size} lines", lines[:size + 1]))
+    for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
+        cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
+    for name, lines in cases:
+        if log is not None:
+            print(f"bench --tolerant: {name}", file=log, flush=True)
+        parsed = impl_logs.parse(lines)
+        start = time.perf_counter()
+        r = tolerant_mod.check(parsed)
+        elapsed = time.perf_counter() - start
+        rows.append({"log": name, "lines": r.lines, "accepted": r.accepted, "seconds": round(elapsed, 3),
+                     "lines_per_s": round(r.lines / elapsed), "states_expanded": r.stats.states_expanded,
+                     "beam_widenings": r.stats.beam_widenings,
+                     "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
+    return rows
+
+
+def print_tolerant(rows: list[dict]) -> None:
+    print(f"{'log':<42}{'lines':>7}{'ok':>4}{'seconds':>9}{'lines/s':>9}{'states':>8}{'RSS MiB':>9}")
+    for r in rows:
+        print(f"{r['log']:<42}{r['lines']:>7}{'yes' if r['accepted'] else 'NO':>4}{r['seconds']:>9}"
+              f"{r['lines_per_s']:>9,}{r['states_expanded']:>8}{r['peak_rss_mib']:>9}")

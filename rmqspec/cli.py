@@ -24,7 +24,8 @@ import attrs
 from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
-from histories import formats, runner, scenario_file, timeline, view
+from histories import formats, impl_log, runner, scenario_file, timeline, tolerant, view
+from histories import trace as trace_mod
 from model_checks import check, crosshair_run, explore, prove
 from reference_impl import core
 from reference_impl.core import codec, faults, inputs, scenario
@@ -137,8 +138,22 @@ def build_parser() -> Parser:
     rep.add_argument("--json", action="store_true")
     _add_import(rep)
 
-    chk = sub.add_parser("check-trace", help="validate a trace (e.g. from another implementation) against the reference")
-    chk.add_argument("trace")
+    chk = sub.add_parser("check-trace", help="validate a trace, or an implementation's log (searching for a reference "
+                                             "execution that explains it), against the reference")
+    chk.add_argument("trace", help="a trace (histories.trace/1) or an implementation log (rmqspec.log/1, "
+                                   "docs/conformance.md)")
+    chk.add_argument("--tolerant", action="store_true",
+                     help="insist on tolerant validation (an implementation log is always checked tolerantly)")
+    chk.add_argument("--slack-ms", type=_int_in(0, 60_000), default=None,
+                     help="tolerant: scheduling allowance on top of the reference's windows, and how far a logged "
+                          "t_ms may be from the reference's time, 0..60,000 (default 50)")
+    chk.add_argument("--max-depth", type=_int_in(1, 64), default=None,
+                     help="tolerant: reference events searched between two log lines, 1..64 (default 6)")
+    chk.add_argument("--max-states", type=_int_in(1, 10_000_000), default=None,
+                     help="tolerant: search states expanded per log line, 1..10,000,000 (default 3000)")
+    chk.add_argument("--beam", type=_int_in(1, 1024), default=None,
+                     help="tolerant: candidate executions kept between lines, 1..1024 (default 4; widened x4 twice "
+                          "on a miss)")
     chk.add_argument("--json", action="store_true")
     _add_import(chk)
 
@@ -287,6 +302,9 @@ def build_parser() -> Parser:
                        help=f"with --fuzz: histories per engine, 1..{MAX_HISTORIES:,}")
     bench.add_argument("--cores", type=_int_in(1, CORES), default=None,
                        help=f"with --fuzz: processes / Spark cores, 1..{CORES} (this machine's cores)")
+    bench.add_argument("--tolerant", action="store_true",
+                       help="seconds to validate implementation logs (check-trace on rmqspec.log/1): 100- and "
+                            "10,000-line election logs and the real DLedger 0.2.6 logs")
     _add_progress(bench)
     _add_import(bench)
     return parser
@@ -450,8 +468,31 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_check_trace(args: argparse.Namespace) -> int:
     with _open_trace(args.trace) as f:
+        if impl_log.is_log(f):
+            return _check_log(f, args)
+        if args.tolerant:
+            raise UsageError(f"{args.trace} is a reference trace ({trace_mod.SCHEMA}), checked strictly; "
+                             f"tolerant validation reads an implementation log ({impl_log.SCHEMA}, docs/conformance.md)")
         result = runner.replay(f, (), args.trace)
     return _report_replay(result, args.json, "check-trace")
+
+
+def _check_log(f: Any, args: argparse.Namespace) -> int:
+    opts = tolerant.Options()
+    for name in ("slack_ms", "max_depth", "max_states", "beam"):
+        if getattr(args, name) is not None:
+            setattr(opts, name, getattr(args, name))
+    log = impl_log.read(f, os.path.basename(args.trace))
+    show = None
+    if len(log.lines) > 2000:
+        def show(done: int, total: int) -> None:
+            print(f"check-trace: {done}/{total} lines", file=sys.stderr, flush=True)
+    result = tolerant.check(log, opts, show)
+    if args.json:
+        print(json.dumps(result.summary(log.ids), indent=2, default=str))
+    else:
+        print(result.text(log))
+    return 0 if result.accepted else 1
 
 
 def _report_replay(result: Any, as_json: bool, verb: str) -> int:
@@ -598,6 +639,13 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.tolerant:
+        rows = bench.tolerant(log=sys.stderr)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            bench.print_tolerant(rows)
+        return 0
     if args.fuzz:
         bar = Progress(bench.FUZZ_PHASES, label="bench --fuzz", unit="phases", enabled=not args.no_progress)
         try:

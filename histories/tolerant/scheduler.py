@@ -1,0 +1,40 @@
+"""The reference under the implementation's scheduler: every tick's window widened by the slack
+(Java's loop period plus a scheduling allowance), messages within the declared delay plus the
+slack, no fault but the log's own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from histories import impl_log as il
+from histories.tolerant.records import Options
+from reference_impl import core
+from reference_impl.core import faults
+
+_TOLERANT: dict[tuple[str, int], str] = {}
+
+
+def tolerant_protocol(name: str, slack: int) -> str:
+    """The protocol `name` with every tick's window widened by `slack` ms (Java's loop period
+    plus a scheduling allowance), registered under a name of its own; the node transitions
+    are the protocol's own."""
+    key = (name, slack)
+    if key not in _TOLERANT:
+        p = core.protocol(name)
+        own = p.tick_slack
+
+        def tick_slack(c: Any, n: Any, since: int, own: Callable | None = own) -> int:
+            return (own(c, n, since) if own is not None else 0) + slack
+
+        derived = f"{name}+slack{slack}"
+        wrapped = p.evolve(name=derived, tick_slack=tick_slack)
+        core.register(derived, lambda wrapped=wrapped: wrapped)
+        _TOLERANT[key] = derived
+    return _TOLERANT[key]
+
+
+def world_config(log: il.ImplLog, opts: Options) -> core.WorldConfig:
+    prof = faults.FaultProfile(name="tolerant", delay_ms=(0, log.delay_ms[1] + opts.slack_ms), timing="java",
+                               description="the implementation's scheduler: Java timing plus the slack")
+    return log.cfg.evolve(protocol=tolerant_protocol(log.cfg.protocol, opts.slack_ms), profile=prof)

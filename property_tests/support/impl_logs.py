@@ -1,0 +1,195 @@
+"""Implementation logs for the tests: written from reference histories, made realistic the
+way a real implementation's log differs from the reference's order, and mutated into
+protocol violations (docs/conformance.md).
+
+`reference_log` runs a seeded reference history and writes its log (histories.impl_log.LogWriter).
+`realistic` then gives it an implementation's clock (an offset), timers and threads that run
+late and lines that land in another order (each line's t_ms moved later by up to `jitter_ms`,
+the lines re-sorted by time), and optionally leaves out the draws, the snapshots or the times.
+The mutations each make one line say something the protocol never does, and return that
+line's number, where the checker must reject the log.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from histories import impl_log, tolerant
+from histories import trace as trace_mod
+from reference_impl import core
+from reference_impl.core import chooser, faults
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL_LOGS = ROOT / "impl_logs" / "dledger-0.2.6"
+
+# Faults an implementation log can show (crash, restart, partition, heal): no loss, no duplication.
+PROFILES = {
+    "none": faults.FaultProfile(name="none"),
+    "crash": faults.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.03, restart=0.05, calm_at_ms=60_000),
+    "partition": faults.FaultProfile(name="partition", delay_ms=(1, 10), partition=0.03, heal=0.05,
+                                     calm_at_ms=60_000),
+}
+
+
+def reference_log(protocol: str, profile: str, seed: int, steps: int, nodes: int = 3, late_ms: int = 0
+                  ) -> list[dict]:
+    """Header and event lines of the log a reference history writes; `late_ms`: the history's
+    ticks may fire this much later than the reference's own windows allow (threads that run
+    late, as the checker's scheduling allowance permits). Each line is tagged with its step
+    (`_step`, for `realistic`)."""
+    prof = PROFILES[profile] if protocol == "election" else faults.profile(profile, protocol)
+    cfg = core.protocol(protocol).make_config(nodes, {}).evolve(profile=prof)
+    if late_ms:
+        cfg = cfg.evolve(protocol=tolerant.tolerant_protocol(protocol, late_ms))
+    writer = impl_log.LogWriter(cfg, protocol=protocol, steps=True)
+    choose = chooser.SeededChooser(seed).choose
+    w = core.init(cfg)
+    for i in range(1, steps + 1):
+        ev = choose(w)
+        if ev is None:
+            break
+        after, obs = core.step(w, ev)
+        writer.step(i, w, ev, after, obs)
+        w = after
+    return writer.lines()
+
+
+def strip(lines: list[dict]) -> list[dict]:
+    """The log without the step tags `reference_log` adds."""
+    return [{k: v for k, v in d.items() if k != "_step"} for d in lines]
+
+
+def read_real(name: str) -> list[dict]:
+    with open(REAL_LOGS / f"{name}.jsonl", encoding="utf-8") as f:
+        return [d for _, d in trace_mod.read_lines(f)]
+
+
+def realistic(lines: list[dict], seed: int, jitter_ms: int = 2, clock_ms: int = 1_700_000_000_000,
+              draws: bool = True, snapshots: bool = True, times: bool = True) -> list[dict]:
+    """The log as an implementation would write it: on its own clock (`clock_ms` added), the
+    lines of one step in any order (Java writes them from several threads), each step's lines
+    up to `jitter_ms` later (the time a thread takes to reach its log point; a node's own
+    lines keep their order), the nodes' lines merged by time, so that independent events of
+    different nodes change places, never across a fault; optionally without the draws, the
+    snapshots or the times. Timers that run late are in the history itself (`reference_log`'s
+    `late_ms`): lateness changes what happens, so it cannot be added afterwards."""
+    rng = random.Random(seed)
+    header, events = copy.deepcopy(lines[0]), copy.deepcopy(lines[1:])
+    lp = impl_log.log_points(header["protocol"])
+    if not draws:
+        events = [d for d in events if d["at"] != lp.NEXT_INT]
+    if not snapshots:
+        events = [d for d in events if d["at"] != lp.SNAPSHOT]
+    if not draws or not snapshots:
+        header["log_points"] = sorted(p for p in [*lp.POINTS, lp.SNAPSHOT]
+                                      if (draws or p != lp.NEXT_INT) and (snapshots or p != lp.SNAPSHOT))
+    steps: dict = {}
+    for d in events:
+        steps.setdefault(d.get("_step", id(d)), []).append(d)
+    era, last, keyed = 0, {}, []
+    for group in steps.values():  # in the reference's order
+        rng.shuffle(group)
+        late = rng.randint(0, jitter_ms)
+        for d in group:
+            d.pop("_step", None)
+            if d["at"] in impl_log.WORLD_POINTS:
+                era += 1  # a fault: nothing moves across it
+                keyed.append(((era, d["t_ms"]), d))
+                era += 1
+                continue
+            t = d["t_ms"] if d["at"] == lp.SNAPSHOT else max(d["t_ms"] + late, last.get(d["node"], 0))
+            last[d["node"]] = t
+            d["t_ms"] = t
+            keyed.append(((era, t), d))
+    keyed.sort(key=lambda x: x[0])  # stable
+    events = [d for _, d in keyed]
+    for d in events:
+        d["t_ms"] += clock_ms
+    prev = 0
+    for d in events:  # a fault between two lines moved later keeps the times in order
+        d["t_ms"] = prev = max(prev, d["t_ms"])
+    if not times:
+        for d in events:
+            del d["t_ms"]
+    return [header] + events
+
+
+def parse(lines: list[dict]) -> impl_log.ImplLog:
+    return impl_log.parse(enumerate(lines, 1))
+
+
+def _find(lines: list[dict], pred: Callable[[dict], bool], start: int = 1) -> int:
+    for k in range(start, len(lines)):
+        if pred(lines[k]):
+            return k
+    raise LookupError("no line to mutate")
+
+
+# --- mutations: each returns (the mutated lines, the 1-based number of the line that must be rejected) ---
+
+
+def second_vote(lines: list[dict]) -> tuple[list[dict], int]:
+    """A voter that refused a candidate because it had voted in this term votes for it too."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "DLedgerLeaderElector#handleVote"
+              and d["response"]["vote_result"] == "REJECT_ALREADY_VOTED")
+    d = out[k]
+    d["response"]["vote_result"] = "ACCEPT"
+    vote = {"node": d["node"], "at": "MemberState#setCurrVoteFor", "term": d["request"]["term"],
+            "voted_for": d["request"]["leader_id"]}
+    if "t_ms" in d:
+        vote = {"t_ms": d["t_ms"], **vote}
+    out.insert(k, vote)
+    return out, k + 1
+
+
+def term_goes_down(lines: list[dict]) -> tuple[list[dict], int]:
+    """A node moves to a term below the one it is in."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "MemberState#nextTerm" and d["term"] >= 1)
+    out[k]["term"] -= 1
+    return out, k + 1
+
+
+def wrong_code(lines: list[dict]) -> tuple[list[dict], int]:
+    """A follower answers a heartbeat of its leader with EXPIRED_TERM."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "DLedgerLeaderElector#handleHeartBeat" and d["response"]["code"] == 200)
+    out[k]["response"]["code"] = 403
+    return out, k + 1
+
+
+def field_off_by_one(lines: list[dict]) -> tuple[list[dict], int]:
+    """A MemberState snapshot shows a term one higher than the node's."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "MemberState" and d["state"]["role"] == "FOLLOWER")
+    out[k]["state"]["term"] += 1
+    return out, k + 1
+
+
+def leader_without_quorum(lines: list[dict]) -> tuple[list[dict], int]:
+    """A candidate whose round a majority refused becomes leader: after its last response of a
+    round that drew a next vote time (a lost round), it logs changeToLeader."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "java.util.Random#nextInt" and d["bound"] == 700 and any(
+        e["node"] == d["node"] and e["at"] == "DLedgerRpcService#vote" and "response" in e
+        for e in out[max(1, out.index(d) - 6):out.index(d)]))
+    d = out[k]
+    term = next(e["request"]["term"] for e in reversed(out[1:k])
+                if e["node"] == d["node"] and e["at"] == "DLedgerRpcService#vote" and "request" in e)
+    lead = {"node": d["node"], "at": "MemberState#changeToLeader", "term": term}
+    if "t_ms" in d:
+        lead = {"t_ms": d["t_ms"], **lead}
+    out.insert(k + 1, lead)
+    return out, k + 2
+
+
+def entry_off_by_one(lines: list[dict]) -> tuple[list[dict], int]:
+    """A follower writes an entry at an index one past where the leader put it (dledger_log)."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "DLedgerStore#appendAsFollower" and d["index"] >= 1)
+    out[k]["index"] += 1
+    return out, k + 1

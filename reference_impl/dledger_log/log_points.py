@@ -1,0 +1,149 @@
+"""The DLedger log's implementation log points: what a DLedger 0.2.6 server (and its
+DLedgerClient) instrumented at its natural log points writes when the reference takes a step
+(docs/conformance.md).
+
+A server writes the election's lines (reference_impl.election.log_points: votes, heartbeats,
+MemberState, the elector's draws) and the log's: a push sent by an EntryDispatcher and its
+completion (`DLedgerRpcService#push`), a push handled by the follower's EntryHandler
+(`DLedgerEntryPusher.EntryHandler#handlePush`: the request when it arrives, the response
+when the handler thread answers it), a client's append handled by the leader
+(`DLedgerServer#handleAppend`: the request, then the response once the QuorumAckChecker
+completes its future), the store's appends (`DLedgerStore#appendAsLeader`,
+`#appendAsFollower`), truncations (`DLedgerStore#truncate`) and commit index moves
+(`DLedgerStore#updateCommittedIndex`). A client writes its appends and their answers
+(`DLedgerClient#append`). An answer that is not given at once (a push, an append) is a
+second line of the handler's log point with the `response` and no `request`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from reference_impl import core
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import server as dn
+from reference_impl.dledger_log import store as st
+from reference_impl.dledger_log import world as log_world
+from reference_impl.election import log_points as election_points
+from reference_impl.election import records as el
+
+LogPoint = election_points.LogPoint
+NEXT_INT = election_points.NEXT_INT
+SNAPSHOT = election_points.SNAPSHOT
+
+POINTS = dict(election_points.POINTS)
+POINTS.update({p.at: p for p in (
+    LogPoint("DLedgerRpcService#push", "dispatcher",
+             "peer, request (a PushEntryRequest); its completion: peer, response", "an EntryDispatcher pushes"),
+    LogPoint("DLedgerEntryPusher.EntryHandler#handlePush", "handler",
+             "peer, request when it arrives; peer, response when the EntryHandler answers it",
+             "the follower's side of a push"),
+    LogPoint("DLedgerServer#handleAppend", "handler",
+             "peer (the client), request; peer, response when the append's future completes",
+             "the leader takes a client's entry"),
+    LogPoint("DLedgerClient#append", "client", "peer (the server), request; its completion: peer, response",
+             "a client appends one entry"),
+    LogPoint("DLedgerStore#appendAsLeader", "handler", "index, term", "an entry written by the leader"),
+    LogPoint("DLedgerStore#appendAsFollower", "handler", "index, term", "an entry written by a follower"),
+    LogPoint("DLedgerStore#truncate", "handler", "index (the new end)", "a follower's log cut back"),
+    LogPoint("DLedgerStore#updateCommittedIndex", "any", "index", "the committed index moved"),
+)})
+SEND_AT = dict(election_points.SEND_AT, PushEntryRequest="DLedgerRpcService#push",
+               AppendEntryRequest="DLedgerClient#append")
+HANDLE_AT = dict(election_points.HANDLE_AT, PushEntryRequest="DLedgerEntryPusher.EntryHandler#handlePush",
+                 AppendEntryRequest="DLedgerServer#handleAppend")
+COMPLETE_AT = dict(election_points.COMPLETE_AT, PushEntryResponse="DLedgerRpcService#push",
+                   AppendEntryResponse="DLedgerClient#append")
+# reference-internal fields an implementation does not have (by the message's JSON `type`; a
+# PushEntryRequest's is its push type): the order a modelled connection keeps
+INTERNAL_FIELDS = {t.value: ("seq",) for t in ep.PushType}
+# a deferred answer is written at the handler's log point (with `response` only)
+REPLY_AT = {"PushEntryResponse": "DLedgerEntryPusher.EntryHandler#handlePush",
+            "AppendEntryResponse": "DLedgerServer#handleAppend",
+            "LeadershipTransferResponse": "DLedgerLeaderElector#handleLeadershipTransfer"}
+
+
+def failed_reply(ctx: Any) -> Any:
+    """What a failed RPC's future completes with: a push's and a client append's callbacks see
+    no response (DLedgerRpcNettyService completes the push future with a response of code
+    NETWORK_ERROR; DLedgerClientRpcNettyService likewise for appends)."""
+    if ctx[0] == "push":
+        return ep.PushEntryResponse(code=el.Code.NETWORK_ERROR)
+    if ctx[0] == "append":
+        return ep.AppendEntryResponse(code=el.Code.NETWORK_ERROR)
+    return election_points.failed_reply(ctx)
+
+
+def node_lines(c: Any, on_tick: bool, before: Any, after: Any, obs: list, draw: int) -> list[tuple[str, dict]]:
+    """A server's own lines for one step: the election's, then the store's."""
+    if not isinstance(before, dn.DLedgerNode) or not isinstance(after, dn.DLedgerNode):
+        return []
+    out = election_points.member_lines(c.node.dledger, on_tick, before.member, after.member, obs, draw)
+    s0, s1 = before.store, after.store
+    common = s0.end_index
+    for e in s1.entries:  # where the two logs part (a truncation rewrites the tail)
+        if e.index <= s0.end_index and st.entry_at(s0, e.index) != e:
+            common = e.index - 1
+            break
+    if s1.end_index < s0.end_index:
+        common = min(common, s1.end_index)
+    if common < s0.end_index:
+        out.append(("DLedgerStore#truncate", {"index": common}))
+    at = "DLedgerStore#appendAsLeader" if after.member.role is el.Role.LEADER else "DLedgerStore#appendAsFollower"
+    for e in s1.entries:
+        if e.index > common:
+            out.append((at, {"index": e.index, "term": e.term}))
+    for o in obs:
+        if isinstance(o, dn.CommitAdvanced):
+            out.append(("DLedgerStore#updateCommittedIndex", {"index": o.new}))
+    return out
+
+
+def snapshot(c: Any, n: Any, alive: bool) -> dict | None:
+    """A server's `MemberState` line (role, term, vote, leader and the ledger's end); clients have none."""
+    if not isinstance(n, dn.DLedgerNode):
+        return None
+    out = election_points.snapshot(c, n.member, alive)
+    out.update(ledger_end_index=n.store.end_index, ledger_end_term=n.store.end_term)
+    return out
+
+
+def make_config(nodes: tuple[str, ...], config: dict) -> core.WorldConfig:
+    """Servers n0..n{k-1} then clients c0..c{m-1}, as the reference names them; `config.dledger`
+    holds DLedgerConfig fields, `config.log` the store's (LogConfig), and `client_interval_ms`,
+    `body_size` the clients' pace and entry size."""
+    servers = [x for x in nodes if not x.startswith("c")]
+    clients = [x for x in nodes if x.startswith("c")]
+    if list(nodes) != servers + clients or servers != [f"n{i}" for i in range(len(servers))] or \
+            clients != [f"c{i}" for i in range(len(clients))]:
+        raise ValueError("dledger_log nodes are servers n0.. then clients c0..")
+    extra = set(config) - {"dledger", "log", "client_interval_ms", "body_size"}
+    if extra:
+        raise ValueError(f"unknown dledger_log config key(s): {', '.join(sorted(extra))}")
+    opts = dict(config.get("dledger", {}))
+    opts.update(config.get("log", {}))
+    opts.update({k: config[k] for k in ("client_interval_ms", "body_size") if k in config})
+    opts["clients"] = len(clients)
+    return log_world.make_config(len(servers), opts)
+
+
+def header_config(cfg: core.WorldConfig) -> dict:
+    """The header's `config` for a world of ours (the inverse of `make_config`)."""
+    c = cfg.proto
+    dl = election_points.header_config(cfg)["dledger"]
+    default_log = st.LogConfig()
+    out: dict = {"dledger": dl,
+                 "log": {f.name: getattr(c.node.log, f.name) for f in attrs.fields(st.LogConfig)
+                         if getattr(c.node.log, f.name) != getattr(default_log, f.name)}}
+    for k in ("client_interval_ms", "body_size"):
+        if getattr(c, k) != getattr(log_world.LogWorldConfig(node=c.node), k):
+            out[k] = getattr(c, k)
+    return out
+
+
+def logs_draws(n: Any) -> bool:
+    """A server's draws are its elector's Random#nextInt calls; a client's (which server it
+    tries first) is the reference's choice, an unknown the search infers from its send."""
+    return isinstance(n, dn.DLedgerNode)
