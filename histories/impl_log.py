@@ -173,13 +173,16 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
             raise LogError(f"line {n}: log point {at!r} is not in the header's 'log_points'")
         t = d.get("t_ms")
         if t is not None:
-            if not _is_int(t) or not 0 <= t <= formats.MAX_TIME_MS:
-                raise LogError(f"line {n}: t_ms must be an integer in [0, {formats.MAX_TIME_MS}]")
+            if not _is_int(t) or not 0 <= t < 1 << 63:  # a Java long: epoch ms or a monotonic clock
+                raise LogError(f"line {n}: t_ms must be a non-negative integer (a Java long)")
             if last_t is not None and t < last_t:
                 raise LogError(f"line {n}: t_ms {t} goes back (previous {last_t}); merge logs in time order")
             last_t = t
             if origin is None and at not in WORLD_POINTS:
                 origin = t  # the first node started (world facts before it, e.g. nodes not started, happen at 0)
+            if origin is not None and t - origin > formats.MAX_TIME_MS:
+                raise LogError(f"line {n}: t_ms is {t - origin} ms after the log's first node event; a log spans "
+                               f"at most {formats.MAX_TIME_MS} ms (the reference's clock is a Java int)")
         node_id = d.get("node")
         if at in ("partition", "heal"):
             node = -1
