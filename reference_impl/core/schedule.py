@@ -24,7 +24,8 @@ is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
 Memos keep the hot path cheap without changing any answer: `_WAKES` remembers a node
 state's wake time and slack (keyed by the state's identity and kept only while that
-very object is in the memo, so a reused id cannot alias), and `_LAST` / `_LAST_WAKES`
+very object is in the memo, so a reused id cannot alias, and only for the same config,
+slack function, `since` and start-up stagger), and `_LAST` / `_LAST_WAKES`
 remember the horizon and the wake times of the last world asked, since the chooser and
 `step` ask several times about the same world. All are memos of pure functions of
 immutable values.
@@ -56,7 +57,7 @@ from reference_impl.core.world import World, wake_of
 
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
-_WAKES: dict[int, tuple] = {}  # id(node state) -> (node state, slack function, since, (wake, slack))
+_WAKES: dict[int, tuple] = {}  # id(node state) -> (state, slack function, since, (wake, slack), config, (fresh, stagger))
 _LAST: list = [None, -1]  # [world, its horizon]
 _LAST_WAKES: list = [None, None]  # [world, its _wakes]
 
@@ -85,7 +86,8 @@ def _wakes(w: World) -> list[tuple[int, int]]:
             continue
         since = w.since[i]
         hit = _WAKES.get(id(n))
-        if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since:
+        if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since and hit[4] is c \
+                and hit[5] == (i in w.fresh, stagger):
             out.append(hit[3])
             continue
         t = wake_of(w, n)
@@ -98,7 +100,7 @@ def _wakes(w: World) -> list[tuple[int, int]]:
             ws = (max(t, since), slack)
         if len(_WAKES) > 4096:
             _WAKES.clear()
-        _WAKES[id(n)] = (n, slack_of, since, ws)
+        _WAKES[id(n)] = (n, slack_of, since, ws, c, (i in w.fresh, stagger))
         out.append(ws)
     _LAST_WAKES[0], _LAST_WAKES[1] = w, out
     return out

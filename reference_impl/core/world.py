@@ -92,19 +92,22 @@ def set_node(w: World, i: int, n: Any) -> World:
     return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:], since=since_after(w, i, n, w.now))
 
 
-_WAKE: dict[int, tuple[Any, int]] = {}  # id(node state) -> (node state, its wake_at); a memo of a pure function
+_WAKE: dict[int, tuple[Any, Any, Any, int]] = {}  # id(node state) -> (state, config, wake_at, its answer)
 
 
 def wake_of(w: World, n: Any) -> int:
     """The protocol's `wake_at` of node state `n` (memoised by the state's identity while
-    that very object is in the memo)."""
+    that very object is in the memo, and only for the same config and the same `wake_at`:
+    one state object may be shared by worlds of different configs, and a test may swap a
+    protocol's functions)."""
+    p = protocol(w.cfg.protocol)
     hit = _WAKE.get(id(n))
-    if hit is not None and hit[0] is n:
-        return hit[1]
-    t = protocol(w.cfg.protocol).wake_at(w.cfg.proto, n)
+    if hit is not None and hit[0] is n and hit[1] is w.cfg.proto and hit[2] is p.wake_at:
+        return hit[3]
+    t = p.wake_at(w.cfg.proto, n)
     if len(_WAKE) > 4096:
         _WAKE.clear()
-    _WAKE[id(n)] = (n, t)
+    _WAKE[id(n)] = (n, w.cfg.proto, p.wake_at, t)
     return t
 
 
