@@ -5,7 +5,10 @@ HYPOTHESIS_PROFILE
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
+
+from reference_impl.core import schedule
 
 settings.register_profile("ci", derandomize=True, max_examples=30, stateful_step_count=60, deadline=None,
                           database=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
@@ -17,6 +20,16 @@ settings.register_profile("nightly", max_examples=3000, stateful_step_count=400,
 settings.register_profile("mutants", parent=settings.get_profile("ci"), print_blob=False,
                           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memos():
+    """No test sees another's wake-time memos: a test that swaps a reference function
+    (a mutant, monkeypatch) would otherwise leave entries computed with it behind."""
+    yield
+    schedule.forget()
+
 
 # `rmqspec mutants` runs the Hypothesis machines against one test-only mutant
 # (property_tests/support/mutation.py) by naming it here; never set in a normal run.

@@ -278,8 +278,7 @@ def for_protocol(protocol: str) -> list[Mutant]:
 
 def _forget_memos() -> None:
     """The schedule's memos cache pure functions of node states; a mutant changes those functions."""
-    schedule._WAKES.clear()
-    schedule._LAST[:] = [None, -1]
+    schedule.forget()
 
 
 @contextlib.contextmanager

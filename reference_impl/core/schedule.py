@@ -53,13 +53,22 @@ from reference_impl.core.events import (
 )
 from reference_impl.core.faults import FAULT_KINDS
 from reference_impl.core.plugin import protocol
-from reference_impl.core.world import World, wake_of
+from reference_impl.core.world import World, forget_wakes, wake_of
 
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
 _WAKES: dict[int, tuple] = {}  # id(node state) -> (state, slack function, since, (wake, slack), config, (fresh, stagger))
 _LAST: list = [None, -1]  # [world, its horizon]
 _LAST_WAKES: list = [None, None]  # [world, its _wakes]
+
+
+def forget() -> None:
+    """Empty every memo of wake times. They remember pure functions of immutable values;
+    only replacing a protocol's function in place (a test's mutant) makes an entry stale."""
+    _WAKES.clear()
+    _LAST[:] = [None, -1]
+    _LAST_WAKES[:] = [None, None]
+    forget_wakes()
 
 
 def wake_times(w: World) -> list[int]:

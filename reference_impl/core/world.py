@@ -111,6 +111,11 @@ def wake_of(w: World, n: Any) -> int:
     return t
 
 
+def forget_wakes() -> None:
+    """Empty the wake_at memo (schedule.forget)."""
+    _WAKE.clear()
+
+
 def since_after(w: World, i: int, n: Any, now: int) -> tuple[int, ...]:
     """`World.since` once node i's state becomes `n` at `now`: its entry moves to now when
     the node's wake time changed (a condition that was already due stays due since then)."""
