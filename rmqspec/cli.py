@@ -264,17 +264,19 @@ def build_parser() -> Parser:
     con.add_argument("--protocol", default="election", help="the protocol whose handlers the driver runs (election)")
     con.add_argument("--driver", required=True, metavar="CMD",
                      help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
-    con.add_argument("--count", type=_positive, default=1000, help="generated cases (default 1000)")
+    con.add_argument("--count", type=_int_in(1, 10_000_000), default=1000,
+                     help="generated cases, 1..10,000,000 (default 1000)")
     con.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
     con.add_argument("--vectors", default=None, metavar="FILE", help="run a vectors file's cases instead of generating")
-    con.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
-                     help="per-case answer timeout (default 10)")
+    con.add_argument("--timeout", type=_float_in(0.01, 3600), default=10.0, metavar="SECONDS",
+                     help="per-case answer timeout, 0.01..3600 (default 10)")
     con.add_argument("--json", action="store_true")
 
     vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
     vec.add_argument("--protocol", default="election", help="the protocol (election)")
     vec.add_argument("--out", default=None, metavar="FILE", help="where to write the vectors (JSON)")
-    vec.add_argument("--count", type=_int, default=500, help="generated cases after the edge cases (default 500)")
+    vec.add_argument("--count", type=_int_in(0, 1_000_000), default=500,
+                     help="generated cases after the edge cases, 0..1,000,000 (default 500)")
     vec.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
     vec.add_argument("--check", default=None, metavar="FILE",
                      help="instead: check that a vectors file's answers are still the reference's")
@@ -285,9 +287,10 @@ def build_parser() -> Parser:
     mut.add_argument("--protocol", type=_csv(str), default=None, help="only the mutants of these protocols")
     mut.add_argument("--layers", type=_csv(str), default=["fuzz", "machines", "model"],
                      help="fuzz, machines, model (default: all three)")
-    mut.add_argument("--histories", type=_positive, default=300, help="fuzz: histories per mutant at most (default 300)")
-    mut.add_argument("--seconds", type=float, default=180.0,
-                     help="fuzz and machines: wall time per mutant at most (default 180)")
+    mut.add_argument("--histories", type=_int_in(1, MAX_HISTORIES), default=300,
+                     help=f"fuzz: histories per mutant at most, 1..{MAX_HISTORIES:,} (default 300)")
+    mut.add_argument("--seconds", type=_float_in(1, 86_400), default=180.0,
+                     help="fuzz and machines: wall time per mutant at most, 1..86,400 (default 180)")
     mut.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks")
     mut.add_argument("--json", action="store_true")
 
