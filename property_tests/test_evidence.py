@@ -13,15 +13,17 @@ from __future__ import annotations
 import pytest
 
 from histories import runner
+from property_tests.support import election_mutants as em
 from reference_impl import core
 from reference_impl.core import faults
+from reference_impl.core.state import FrozenMap
 from reference_impl.dledger_log import entry_handler as eh
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import store as st
 from reference_impl.election import records as el
 from reference_impl.ha import commit_log as ha_st
 from reference_impl.nameserver import route_info as ri
-from property_tests.support import election_mutants as em
+from spec import nameserver as nspec
 
 
 def _profiles(protocol: str, crashes: bool = False) -> list[str]:
@@ -190,3 +192,33 @@ def test_a_stale_master_entry_after_re_registration_is_unexpected(monkeypatch):
     r = runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms)
     (ns6,) = [v for v in r.violations if v.property == "NS-6"]
     assert ns6.expected is None, ns6
+
+
+# --- NS-11: a starved client's failed route calls, each explained by a fault ---
+
+
+def _starved_world(failed: tuple) -> core.World:
+    """p1 (index 7 of the default NameServer world) last answered at 0 and has reached ns0 ever
+    since; 91 s later its route calls since then are `failed` (the ghost's record)."""
+    w = core.init(core.protocol("nameserver").make_config(2, {}))
+    last = FrozenMap((c, 90_000) for c in w.ghost.last_answer).set("p1", 0)  # the others answered lately
+    g = w.ghost.evolve(last_answer=last, failed_calls=w.ghost.failed_calls.set("p1", failed),
+                       reach_since=w.ghost.reach_since.set(("p1", "ns0"), 0))
+    return w.evolve(now=91_000, ghost=g)
+
+
+def test_ns11_lost_polls_each_explained_by_a_fault_are_expected():
+    w = _starved_world(((30_010, "ns1", "RemotingSendRequestException", "ns1 was down"),
+                        (60_016, "ns0", "RemotingTimeoutException", "a fault at 60016 ms while the call was open")))
+    assert not nspec.ns11(w)
+    assert nspec.ns11_expected(w).startswith("transport-faults")
+
+
+@pytest.mark.parametrize("failed", [
+    (),  # the client made no call at all (a client that stopped polling)
+    ((30_010, "ns0", "RemotingTimeoutException", None),),  # a timeout at a reachable NameServer, no fault in it
+    ((30_010, "ns1", "RemotingSendRequestException", "ns1 was down"), (60_016, "ns0", "RemotingTimeoutException", None)),
+])
+def test_ns11_a_lost_poll_no_fault_explains_is_unexpected(failed):
+    w = _starved_world(failed)
+    assert not nspec.ns11(w) and nspec.ns11_expected(w) is None

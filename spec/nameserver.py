@@ -397,7 +397,24 @@ def ns11_expected(w: core.World, event: Any = None) -> str | None:
                 "connectTimeoutMillis (3000 ms), which spent the call's whole mqClientApiTimeout (3000 ms); "
                 "invokeSync then threw 'call timeout' and closed the new channel to the reachable one, and "
                 "round-robin starts the next call at the unreachable one again")
+    faults = _transport_faults(w, bad)
+    if faults:
+        return ("transport-faults: every route call of " + "; ".join(faults) + " since its last answer failed in "
+                "transport, each because of a fault (a poll every pollNameServerInterval, 30 s: two or three lost "
+                "polls outlast the window)")
     return None
+
+
+def _transport_faults(w: core.World, bad: list[str]) -> list[str]:
+    """For each starved client, its failed route calls since its last answer, if there were
+    some and a fault explains every one of them (the ghost's `failed_calls`); else []."""
+    out = []
+    for c in bad:
+        calls = w.ghost.failed_calls.get(c, ())
+        if not calls or any(why is None for _, _, _, why in calls):
+            return []
+        out.append(f"{c} (" + ", ".join(f"{ns} at {t} ms: {exc}, {why}" for t, ns, exc, why in calls) + ")")
+    return out
 
 
 # --- measured ---

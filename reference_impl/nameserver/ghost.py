@@ -123,6 +123,9 @@ class NsGhost:
     reach_since: FrozenMap = EMPTY  # (client, namesrv) -> since when both are up and linked both ways
     last_answer: FrozenMap = EMPTY  # client -> last time a NameServer answered its route fetch
     call_timeouts: FrozenMap = EMPTY  # client -> last "invokeSync call timeout" after connecting
+    # client -> its route calls since its last answer that failed in transport, each (time,
+    # NameServer, exception, the fault that explains it or None): NS-11's `transport-faults` cause
+    failed_calls: FrozenMap = EMPTY
     # (namesrv, master addr) -> (time, topics the master held but did not send): the NameServer's
     # first registration of that master (after its own restart, or after dropping the master) came
     # from registerIncrementBrokerData, which carries one topic (NS-3's `incremental-first` cause)
@@ -196,9 +199,12 @@ def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
         return _done(g, w, obs)
     if t is cr.RouteRefreshed:
         if obs.outcome in ("changed", "unchanged", "TOPIC_NOT_EXIST", "error"):
-            return g.evolve(last_answer=g.last_answer.set(me, w.now))
+            return g.evolve(last_answer=g.last_answer.set(me, w.now), failed_calls=g.failed_calls.without(me))
         if obs.outcome == rm.CALL_TIMEOUT_EXCEPTION:
             return g.evolve(call_timeouts=g.call_timeouts.set(me, w.now))
+        if obs.outcome in (rm.TIMEOUT_EXCEPTION, rm.SEND_REQUEST_EXCEPTION, rm.CONNECT_EXCEPTION):
+            calls = g.failed_calls.get(me, ())[-7:] + ((w.now, obs.namesrv, obs.outcome, _call_fault(w, me, obs)),)
+            return g.evolve(failed_calls=g.failed_calls.set(me, calls))
         return g
     if t is ns.BrokerRegistered:
         g = g.evolve(last_registered=g.last_registered.set((me, obs.broker_addr), (w.now, obs.broker_id)))
@@ -225,6 +231,30 @@ def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
         info = w.nodes[i].publish.get(obs.topic)
         return g.evolve(rewritten=g.rewritten | {(me, obs.topic, info.epoch if info is not None else -1)})
     return g
+
+
+def _call_fault(w: core.World, client: str, obs: Any) -> str | None:
+    """The fault that explains a route call failing in transport, seen when it failed: its
+    NameServer was down or cut off from the client, or a fault happened while the call was
+    open (mqClientApiTimeout: a lost request or reply). None: nothing explains it."""
+    index = roles(w.cfg.ids).index
+    n, c = index.get(obs.namesrv), index.get(client)
+    if n is None or c is None:
+        return None
+    if not w.alive[n]:
+        return f"{obs.namesrv} was down"
+    if (c, n) in w.net.cut or (n, c) in w.net.cut:
+        return f"{obs.namesrv} was cut off"
+    if w.history.last_fault_ms >= w.now - _api_timeout(w, c):
+        return f"a fault at {w.history.last_fault_ms} ms while the call was open"
+    return None
+
+
+def _api_timeout(w: core.World, c: int) -> int:
+    """The client's mqClientApiTimeout: a route call is open at most this long."""
+    proto = w.cfg.proto
+    clients = proto.producer.client if c in roles(w.cfg.ids).producers else proto.consumer
+    return clients.mq_client_api_timeout
 
 
 def _first_registration(g: NsGhost, w: core.World, me: str, obs: Any) -> NsGhost:
