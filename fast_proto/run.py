@@ -1,0 +1,318 @@
+"""The Python side of the compiled election twin: build the arrays from a `WorldConfig`,
+run the kernel, decode the result (and, on demand, the final world as reference objects).
+
+    from fast_proto import run_history
+    r = run_history(cfg, seed=1, steps=5000, until_ms=None)
+    r.steps, r.t_ms, r.stopped, r.violations, r.stats, r.faults
+
+The history is the one `rmqspec.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)`
+runs, event for event (fast_proto/crosscheck.py checks it).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import attrs
+import numpy as np
+
+from fast_proto import election as K
+from fast_proto import mt as mt_mod
+
+MAX_NODES = 62  # node sets are int64 bit masks
+DEFAULT_FLIGHT = 1024
+DEFAULT_RPCS = 1024
+DEFAULT_TERMS = 4096
+STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
+OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
+                  K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
+                  K.OVERFLOW_EVENTS: "enabled events", K.OVERFLOW_LOG: "event log"}
+FAULT_NAMES = ("drop", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal")
+PROFILE_KINDS = ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way", "heal")
+TERM_FILE_LOST = ("{who} lost its currterm file in an OS crash: DLedger 0.2.6 persists currTerm/currVoteFor "
+                  "without fsync (IOUtils.string2File), so it forgot its term and vote")
+
+
+class Unsupported(ValueError):
+    """A config the twin does not model; run it through the reference instead."""
+
+
+class CapacityError(RuntimeError):
+    """A bounded capacity of the twin overflowed; the history must go to the reference."""
+
+    def __init__(self, what: str, step: int, result: FastResult) -> None:
+        super().__init__(f"fast election twin: capacity of {what} exceeded at step {step}; "
+                         f"hand this history to the reference (or raise the capacity)")
+        self.what = what
+        self.step = step
+        self.result = result
+
+
+@attrs.frozen
+class Prepared:
+    """A WorldConfig compiled to the kernel's config arrays."""
+
+    cfg: Any
+    C: np.ndarray
+    pw: np.ndarray
+    pref: np.ndarray
+    self_pref: np.ndarray
+    isol: np.ndarray
+    isolations: tuple
+    lei: np.ndarray
+    let: np.ndarray
+    down: tuple
+
+
+_PREPARED: dict[tuple, Prepared] = {}
+
+
+def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False) -> Prepared:
+    """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays."""
+    key = (id(cfg), slack, terms, log)
+    hit = _PREPARED.get(key)
+    if hit is not None and hit.cfg is cfg:
+        return hit
+    from reference_impl import world as wm
+
+    if cfg.protocol != "election":
+        raise Unsupported(f"the fast twin models the election protocol only, not {cfg.protocol!r}")
+    if cfg.script:
+        raise Unsupported("scenario scripts are not modelled by the fast twin")
+    n = len(cfg.ids)
+    if not 1 <= n <= MAX_NODES:
+        raise Unsupported(f"the fast twin takes 1..{MAX_NODES} nodes, not {n}")
+    prof = cfg.profile
+    if any(w for _, w in prof.ext):
+        raise Unsupported(f"protocol-specific fault kinds {prof.ext!r} are not modelled")
+    pc = cfg.proto
+    dl = pc.dledger
+    if tuple(dl.peers) != tuple(cfg.ids):
+        raise Unsupported("DLedgerConfig.peers must be the world's node ids, in order")
+    if slack < 0:
+        raise ValueError("slack must be >= 0")
+    if terms < 2:
+        raise ValueError("terms capacity must be >= 2")
+    ids = tuple(cfg.ids)
+    C = np.zeros(K.CF, np.int64)
+    C[K.C_N] = n
+    C[K.C_HBI] = dl.heart_beat_time_interval_ms
+    C[K.C_LEAK] = dl.max_heart_beat_leak
+    C[K.C_MINV] = dl.min_vote_interval_ms
+    C[K.C_MAXV] = dl.max_vote_interval_ms
+    C[K.C_ELECTOR] = 1 if dl.enable_leader_elector else 0
+    C[K.C_PREF] = 1 if dl.preferred_leader_ids is not None else 0
+    C[K.C_MINTL] = dl.min_take_leadership_vote_interval_ms
+    C[K.C_MAXTL] = dl.max_take_leadership_vote_interval_ms
+    C[K.C_MAXTWI] = dl.max_leadership_transfer_wait_index
+    C[K.C_LTWT] = dl.leadership_transfer_wait_timeout
+    C[K.C_RPCTO] = dl.rpc_timeout_ms
+    C[K.C_SLEEP] = dl.maintainer_sleep_ms
+    C[K.C_CPLI] = dl.check_preferred_leader_interval_ms
+    C[K.C_DMIN], C[K.C_DMAX] = prof.delay_ms
+    C[K.C_CALM_AT] = -1 if prof.calm_at_ms is None else prof.calm_at_ms
+    C[K.C_SLACK] = slack
+    dmax = prof.delay_ms[1]
+    # spec.election.hb1_quiet_ms and hb2_bound_ms
+    C[K.C_HB1Q] = (dl.max_heart_beat_leak + 1) * dl.heart_beat_time_interval_ms + dl.maintainer_sleep_ms + dmax
+    C[K.C_HB2B] = ((dl.max_heart_beat_leak + 2) * dl.heart_beat_time_interval_ms + dl.maintainer_sleep_ms
+                   + 2 * dmax + 1)
+    crashable = cfg.crashable or tuple(range(n))
+    C[K.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < n)
+    C[K.C_TCAP] = terms
+    C[K.C_LOG] = 1 if log else 0
+    for name, v in (("heart_beat_time_interval_ms", C[K.C_HBI]), ("rpc_timeout_ms", C[K.C_RPCTO])):
+        if v >= 1 << 40:
+            raise Unsupported(f"{name} {v} is out of the twin's range")
+    pw = np.array([float(getattr(prof, k)) for k in PROFILE_KINDS], np.float64)
+    preferred = dl.preferred()
+    pref = np.array([ids.index(p) for p in preferred if p in ids], np.int64)
+    self_pref = np.array([1 if node_id in preferred else 0 for node_id in ids], np.int64)
+    isolations = tuple(wm.isolations(n))
+    isol = np.array([sum(1 << i for i in g[0]) for g in isolations], np.int64)  # each minority, as a mask
+    lei = np.array(pc.ledger_end_index if pc.ledger_end_index else (-1,) * n, np.int64)
+    let = np.array(pc.ledger_end_term if pc.ledger_end_term else (-1,) * n, np.int64)
+    p = Prepared(cfg=cfg, C=C, pw=pw, pref=pref, self_pref=self_pref, isol=isol, isolations=isolations,
+                 lei=lei, let=let, down=tuple(cfg.down))
+    if len(_PREPARED) > 256:
+        _PREPARED.clear()
+    _PREPARED[key] = p
+    return p
+
+
+@attrs.define
+class State:
+    """Every array the kernel reads and writes (the whole world of one history)."""
+
+    nd: np.ndarray
+    live: np.ndarray
+    wmk: np.ndarray
+    alive: np.ndarray
+    mt: np.ndarray
+    fl: np.ndarray
+    rp: np.ndarray
+    cut: np.ndarray
+    elected: np.ndarray
+    grants: np.ndarray
+    cs: np.ndarray
+    ws: np.ndarray
+    vi: np.ndarray
+    log: np.ndarray
+
+
+def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
+              log_cap: int = 0) -> State:
+    """world.init(cfg) and SeededChooser(seed), as arrays."""
+    C = p.C
+    n = int(C[K.C_N])
+    terms = int(C[K.C_TCAP])
+    s = State(nd=np.zeros((n, K.NF), np.int64), live=np.full((n, n), -1, np.int64),
+              wmk=np.full((n, n), -1, np.int64), alive=np.ones(n, np.int64), mt=mt_mod.state_of(seed),
+              fl=np.zeros((flight, K.EF), np.int64), rp=np.zeros((rpcs, K.RF), np.int64),
+              cut=np.zeros((n, n), np.int64), elected=np.zeros(terms, np.int64),
+              grants=np.zeros((terms, n), np.int64), cs=np.full(n, -1, np.int64), ws=np.zeros(K.WF, np.int64),
+              vi=np.full((K.NPROP, K.VF), -1, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64))
+    for i in range(n):
+        K._boot(C, s.nd, s.live, i, 0, 0, -1, p.lei[i], p.let[i], C[K.C_CPLI])
+    for i in p.down:
+        s.alive[i] = 0
+    s.ws[K.W_NEXT_ID] = 1
+    s.ws[K.W_CALM_AT] = -1
+    s.ws[K.W_LAST_FAULT] = -1
+    s.ws[K.W_SETTLED] = -1
+    s.ws[K.W_METER_SINCE] = 0
+    s.vi[:, K.V_CAUSE] = 0
+    return s
+
+
+def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
+    K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, p.lei, p.let, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl,
+                 s.rp, s.cut, s.elected, s.grants, s.cs, s.ws, s.vi, s.log, int(steps),
+                 -1 if until_ms is None else int(until_ms))
+
+
+@attrs.frozen
+class FastViolation:
+    property: str
+    step: int
+    t_ms: int
+    expected: str | None  # the known cause (spec.election's text), None: unexpected
+    who: tuple[str, ...] = ()  # the nodes the cause names
+
+
+@attrs.define
+class FastResult:
+    steps: int
+    t_ms: int
+    stopped: str  # "steps", "until", "idle"; "overflow:<what>" if capacities ran out (strict=False)
+    violations: list[FastViolation]
+    stats: dict  # spec.election.measure + meter: settle_ms (None if not measured), elections, ...
+    faults: dict  # fault counts as spark_harness.history's Probe counts them (zero counts omitted)
+    log: np.ndarray | None  # (kind, a, b, t_ms, draw, late, observations) per event
+    prepared: Prepared
+    state: State
+    seconds: float = 0.0  # CPU time in the kernel
+
+    @property
+    def unexpected(self) -> list[FastViolation]:
+        return [v for v in self.violations if v.expected is None]
+
+    @property
+    def overflow(self) -> bool:
+        return self.stopped.startswith("overflow")
+
+    def world(self):
+        """The final world as reference objects (`reference_impl.world.World`)."""
+        from fast_proto import decode
+
+        return decode.world(self.prepared, self.state)
+
+    def events(self) -> list[tuple]:
+        """The event log as tuples (name, a, b, t_ms, draw, late, observations)."""
+        if self.log is None:
+            return []
+        return [(K.EVENT_NAMES[int(r[0])],) + tuple(int(x) for x in r[1:]) for r in self.log]
+
+
+def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, slack: int = 0,
+                flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
+                strict: bool = True) -> FastResult:
+    """One seeded history of `cfg` (an election WorldConfig), `rmqspec.runner.run` semantics.
+
+    `slack`: the planned Java timing model (a due tick may fire up to `slack` ms late; 0 is
+    today's reference). Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated:
+    an overflow raises CapacityError (strict) or returns stopped="overflow:<what>"."""
+    p = prepare(cfg, slack=slack, terms=terms, log=log)
+    s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=steps if log else 0)
+    t0 = time.process_time()
+    _run(p, s, steps, until_ms)
+    dt = time.process_time() - t0
+    return _result(p, s, dt, strict)
+
+
+def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
+    ws = s.ws
+    code = int(ws[K.W_STOP])
+    ids = p.cfg.ids
+    steps = int(ws[K.W_STEPS])
+    violations = []
+    for k, pid in enumerate(K.PROPERTY_IDS):
+        if s.vi[k, K.V_STEP] >= 0:
+            mask = int(s.vi[k, K.V_CAUSE])
+            who = tuple(sorted(ids[i] for i in range(len(ids)) if mask >> i & 1))
+            violations.append(FastViolation(property=pid, step=int(s.vi[k, K.V_STEP]), t_ms=int(s.vi[k, K.V_T]),
+                                            expected=TERM_FILE_LOST.format(who=", ".join(who)) if who else None,
+                                            who=who))
+    violations.sort(key=lambda v: (v.step, v.property))
+    now = int(ws[K.W_NOW])
+    calm = ws[K.W_CALM] == 1
+    settled = int(ws[K.W_SETTLED])
+    since = int(ws[K.W_METER_SINCE])
+    stats = {
+        "settle_ms": settled - int(ws[K.W_CALM_AT]) if calm and settled >= 0 else None,
+        "elections": int(sum(bin(int(x)).count("1") for x in s.elected[:int(ws[K.W_MAXTERM_SEEN]) + 1])),
+        "max_term": int(s.nd[:, K.TERM].max()),
+        "crashes": int(ws[K.W_CRASHES]),
+        "leaderless_ms": int(ws[K.W_METER_TOTAL]) + (now - since if since >= 0 else 0),
+        "leader_losses": int(ws[K.W_METER_EPISODES]),
+    }
+    faults = {name: int(ws[K.W_FAULT0 + k]) for k, name in enumerate(FAULT_NAMES) if ws[K.W_FAULT0 + k]}
+    stopped = STOP_NAMES.get(code) or f"overflow:{OVERFLOW_NAMES.get(code, code)}"
+    log = s.log[:int(ws[K.W_NLOG])].copy() if p.C[K.C_LOG] == 1 else None
+    r = FastResult(steps=steps, t_ms=now, stopped=stopped, violations=violations, stats=stats, faults=faults,
+                   log=log, prepared=p, state=s, seconds=seconds)
+    if code < 0 and strict:
+        raise CapacityError(OVERFLOW_NAMES.get(code, str(code)), steps, r)
+    return r
+
+
+def history_summary(spec, **kw) -> dict:
+    """spark_harness.history.run_history's summary for a HistorySpec, from the twin: the same
+    keys, with coverage (actions, branches, kinds) and the state sketch left empty (the
+    reference computes those) and violation details reduced to the cause."""
+    from spark_harness import history as hist
+
+    cfg = hist.config_of(spec)
+    r = run_history(cfg, spec.seed, spec.steps, hist.until_ms(cfg, spec.tail_ms), **kw)
+    return {
+        "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
+        "steps": r.steps, "t_ms": r.t_ms, "stopped": r.stopped,
+        "violations": [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
+                        "detail": ""} for v in r.violations],
+        "unexpected": sum(v.expected is None for v in r.violations),
+        "expected": sum(v.expected is not None for v in r.violations),
+        "faults": dict(sorted(r.faults.items())),
+        "stats": {k: float(v) for k, v in r.stats.items() if v is not None},
+        "actions": [], "branches": [], "kinds": [], "states": 0, "state_sketch": b"",
+    }
+
+
+def compile_seconds() -> float:
+    """Wall time to get the kernel ready in this process (compile, or load from the cache)."""
+    from reference_impl import election_world, faults
+
+    cfg = election_world.make_config(3).evolve(profile=faults.profile("standard", "election"))
+    t0 = time.perf_counter()
+    run_history(cfg, 0, 10)
+    return time.perf_counter() - t0
