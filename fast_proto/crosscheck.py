@@ -36,12 +36,19 @@ from fast_proto import run as fast
 PROFILES = ("none", "gentle", "crash", "partition", "lossy", "standard", "hostile")
 # Config overrides the check covers besides the defaults: preferred leaders (transfers),
 # other timings, and a leader elector that is off.
+# Per-node tuples are cut to the cluster size.
 CONFIGS = {
     "default": {},
     "preferred": {"preferred_leader_ids": "n1"},
     "preferred2": {"preferred_leader_ids": "n2;n0", "heart_beat_time_interval_ms": 500},
     "tuned": {"heart_beat_time_interval_ms": 700, "max_heart_beat_leak": 2, "min_vote_interval_ms": 100,
               "max_vote_interval_ms": 400},
+    # uneven logs: ledger rejections, a preferred transferee that cannot catch up, terms below a ledger term
+    "ledger": {"ledger_end_index": (10, 10, 4, 10, 10), "ledger_end_term": (3, 3, 3, 1, 3),
+               "preferred_leader_ids": "n2;n1"},
+    # votes so slow that ELE-L fails unexpectedly in some histories
+    "slowvote": {"min_vote_interval_ms": 15000, "max_vote_interval_ms": 40000},
+    "noelector": {"enable_leader_elector": False},
 }
 
 
@@ -133,14 +140,15 @@ def _world_diff(ref: wm.World, twin: wm.World) -> list[str]:
 
 
 def compare(cfg: wm.WorldConfig, seed: Any, steps: int, until_ms: int | None, slack: int = 0,
-            out: dict | None = None) -> list[str]:
+            out: dict | None = None, mutant: str | None = None) -> list[str]:
     """Differences between the reference and the twin on one history ([] when identical);
     `out` receives the number of events."""
     ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
-    tw = fast.run_history(cfg, seed, steps, until_ms, log=True, slack=slack)
+    tw = fast.run_history(cfg, seed, steps, until_ms, log=True, slack=slack, mutant=mutant)
     twin_events = [tuple(int(x) for x in row) for row in tw.log]
     if out is not None:
         out["steps"] = len(rec.events)
+        out["unexpected"] = {v.property for v in ref.violations if v.expected is None}
     problems = []
     for i, (a, b) in enumerate(zip(rec.events, twin_events)):
         if a != b:
@@ -171,8 +179,30 @@ def compare(cfg: wm.WorldConfig, seed: Any, steps: int, until_ms: int | None, sl
 
 
 def config(profile: str, nodes: int, overrides: dict | None = None) -> wm.WorldConfig:
-    return election_world.make_config(nodes, dict(overrides or {})).evolve(
-        profile=faults.profile(profile, "election"))
+    o = {k: v[:nodes] if isinstance(v, tuple) else v for k, v in (overrides or {}).items()}
+    return election_world.make_config(nodes, o).evolve(profile=faults.profile(profile, "election"))
+
+
+def mutant_cases():
+    """property_tests/mutants.py's cases: (property, function name, mutant name, config, seeds, steps)."""
+    from property_tests import mutants
+
+    return [(prop, fn, m.__name__, cfg, seeds, steps) for prop, fn, m, cfg, seeds, steps in mutants.MUTANTS]
+
+
+def compare_mutant(fn: str, mutant: str, cfg: wm.WorldConfig, seed: Any, steps: int, out: dict | None = None
+                   ) -> list[str]:
+    """`compare` with the mutant installed in the reference (as test_mutants does) and in the twin."""
+    from property_tests import mutants
+
+    from reference_impl import election as el
+
+    saved = getattr(el, fn)
+    setattr(el, fn, getattr(mutants, mutant))
+    try:
+        return compare(cfg, seed, steps, None, out=out, mutant=mutant)
+    finally:
+        setattr(el, fn, saved)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="default", help=f"named override sets: {', '.join(CONFIGS)}, all")
     ap.add_argument("--config", action="append", default=[], help="KEY=VALUE DLedgerConfig override (JSON value)")
     ap.add_argument("--keep-going", action="store_true", help="check every history, report all differences")
+    ap.add_argument("--mutants", action="store_true",
+                    help="also run property_tests/mutants.py's cases (their seeds and steps) in both worlds")
     args = ap.parse_args(argv)
     names = list(CONFIGS) if args.configs == "all" else args.configs.split(",")
     sets = [(name, CONFIGS[name]) for name in names]
@@ -227,6 +259,27 @@ def main(argv: list[str] | None = None) -> int:
                 events += n_ev
                 print(f"{set_name:>10} {profile:>9} {nodes} nodes: {args.seeds} seeds, {n_ev} events identical",
                       flush=True)
+    if args.mutants:
+        for prop, fn, mutant, cfg, seeds, steps in mutant_cases():
+            n_ev = 0
+            found = 0
+            for seed in range(seeds):
+                got = {}
+                problems = compare_mutant(fn, mutant, cfg, seed, steps, out=got)
+                total += 1
+                if problems:
+                    bad += 1
+                    print(f"DIFFERENT: mutant={mutant} seed={seed}")
+                    for p in problems:
+                        print("  " + p)
+                    if not args.keep_going:
+                        return 1
+                else:
+                    n_ev += got["steps"]
+                    found += prop in got.get("unexpected", ())
+            events += n_ev
+            print(f"mutant {mutant} ({prop}): {seeds} seeds, {n_ev} events identical, "
+                  f"{found} with {prop} unexpected", flush=True)
     print(f"{total - bad}/{total} histories identical ({events} events) in {time.perf_counter() - t0:.0f} s")
     return 1 if bad else 0
 

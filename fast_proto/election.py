@@ -199,7 +199,22 @@ C_HB2B = 19  # spec.election.hb2_bound_ms
 C_CRASHABLE = 20  # bit mask of nodes random crashes may pick
 C_TCAP = 21  # capacity of the per-term ghost tables
 C_LOG = 22  # 1: write the event log
+C_MUTANT = 23  # 0: the reference; k > 0: property_tests/mutants.py's mutant k (MUTANTS below)
 CF = 24
+
+# property_tests/mutants.py, by the name of the function each replaces (test-only: they
+# let the cross-check compare unexpected verdicts of every property)
+MUT_VOTE_IGNORING_VOTE = 1  # handle_vote: vote_ignoring_curr_vote_for
+MUT_OWN_VOTE_QUORUM = 2  # finish_vote_round: parse_own_vote_as_quorum
+MUT_HB_NO_REFRESH = 3  # handle_heart_beat: heartbeat_not_refreshing_timer
+MUT_CRASH_LOSES_TERM = 4  # crash: crash_losing_term_file
+MUT_CRASH_LOSES_VOTE = 5  # crash: crash_losing_vote
+MUT_HB_FOLLOW_HIGHER = 6  # handle_heart_beat: heartbeat_following_higher_term_at_old_term
+MUT_LEASE_NEVER_EXPIRES = 7  # finish_heart_beat_round: leader_lease_never_expires
+MUT_NEVER_INCREMENT = 8  # maintain_as_candidate: candidate_never_increments_term
+MUTANTS = {"vote_ignoring_curr_vote_for": 1, "parse_own_vote_as_quorum": 2, "heartbeat_not_refreshing_timer": 3,
+           "crash_losing_term_file": 4, "crash_losing_vote": 5, "heartbeat_following_higher_term_at_old_term": 6,
+           "leader_lease_never_expires": 7, "candidate_never_increments_term": 8}
 
 # fault kinds, in world.FAULT_KINDS order; profile weights `pw` are float64[9]
 K_LOSS = 0
@@ -492,9 +507,13 @@ def _handle_vote(C, nd, i, cand, term, lei, let, self_vote, self_pref, ob, oc):
         return curr, V_REJECT_EXPIRED_VOTE_TERM
     if term == curr:
         if nd[i, VOTE] >= 0 and nd[i, VOTE] != cand:
-            if nd[i, LEADER_ID] >= 0:
-                return curr, V_REJECT_ALREADY_HAS_LEADER
-            return curr, V_REJECT_ALREADY_VOTED
+            # mutant 1 grants when the rest of handleVote would (it re-runs with no vote)
+            if not (C[C_MUTANT] == MUT_VOTE_IGNORING_VOTE and not term < nd[i, LET]
+                    and not (not self_vote and _is_taking_leadership(C, nd, i, self_pref)
+                             and let == nd[i, LET] and nd[i, LEI] >= lei)):
+                if nd[i, LEADER_ID] >= 0:
+                    return curr, V_REJECT_ALREADY_HAS_LEADER
+                return curr, V_REJECT_ALREADY_VOTED
     else:
         _change_role_to_candidate(nd, i, term, ob, oc)
         nd[i, NEEDINC] = 1
@@ -512,6 +531,24 @@ def _handle_vote(C, nd, i, cand, term, lei, let, self_vote, self_pref, ob, oc):
 @njit(cache=True)
 def _handle_heart_beat(C, nd, i, leader, term, now, ob, oc):
     """election.handle_heart_beat -> (code, reply term)"""
+    mut = C[C_MUTANT]
+    if mut == MUT_HB_FOLLOW_HIGHER and 0 <= leader < C[C_N] and leader != i and term > nd[i, TERM]:
+        nd[i, ROLE] = FOLLOWER
+        nd[i, LEADER_ID] = leader
+        nd[i, LLHB] = now
+        _push_obs(ob, oc, OB_ROLE, nd[i, TERM], FOLLOWER, leader)
+        return SUCCESS, -1
+    if mut == MUT_HB_NO_REFRESH and nd[i, ROLE] == FOLLOWER:
+        before = nd[i, LLHB]
+        code, rterm = _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc)
+        if nd[i, ROLE] == FOLLOWER:
+            nd[i, LLHB] = before
+        return code, rterm
+    return _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc)
+
+
+@njit(cache=True)
+def _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc):
     if leader < 0 or leader >= C[C_N]:
         return UNKNOWN_MEMBER, nd[i, TERM]
     if leader == i:
@@ -705,6 +742,8 @@ def _on_heart_beat_response(C, nd, live, i, seq, peer, has_resp, code, rterm, no
 @njit(cache=True)
 def _finish_heart_beat_round(C, nd, i, now, ob, oc):
     """election.finish_heart_beat_round"""
+    if C[C_MUTANT] == MUT_LEASE_NEVER_EXPIRES:
+        nd[i, LSUCC] = now
     succ = nd[i, RSUCC]
     nr = nd[i, RNR]
     hterm = nd[i, RTERM]
@@ -810,6 +849,8 @@ def _vote_for_quorum_responses(C, nd, i, now, draw, self_pref, ob, oc):
 
 @njit(cache=True)
 def _maintain_as_candidate(C, nd, i, now, draw, self_pref, ob, oc):
+    if C[C_MUTANT] == MUT_NEVER_INCREMENT and nd[i, LPR] == WAIT_TO_VOTE_NEXT:
+        nd[i, LPR] = WAIT_TO_REVOTE
     if now < nd[i, NTRV] and nd[i, NEEDINC] == 0:
         return
     if nd[i, ROLE] != CANDIDATE:
@@ -839,6 +880,11 @@ def _finish_vote_round(C, nd, live, i, now, draw, self_pref, ob, oc):
     big = nd[i, RBIG]
     acc = nd[i, RACC]
     nr = nd[i, RNR]
+    if C[C_MUTANT] == MUT_OWN_VOTE_QUORUM and kmax <= vterm and acc >= 1:
+        acc = C[C_N]
+        valid = C[C_N]
+        hasl = 0
+        big = 0
     nd[i, RTYPE] = 0
     nxt = nd[i, NTRV]
     if kmax > vterm:
@@ -1467,8 +1513,9 @@ def run_kernel(C, pw, pref, self_pref, isol, boot_lei, boot_let,
                 ev_a = a
                 lose = fault_kind != K_CRASH
                 ev_b = 0 if not lose else (2 if fault_kind == K_DISK else 1)
-                term = 0 if lose else nd[a, TERM]
-                vote = -1 if lose else nd[a, VOTE]
+                forget = lose or C[C_MUTANT] == MUT_CRASH_LOSES_TERM
+                term = 0 if forget else nd[a, TERM]
+                vote = -1 if forget or C[C_MUTANT] == MUT_CRASH_LOSES_VOTE else nd[a, VOTE]
                 _boot(C, nd, live, a, 0, term, vote, nd[a, LEI], nd[a, LET], 0)
                 nd[a, NEXTLOOP] = 0
                 alive[a] = 0

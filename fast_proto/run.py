@@ -68,9 +68,11 @@ class Prepared:
 _PREPARED: dict[tuple, Prepared] = {}
 
 
-def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False) -> Prepared:
-    """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays."""
-    key = (id(cfg), slack, terms, log)
+def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None
+            ) -> Prepared:
+    """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
+    `mutant`: a property_tests/mutants.py function name (test-only broken variants)."""
+    key = (id(cfg), slack, terms, log, mutant)
     hit = _PREPARED.get(key)
     if hit is not None and hit.cfg is cfg:
         return hit
@@ -122,6 +124,10 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False) 
     C[K.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < n)
     C[K.C_TCAP] = terms
     C[K.C_LOG] = 1 if log else 0
+    if mutant is not None:
+        if mutant not in K.MUTANTS:
+            raise Unsupported(f"the twin has no mutant {mutant!r}; it has {', '.join(K.MUTANTS)}")
+        C[K.C_MUTANT] = K.MUTANTS[mutant]
     for name, v in (("heart_beat_time_interval_ms", C[K.C_HBI]), ("rpc_timeout_ms", C[K.C_RPCTO])):
         if v >= 1 << 40:
             raise Unsupported(f"{name} {v} is out of the twin's range")
@@ -237,13 +243,13 @@ class FastResult:
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, slack: int = 0,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
-                strict: bool = True) -> FastResult:
+                strict: bool = True, mutant: str | None = None) -> FastResult:
     """One seeded history of `cfg` (an election WorldConfig), `rmqspec.runner.run` semantics.
 
     `slack`: the planned Java timing model (a due tick may fire up to `slack` ms late; 0 is
     today's reference). Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated:
     an overflow raises CapacityError (strict) or returns stopped="overflow:<what>"."""
-    p = prepare(cfg, slack=slack, terms=terms, log=log)
+    p = prepare(cfg, slack=slack, terms=terms, log=log, mutant=mutant)
     s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=steps if log else 0)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
