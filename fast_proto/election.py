@@ -18,7 +18,9 @@ branches are in the reference's order so that a change there maps to one place h
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from fast_proto.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
 
@@ -310,27 +312,51 @@ L_NOBS = 6
 LF = 7
 
 
+@intrinsic
+def borrow(typingctx, arr):
+    """A view of `arr` without its memory-manager pointer, so that Numba's reference counting
+    on it becomes a null check instead of an atomic add (most of the kernel's time otherwise).
+    Safe only while something else owns `arr`: every array of the kernel comes from the
+    Python caller, which holds them for the whole call; the kernel allocates nothing."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, signature, args):
+        src = context.make_array(arr)(context, builder, value=args[0])
+        out = context.make_array(arr)(context, builder)
+        out.meminfo = cgutils.get_null_value(out.meminfo.type)
+        out.parent = cgutils.get_null_value(out.parent.type)
+        out.nitems = src.nitems
+        out.itemsize = src.itemsize
+        out.data = src.data
+        out.shape = src.shape
+        out.strides = src.strides
+        return out._getvalue()
+
+    return arr(arr), codegen
+
+
 # =====================================================================================
 # node logic (reference_impl.election)
 # =====================================================================================
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _is_quorum(C, num):
     return num >= C[C_N] // 2 + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _elapsed(now, since):
     return now - since if since >= 0 else LONG_AGO_MS
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _rand_int(draw, bound):
     return (draw * bound) >> 16
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _push_send(ob, oc, dst, mk, m0, m1, m2, m3, m4, ck, c1, c2, c3):
     k = oc[0]
     if k >= ob.shape[0]:
@@ -351,7 +377,7 @@ def _push_send(ob, oc, dst, mk, m0, m1, m2, m3, m4, ck, c1, c2, c3):
     oc[0] = k + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _push_respond(ob, oc, rpc, mk, m0, m1):
     k = oc[0]
     if k >= ob.shape[0]:
@@ -365,7 +391,7 @@ def _push_respond(ob, oc, rpc, mk, m0, m1):
     oc[0] = k + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _push_obs(ob, oc, kind, a, b, c):
     k = oc[0]
     if k >= ob.shape[0]:
@@ -379,7 +405,7 @@ def _push_obs(ob, oc, kind, a, b, c):
     oc[0] = k + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _clear_take_leadership(nd, i):
     nd[i, TLW] = 0
     nd[i, TL_RPC] = 0
@@ -491,7 +517,7 @@ def _is_taking_leadership(C, nd, i, self_pref):
     return C[C_PREF] == 1 and nd[i, TTTL] == nd[i, TERM] and self_pref[i] == 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _handle_vote(C, nd, i, cand, term, lei, let, self_vote, self_pref, ob, oc):
     """election.handle_vote -> (reply term, vote_result)"""
     curr = nd[i, TERM]
@@ -528,7 +554,7 @@ def _handle_vote(C, nd, i, cand, term, lei, let, self_vote, self_pref, ob, oc):
     return curr, V_ACCEPT
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _handle_heart_beat(C, nd, i, leader, term, now, ob, oc):
     """election.handle_heart_beat -> (code, reply term)"""
     mut = C[C_MUTANT]
@@ -547,7 +573,7 @@ def _handle_heart_beat(C, nd, i, leader, term, now, ob, oc):
     return _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc):
     if leader < 0 or leader >= C[C_N]:
         return UNKNOWN_MEMBER, nd[i, TERM]
@@ -692,7 +718,7 @@ def _check_preferred_leader(C, nd, live, wmk, i, pref, self_pref, ob, oc):
     _handle_leadership_transfer(C, nd, i, nd[i, TERM], best, 0, ob, oc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _send_heartbeats(C, nd, i, now, ob, oc):
     """election.send_heartbeats (after maintain_as_leader set last_send_heart_beat_time)"""
     seq = nd[i, ROUNDSEQ] + 1
@@ -717,7 +743,7 @@ def _send_heartbeats(C, nd, i, now, ob, oc):
     nd[i, ROUNDSEQ] = seq
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _on_heart_beat_response(C, nd, live, i, seq, peer, has_resp, code, rterm, now):
     """election.on_heart_beat_response"""
     if not has_resp:
@@ -776,13 +802,14 @@ def _finish_heart_beat_round(C, nd, i, now, ob, oc):
         _push_obs(ob, oc, OB_STEPDOWN, hterm, reason, 0)
         if oc[0] > k + 1:
             last = oc[0] - 1
-            tmp = ob[last].copy()
-            for r in range(last, k, -1):
-                ob[r] = ob[r - 1]
-            ob[k] = tmp
+            for f in range(OF):
+                tmp = ob[last, f]
+                for r in range(last, k, -1):
+                    ob[r, f] = ob[r - 1, f]
+                ob[k, f] = tmp
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _maintain_as_follower(C, nd, i, now, ob, oc):
     since = _elapsed(now, nd[i, LLHB])
     if since <= 2 * C[C_HBI]:
@@ -793,7 +820,7 @@ def _maintain_as_follower(C, nd, i, now, ob, oc):
     _change_role_to_candidate(nd, i, nd[i, TERM], ob, oc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _on_vote_response(C, nd, i, seq, has_resp, result, rterm, now):
     """election.on_vote_response"""
     if nd[i, RTYPE] != RT_VOTE or nd[i, RSEQ] != seq:
@@ -847,7 +874,7 @@ def _vote_for_quorum_responses(C, nd, i, now, draw, self_pref, ob, oc):
             _push_send(ob, oc, p, MK_VOTE_REQ, i, term, nd[i, LEI], nd[i, LET], 0, CK_VOTE, seq, 0, 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _maintain_as_candidate(C, nd, i, now, draw, self_pref, ob, oc):
     if C[C_MUTANT] == MUT_NEVER_INCREMENT and nd[i, LPR] == WAIT_TO_VOTE_NEXT:
         nd[i, LPR] = WAIT_TO_REVOTE
@@ -915,7 +942,7 @@ def _finish_vote_round(C, nd, live, i, now, draw, self_pref, ob, oc):
         _change_role_to_leader(C, nd, live, i, vterm, ob, oc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _maintain_state(C, nd, i, now, draw, self_pref, ob, oc):
     nd[i, NEXTLOOP] = now + C[C_SLEEP]
     role = nd[i, ROLE]
@@ -930,12 +957,12 @@ def _maintain_state(C, nd, i, now, draw, self_pref, ob, oc):
         _maintain_as_candidate(C, nd, i, now, draw, self_pref, ob, oc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _due(since, interval):
     return since + interval + 1 if since >= 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def wake_at(C, nd, i):
     """election.wake_at"""
     wake = -1
@@ -960,7 +987,7 @@ def wake_at(C, nd, i):
     return wake
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _on_tick(C, nd, live, wmk, i, now, draw, pref, self_pref, ob, oc):
     """election.on_tick"""
     if nd[i, TLW] == 1 and nd[i, TL_WAITING] == 1:
@@ -989,7 +1016,7 @@ def _on_tick(C, nd, live, wmk, i, now, draw, pref, self_pref, ob, oc):
 # =====================================================================================
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _net_send(ws, fl, rp, now, src, ob, k, timeout):
     """network.send of output row k (every election Send is an RPC)."""
     nf = ws[W_NF]
@@ -1023,7 +1050,7 @@ def _net_send(ws, fl, rp, now, src, ob, k, timeout):
     ws[W_NEXT_ID] = nid + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _find_rpc(ws, rp, rpc_id):
     nr = ws[W_NR]
     for r in range(nr):
@@ -1032,7 +1059,7 @@ def _find_rpc(ws, rp, rpc_id):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _net_reply(ws, fl, rp, now, rpc_id, mk, m0, m1, m2):
     """network.reply: a no-op (no id taken) when the RPC has closed."""
     r = _find_rpc(ws, rp, rpc_id)
@@ -1059,7 +1086,7 @@ def _net_reply(ws, fl, rp, now, rpc_id, mk, m0, m1, m2):
     ws[W_NEXT_ID] = nid + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _remove_env(ws, fl, k):
     nf = ws[W_NF]
     for r in range(k, nf - 1):
@@ -1068,7 +1095,7 @@ def _remove_env(ws, fl, k):
     ws[W_NF] = nf - 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _close_rpc(ws, rp, r):
     nr = ws[W_NR]
     for q in range(r, nr - 1):
@@ -1107,7 +1134,7 @@ def _node_down(ws, fl, rp, node, now):
 # =====================================================================================
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _popcount(x):
     c = 0
     while x:
@@ -1116,7 +1143,7 @@ def _popcount(x):
     return c
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _settled(C, nd, alive):
     """election_world.settled"""
     n = C[C_N]
@@ -1192,7 +1219,7 @@ def _ele2_cause(C, ws, grants):
     return who & ws[W_LOST]
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _record(vi, p, step, now, cause):
     vi[p, V_STEP] = step
     vi[p, V_T] = now
@@ -1219,7 +1246,7 @@ def _record_expected(C, ws, vi, elected, grants, p, step, now, event_cause):
     _record(vi, p, step, now, cause)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched):
     """election_world.ghost_update for one observation of node i (and HB-1, which reads them)."""
     kind = ob[k, 1]
@@ -1265,7 +1292,7 @@ def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched):
                 touched[2] = 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, i, now, ob, oc, touched):
     """world._route: Sends and Responds to the network in order, then the observations to
     the ghost (they read the node states after the whole transition). Returns how many
@@ -1284,7 +1311,7 @@ def _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, i, now, ob, oc, t
     return nobs
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _fault(ws):
     ws[W_LAST_FAULT] = ws[W_NOW]
 
@@ -1295,24 +1322,45 @@ def _fault(ws):
 
 
 @njit(cache=True)
-def run_kernel(C, pw, pref, self_pref, isol, boot_lei, boot_let,
-               nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi, log, steps, until_ms):
-    """Run a history in place over the arrays; ws[W_STOP] says why it stopped."""
+def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
+               log, evk, eva, fev_a, fev_b, kinds, wakes, ob, oc, touched, prev_terms, steps, until_ms):
+    """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch
+    arrays (evk .. prev_terms) come from the caller too (`run.new_state`): see `borrow`.
+    evk/eva: the protocol events (kind; node, flight row or rpc row); fev_a/fev_b: the fault
+    events of the chosen kind; ob/oc: one transition's outputs and their count."""
+    C = borrow(C)
+    pw = borrow(pw)
+    pref = borrow(pref)
+    self_pref = borrow(self_pref)
+    isol = borrow(isol)
+    nd = borrow(nd)
+    live = borrow(live)
+    wmk = borrow(wmk)
+    alive = borrow(alive)
+    mt = borrow(mt)
+    fl = borrow(fl)
+    rp = borrow(rp)
+    cut = borrow(cut)
+    elected = borrow(elected)
+    grants = borrow(grants)
+    cs = borrow(cs)
+    ws = borrow(ws)
+    vi = borrow(vi)
+    log = borrow(log)
+    evk = borrow(evk)
+    eva = borrow(eva)
+    fev_a = borrow(fev_a)
+    fev_b = borrow(fev_b)
+    kinds = borrow(kinds)
+    wakes = borrow(wakes)
+    ob = borrow(ob)
+    oc = borrow(oc)
+    touched = borrow(touched)
+    prev_terms = borrow(prev_terms)
     n = C[C_N]
     slack = C[C_SLACK]
     want_log = C[C_LOG] == 1
     fcap = fl.shape[0]
-    rcap = rp.shape[0]
-    evk = np.empty(1 + n + fcap + rcap, np.int64)  # protocol events: kind
-    eva = np.empty(1 + n + fcap + rcap, np.int64)  # ... and node / flight row / rpc row
-    fev_a = np.empty(max(fcap, n * n + 64), np.int64)  # fault events of the chosen kind
-    fev_b = np.empty(max(fcap, n * n + 64), np.int64)
-    kinds = np.empty(9, np.int64)
-    wakes = np.empty(n, np.int64)
-    ob = np.zeros((4 * n + 32, OF), np.int64)
-    oc = np.zeros(2, np.int64)
-    touched = np.zeros(3, np.int64)
-    prev_terms = np.empty(n, np.int64)
     for j in range(n):
         prev_terms[j] = nd[j, TERM]
     niso = isol.shape[0]

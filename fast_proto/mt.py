@@ -53,7 +53,7 @@ def _twist(mt):
     mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def genrand(mt):
     idx = mt[N]
     if idx >= N:
@@ -68,19 +68,19 @@ def genrand(mt):
     return y & MASK32
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def random53(mt):
     a = genrand(mt) >> 5
     b = genrand(mt) >> 6
     return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def getrandbits(mt, k):
     return genrand(mt) >> (32 - k)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def bit_length(n):
     k = 0
     while n > 0:
@@ -89,7 +89,7 @@ def bit_length(n):
     return k
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def randbelow(mt, n):
     k = bit_length(n)
     r = getrandbits(mt, k)

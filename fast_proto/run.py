@@ -165,6 +165,17 @@ class State:
     ws: np.ndarray
     vi: np.ndarray
     log: np.ndarray
+    # the kernel's scratch space (it allocates nothing itself: election.borrow)
+    evk: np.ndarray
+    eva: np.ndarray
+    fev_a: np.ndarray
+    fev_b: np.ndarray
+    kinds: np.ndarray
+    wakes: np.ndarray
+    ob: np.ndarray
+    oc: np.ndarray
+    touched: np.ndarray
+    prev_terms: np.ndarray
 
 
 def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
@@ -178,7 +189,11 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
               fl=np.zeros((flight, K.EF), np.int64), rp=np.zeros((rpcs, K.RF), np.int64),
               cut=np.zeros((n, n), np.int64), elected=np.zeros(terms, np.int64),
               grants=np.zeros((terms, n), np.int64), cs=np.full(n, -1, np.int64), ws=np.zeros(K.WF, np.int64),
-              vi=np.full((K.NPROP, K.VF), -1, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64))
+              vi=np.full((K.NPROP, K.VF), -1, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64),
+              evk=np.zeros(1 + n + flight + rpcs, np.int64), eva=np.zeros(1 + n + flight + rpcs, np.int64),
+              fev_a=np.zeros(max(flight, n * n + 64), np.int64), fev_b=np.zeros(max(flight, n * n + 64), np.int64),
+              kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
+              oc=np.zeros(2, np.int64), touched=np.zeros(3, np.int64), prev_terms=np.zeros(n, np.int64))
     for i in range(n):
         K._boot(C, s.nd, s.live, i, 0, 0, -1, p.lei[i], p.let[i], C[K.C_CPLI])
     for i in p.down:
@@ -193,9 +208,9 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
 
 
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
-    K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, p.lei, p.let, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl,
-                 s.rp, s.cut, s.elected, s.grants, s.cs, s.ws, s.vi, s.log, int(steps),
-                 -1 if until_ms is None else int(until_ms))
+    K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
+                 s.elected, s.grants, s.cs, s.ws, s.vi, s.log, s.evk, s.eva, s.fev_a, s.fev_b, s.kinds, s.wakes, s.ob,
+                 s.oc, s.touched, s.prev_terms, int(steps), -1 if until_ms is None else int(until_ms))
 
 
 @attrs.frozen
