@@ -37,12 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     compile_s = time.perf_counter() - t0
 
     events = 0
-    cpu = 0.0
+    t = time.process_time()
+    twin_runner = fast.Runner(cfg, slack=args.slack)
     for seed in range(args.seeds):
-        t = time.process_time()
-        r = fast.run_history(cfg, seed, args.steps, slack=args.slack)
-        cpu += time.process_time() - t
-        events += r.steps
+        events += twin_runner.run(seed, args.steps).steps
+    cpu = time.process_time() - t
     twin = events / cpu
     print(f"twin:      {events:>10} events in {cpu:8.2f} CPU-s = {twin:12,.0f} events/CPU-s "
           f"(compile or cache load before: {compile_s:.1f} s wall)")

@@ -55,7 +55,7 @@ CONFIGS = {
 def event_key(w: wm.World, ev: Any) -> tuple[int, int, int]:
     """A reference event as the twin's log encodes it: (kind, a, b)."""
     t = type(ev)
-    if t is wm.Tick:
+    if isinstance(ev, wm.Tick):  # java_timing.LateTick too
         return K.EV_TICK, ev.node, 0
     if t is wm.Deliver:
         return K.EV_DELIVER, ev.env, 0
@@ -143,7 +143,13 @@ def compare(cfg: wm.WorldConfig, seed: Any, steps: int, until_ms: int | None, sl
             out: dict | None = None, mutant: str | None = None) -> list[str]:
     """Differences between the reference and the twin on one history ([] when identical);
     `out` receives the number of events."""
-    ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
+    if slack:
+        from fast_proto.java_timing import java_timing
+
+        with java_timing(slack):
+            ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
+    else:
+        ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
     tw = fast.run_history(cfg, seed, steps, until_ms, log=True, slack=slack, mutant=mutant)
     twin_events = [tuple(int(x) for x in row) for row in tw.log]
     if out is not None:
@@ -216,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="default", help=f"named override sets: {', '.join(CONFIGS)}, all")
     ap.add_argument("--config", action="append", default=[], help="KEY=VALUE DLedgerConfig override (JSON value)")
     ap.add_argument("--keep-going", action="store_true", help="check every history, report all differences")
+    ap.add_argument("--slack", type=int, default=0,
+                    help="Java timing: ticks up to SLACK ms late (the reference through fast_proto.java_timing)")
     ap.add_argument("--mutants", action="store_true",
                     help="also run property_tests/mutants.py's cases (their seeds and steps) in both worlds")
     args = ap.parse_args(argv)
@@ -245,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
                 n_ev = 0
                 for seed in range(args.first_seed, args.first_seed + args.seeds):
                     got: dict = {}
-                    problems = compare(cfg, seed, args.steps, until, out=got)
+                    problems = compare(cfg, seed, args.steps, until, out=got, slack=args.slack)
                     total += 1
                     if problems:
                         bad += 1

@@ -1322,6 +1322,34 @@ def _fault(ws):
 
 
 @njit(cache=True)
+def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, ws, vi):
+    """world.init(cfg) in place over arrays a previous history used (or fresh ones)."""
+    n = C[C_N]
+    top = min(ws[W_MAXTERM_SEEN] + 1, elected.shape[0]) if ws[W_STEPS] > 0 else elected.shape[0]
+    for t in range(top):
+        elected[t] = 0
+        for v in range(n):
+            grants[t, v] = 0
+    for i in range(n):
+        _boot(C, nd, live, i, 0, 0, -1, lei[i], let[i], C[C_CPLI])
+        alive[i] = 0 if (down >> i) & 1 else 1
+        cs[i] = -1
+        for j in range(n):
+            cut[i, j] = 0
+    for k in range(ws.shape[0]):
+        ws[k] = 0
+    ws[W_NEXT_ID] = 1
+    ws[W_CALM_AT] = -1
+    ws[W_LAST_FAULT] = -1
+    ws[W_SETTLED] = -1
+    ws[W_METER_SINCE] = 0
+    for p in range(vi.shape[0]):
+        for f in range(vi.shape[1]):
+            vi[p, f] = -1
+        vi[p, V_CAUSE] = 0
+
+
+@njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
                log, evk, eva, fev_a, fev_b, kinds, wakes, ob, oc, touched, prev_terms, steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch

@@ -96,3 +96,58 @@ def randbelow(mt, n):
     while r >= n:
         r = getrandbits(mt, k)
     return r
+
+
+@njit(cache=True)
+def init_by_array(mt, key, keylen):
+    """CPython's `random_seed` for an int seed: init_genrand(19650218), then init_by_array
+    over the 32-bit words of abs(seed), little end first. Leaves the index at N, as
+    `Random(seed)` does."""
+    mt[0] = 19650218
+    for i in range(1, N):
+        mt[i] = (1812433253 * (mt[i - 1] ^ (mt[i - 1] >> 30)) + i) & MASK32
+    i = 1
+    j = 0
+    k = N if N > keylen else keylen
+    while k > 0:
+        mt[i] = ((mt[i] ^ (((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525) & MASK32)) + key[j] + j) & MASK32
+        i += 1
+        j += 1
+        if i >= N:
+            mt[0] = mt[N - 1]
+            i = 1
+        if j >= keylen:
+            j = 0
+        k -= 1
+    k = N - 1
+    while k > 0:
+        mt[i] = ((mt[i] ^ (((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941) & MASK32)) - i) & MASK32
+        i += 1
+        if i >= N:
+            mt[0] = mt[N - 1]
+            i = 1
+        k -= 1
+    mt[0] = 0x80000000
+    mt[N] = N
+
+
+def seed_key(seed) -> np.ndarray | None:
+    """The init_by_array key of an int seed (None for other seed types, which go through
+    `random.Random(seed).getstate()`)."""
+    if type(seed) is not int:
+        return None
+    a = abs(seed)
+    words = []
+    while a:
+        words.append(a & MASK32)
+        a >>= 32
+    return np.array(words or [0], np.int64)
+
+
+def seed_into(mt: np.ndarray, seed) -> None:
+    """Put `mt` in the state of `random.Random(seed)`."""
+    key = seed_key(seed)
+    if key is None:
+        mt[:] = state_of(seed)
+    else:
+        init_by_array(mt, key, len(key))

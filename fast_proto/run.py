@@ -62,7 +62,7 @@ class Prepared:
     isolations: tuple
     lei: np.ndarray
     let: np.ndarray
-    down: tuple
+    down: int  # bit mask of the nodes not started at time 0
 
 
 _PREPARED: dict[tuple, Prepared] = {}
@@ -140,7 +140,7 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
     lei = np.array(pc.ledger_end_index if pc.ledger_end_index else (-1,) * n, np.int64)
     let = np.array(pc.ledger_end_term if pc.ledger_end_term else (-1,) * n, np.int64)
     p = Prepared(cfg=cfg, C=C, pw=pw, pref=pref, self_pref=self_pref, isol=isol, isolations=isolations,
-                 lei=lei, let=let, down=tuple(cfg.down))
+                 lei=lei, let=let, down=sum(1 << i for i in set(cfg.down) if 0 <= i < n))
     if len(_PREPARED) > 256:
         _PREPARED.clear()
     _PREPARED[key] = p
@@ -185,7 +185,7 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
     n = int(C[K.C_N])
     terms = int(C[K.C_TCAP])
     s = State(nd=np.zeros((n, K.NF), np.int64), live=np.full((n, n), -1, np.int64),
-              wmk=np.full((n, n), -1, np.int64), alive=np.ones(n, np.int64), mt=mt_mod.state_of(seed),
+              wmk=np.full((n, n), -1, np.int64), alive=np.ones(n, np.int64), mt=np.zeros(mt_mod.N + 1, np.int64),
               fl=np.zeros((flight, K.EF), np.int64), rp=np.zeros((rpcs, K.RF), np.int64),
               cut=np.zeros((n, n), np.int64), elected=np.zeros(terms, np.int64),
               grants=np.zeros((terms, n), np.int64), cs=np.full(n, -1, np.int64), ws=np.zeros(K.WF, np.int64),
@@ -194,17 +194,15 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
               fev_a=np.zeros(max(flight, n * n + 64), np.int64), fev_b=np.zeros(max(flight, n * n + 64), np.int64),
               kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
               oc=np.zeros(2, np.int64), touched=np.zeros(3, np.int64), prev_terms=np.zeros(n, np.int64))
-    for i in range(n):
-        K._boot(C, s.nd, s.live, i, 0, 0, -1, p.lei[i], p.let[i], C[K.C_CPLI])
-    for i in p.down:
-        s.alive[i] = 0
-    s.ws[K.W_NEXT_ID] = 1
-    s.ws[K.W_CALM_AT] = -1
-    s.ws[K.W_LAST_FAULT] = -1
-    s.ws[K.W_SETTLED] = -1
-    s.ws[K.W_METER_SINCE] = 0
-    s.vi[:, K.V_CAUSE] = 0
+    reset(p, s, seed)
     return s
+
+
+def reset(p: Prepared, s: State, seed: Any) -> None:
+    """world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
+    K.reset(p.C, p.lei, p.let, p.down, s.nd, s.live, s.alive, s.fl, s.rp, s.cut, s.elected, s.grants, s.cs, s.ws,
+            s.vi)
+    mt_mod.seed_into(s.mt, seed)
 
 
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
@@ -232,7 +230,7 @@ class FastResult:
     faults: dict  # fault counts as spark_harness.history's Probe counts them (zero counts omitted)
     log: np.ndarray | None  # (kind, a, b, t_ms, draw, late, observations) per event
     prepared: Prepared
-    state: State
+    state: State | None
     seconds: float = 0.0  # CPU time in the kernel
 
     @property
@@ -247,6 +245,8 @@ class FastResult:
         """The final world as reference objects (`reference_impl.world.World`)."""
         from fast_proto import decode
 
+        if self.state is None:
+            raise ValueError("this result keeps no state (Runner); use run_history for the final world")
         return decode.world(self.prepared, self.state)
 
     def events(self) -> list[tuple]:
@@ -308,6 +308,28 @@ def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     return r
 
 
+class Runner:
+    """Many histories of one config on one set of arrays (reset in place between them):
+    the fast path for fuzzing and benchmarks. Its results carry no state (`world()` needs
+    `run_history`), and a capacity overflow is reported as stopped="overflow:..."."""
+
+    def __init__(self, cfg, *, slack: int = 0, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
+                 terms: int = DEFAULT_TERMS, mutant: str | None = None) -> None:
+        self.p = prepare(cfg, slack=slack, terms=terms, mutant=mutant)
+        self.s = new_state(self.p, 0, flight=flight, rpcs=rpcs)
+
+    def run(self, seed: Any, steps: int, until_ms: int | None = None) -> FastResult:
+        reset(self.p, self.s, seed)
+        t0 = time.process_time()
+        _run(self.p, self.s, steps, until_ms)
+        r = _result(self.p, self.s, time.process_time() - t0, strict=False)
+        r.state = None
+        return r
+
+
+_RUNNERS: dict[tuple, Runner] = {}
+
+
 def history_summary(spec, **kw) -> dict:
     """spark_harness.history.run_history's summary for a HistorySpec, from the twin: the same
     keys, with coverage (actions, branches, kinds) and the state sketch left empty (the
@@ -315,7 +337,15 @@ def history_summary(spec, **kw) -> dict:
     from spark_harness import history as hist
 
     cfg = hist.config_of(spec)
-    r = run_history(cfg, spec.seed, spec.steps, hist.until_ms(cfg, spec.tail_ms), **kw)
+    key = (id(cfg), tuple(sorted(kw.items())))
+    runner = _RUNNERS.get(key)
+    if runner is None or runner.p.cfg is not cfg:
+        if len(_RUNNERS) > 64:
+            _RUNNERS.clear()
+        runner = _RUNNERS[key] = Runner(cfg, **kw)
+    r = runner.run(spec.seed, spec.steps, hist.until_ms(cfg, spec.tail_ms))
+    if r.overflow:
+        raise CapacityError(r.stopped.split(":", 1)[1], r.steps, r)
     return {
         "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
         "steps": r.steps, "t_ms": r.t_ms, "stopped": r.stopped,
