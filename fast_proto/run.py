@@ -24,6 +24,7 @@ MAX_NODES = 62  # node sets are int64 bit masks
 DEFAULT_FLIGHT = 1024
 DEFAULT_RPCS = 1024
 DEFAULT_TERMS = 4096
+DEFAULT_LOG = 1 << 20  # events the log holds at most (log=True); more overflow loudly
 STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
 OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
                   K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
@@ -258,14 +259,14 @@ class FastResult:
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, slack: int = 0,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
-                strict: bool = True, mutant: str | None = None) -> FastResult:
+                strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG) -> FastResult:
     """One seeded history of `cfg` (an election WorldConfig), `rmqspec.runner.run` semantics.
 
     `slack`: the planned Java timing model (a due tick may fire up to `slack` ms late; 0 is
     today's reference). Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated:
     an overflow raises CapacityError (strict) or returns stopped="overflow:<what>"."""
     p = prepare(cfg, slack=slack, terms=terms, log=log, mutant=mutant)
-    s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=steps if log else 0)
+    s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=min(steps, log_cap) if log else 0)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
     dt = time.process_time() - t0
