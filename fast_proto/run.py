@@ -129,9 +129,14 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
         if mutant not in K.MUTANTS:
             raise Unsupported(f"the twin has no mutant {mutant!r}; it has {', '.join(K.MUTANTS)}")
         C[K.C_MUTANT] = K.MUTANTS[mutant]
-    for name, v in (("heart_beat_time_interval_ms", C[K.C_HBI]), ("rpc_timeout_ms", C[K.C_RPCTO])):
-        if v >= 1 << 40:
-            raise Unsupported(f"{name} {v} is out of the twin's range")
+    # int64 arithmetic: keep every input, and the products the twin forms, far from overflow
+    numbers = {f.name: getattr(dl, f.name) for f in dl.__attrs_attrs__
+               if isinstance(getattr(dl, f.name), int) and not isinstance(getattr(dl, f.name), bool)}
+    numbers |= {"delay_ms": max(prof.delay_ms), "calm_at_ms": prof.calm_at_ms or 0}
+    numbers |= {f"ledger_end[{i}]": abs(v) for i, v in enumerate(pc.ledger_end_index + pc.ledger_end_term)}
+    for name, v in numbers.items():
+        if abs(v) >= 1 << 31:
+            raise Unsupported(f"{name} = {v} is outside the twin's range (|x| < 2**31)")
     pw = np.array([float(getattr(prof, k)) for k in PROFILE_KINDS], np.float64)
     preferred = dl.preferred()
     pref = np.array([ids.index(p) for p in preferred if p in ids], np.int64)

@@ -147,3 +147,5 @@ def test_unsupported_configs_are_refused():
         fast.run_history(cfg.evolve(script=(object(),)), 0, 10)
     with pytest.raises(fast.Unsupported):
         fast.run_history(cfg.evolve(protocol="ha"), 0, 10)
+    with pytest.raises(fast.Unsupported):
+        fast.run_history(election_world.make_config(3, {"max_heart_beat_leak": 2**40}), 0, 10)
