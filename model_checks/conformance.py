@@ -26,15 +26,15 @@ auxiliary invariants of the proofs must hold of the reference too, not just of t
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
-
-import itertools
 
 import attrs
 import z3
 
-from reference_impl import world as wm
+from histories import runner
+from reference_impl import core
 from spec import symbolic as sy
 
 
@@ -179,7 +179,7 @@ class StepChecker:
     """A runner hook: checks each reference step against the spec and the applicable
     invariants on each new abstract state; keeps the first `keep` mismatches."""
 
-    def __init__(self, spec: sy.SymbolicSpec, switches_of: Callable[[wm.World], frozenset[str]] | None = None,
+    def __init__(self, spec: sy.SymbolicSpec, switches_of: Callable[[core.World], frozenset[str]] | None = None,
                  keep: int = 5, check_invariants: bool = True) -> None:
         self.spec = spec
         self.switches_of = switches_of or SWITCHES_OF.get(spec.protocol, lambda w: frozenset())
@@ -190,8 +190,8 @@ class StepChecker:
         self.mismatches: list[Mismatch] = []
         self._inv_cache: dict[frozenset[str], list[sy.Invariant]] = {}
 
-    def __call__(self, i: int, before: wm.World, event: Any, after: wm.World, obs: tuple) -> None:
-        if isinstance(event, wm.Scripted):
+    def __call__(self, i: int, before: core.World, event: Any, after: core.World, obs: tuple) -> None:
+        if isinstance(event, core.Scripted):
             self.skipped += 1
             return
         self.steps += 1
@@ -202,11 +202,11 @@ class StepChecker:
         # The quiet tail restarts every down node in one world event: check it as the
         # restarts it is made of, one node at a time.
         pairs = [(a, b)]
-        if isinstance(event, wm.Calm):
+        if isinstance(event, core.Calm):
             w, pairs, prev = before, [], a
             for n, up in enumerate(before.alive):
                 if not up:
-                    w = wm.restart_node(w, n)
+                    w = core.restart_node(w, n)
                     pairs.append((prev, self.spec.abstract(w)))
                     prev = pairs[-1][1]
             pairs.append((prev, b))
@@ -234,7 +234,7 @@ class StepChecker:
 
 
 # Which optional actions of the spec a reference history has exercised.
-SWITCHES_OF: dict[str, Callable[[wm.World], frozenset[str]]] = {
+SWITCHES_OF: dict[str, Callable[[core.World], frozenset[str]]] = {
     "election": lambda w: frozenset({"os_crash"}) if w.history.lost_writes else frozenset(),
 }
 
@@ -242,7 +242,6 @@ SWITCHES_OF: dict[str, Callable[[wm.World], frozenset[str]]] = {
 def check_trace(spec: sy.SymbolicSpec, path: str) -> tuple[StepChecker, Any]:
     """Replay a trace (e.g. written by `rmqspec simulate --trace`) through the reference,
     checking every step against the spec. Returns the checker and the replay result."""
-    from rmqspec import runner
 
     checker = StepChecker(spec)
     with open(path, encoding="utf-8") as f:

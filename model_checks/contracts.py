@@ -12,10 +12,13 @@ Node ids are drawn by index (0..2 -> "n0".."n2"); -1 stands for "none".
 
 from __future__ import annotations
 
-from reference_impl import codec
-from reference_impl import election as el
-from reference_impl import network as net_mod
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.core import codec
+from reference_impl.core import network as net_mod
+from reference_impl.election import leader_elector as elector
+from reference_impl.election import member_state as mstate
+from reference_impl.election import records as el
+from reference_impl.election import server as srv
 
 IDS = ("n0", "n1", "n2")
 CFG = el.DLedgerConfig(peers=IDS)
@@ -33,8 +36,8 @@ def next_term_moves_up(curr_term: int, known_max: int) -> tuple[int, bool]:
     post: __return__[0] == max(known_max, curr_term + 1)
     post: __return__[1]
     """
-    m = el.Member(self_id="n0", curr_term=curr_term, curr_vote_for="n1", known_max_term_in_group=known_max)
-    m2 = el.next_term(m)
+    m = mstate.Member(self_id="n0", curr_term=curr_term, curr_vote_for="n1", known_max_term_in_group=known_max)
+    m2 = mstate.next_term(m)
     return m2.curr_term, m2.curr_vote_for is None
 
 
@@ -49,11 +52,11 @@ def one_vote_per_term(term: int, voted: int, has_leader: bool, cand: int, req_te
     post: implies(__return__[0], __return__[2] == _id(cand))
     post: implies(not __return__[0], __return__[2] == _id(voted))
     """
-    m = el.Member(self_id="n0", curr_term=term, curr_vote_for=_id(voted),
-                  leader_id="n1" if has_leader else None, ledger_end_index=lei, ledger_end_term=let)
+    m = mstate.Member(self_id="n0", curr_term=term, curr_vote_for=_id(voted),
+                      leader_id="n1" if has_leader else None, ledger_end_index=lei, ledger_end_term=let)
     req = el.VoteRequest(group=CFG.group, remote_id="n0", leader_id=_id(cand), term=req_term,
                          ledger_end_index=req_lei, ledger_end_term=req_let)
-    m2, resp, _ = el.handle_vote(CFG, m, req, self_vote=cand == 0)
+    m2, resp, _ = elector.handle_vote(CFG, m, req, self_vote=cand == 0)
     return resp.vote_result is el.VoteResult.ACCEPT, m2.curr_term, m2.curr_vote_for
 
 
@@ -64,11 +67,11 @@ def log_check_before_term(term: int, req_term: int, req_lei: int, req_let: int, 
     pre: term >= 0
     post: implies(req_let < let or (req_let == let and req_lei < lei), not __return__)
     """
-    m = el.Member(self_id="n0", curr_term=term, role=el.Role.FOLLOWER, leader_id="n2",
-                  ledger_end_index=lei, ledger_end_term=let)
+    m = mstate.Member(self_id="n0", curr_term=term, role=el.Role.FOLLOWER, leader_id="n2",
+                      ledger_end_index=lei, ledger_end_term=let)
     req = el.VoteRequest(group=CFG.group, remote_id="n0", leader_id="n1", term=req_term,
                          ledger_end_index=req_lei, ledger_end_term=req_let)
-    m2, _, _ = el.handle_vote(CFG, m, req, self_vote=False)
+    m2, _, _ = elector.handle_vote(CFG, m, req, self_vote=False)
     return m2.role is el.Role.CANDIDATE
 
 
@@ -80,11 +83,11 @@ def heartbeat_keeps_term(term: int, has_leader: bool, leader: int, req_term: int
     post: __return__[0] == term
     post: implies(__return__[1], req_term == term and not has_leader)
     """
-    m = el.Member(self_id="n0", curr_term=term, role=el.Role.FOLLOWER if has_leader else el.Role.CANDIDATE,
-                  leader_id="n2" if has_leader else None)
+    m = mstate.Member(self_id="n0", curr_term=term, role=el.Role.FOLLOWER if has_leader else el.Role.CANDIDATE,
+                      leader_id="n2" if has_leader else None)
     req = el.HeartBeatRequest(group=CFG.group, local_id=_id(leader), remote_id="n0", leader_id=_id(leader),
                               term=req_term)
-    m2, _, _ = el.handle_heart_beat(CFG, m, req, now)
+    m2, _, _ = elector.handle_heart_beat(CFG, m, req, now)
     became = m2.role is el.Role.FOLLOWER and m2.leader_id != m.leader_id
     return m2.curr_term, became
 
@@ -97,8 +100,8 @@ def crash_keeps_term_and_vote(term: int, voted: int, lose_term_file: bool) -> tu
     post: implies(not lose_term_file, __return__ == (term, _id(voted)))
     post: implies(lose_term_file, __return__ == (0, None))
     """
-    m = el.Member(self_id="n0", curr_term=term, curr_vote_for=_id(voted), role=el.Role.LEADER, leader_id="n0")
-    m2 = el.restart(CFG, el.crash(m, lose_term_file=lose_term_file), now=0)
+    m = mstate.Member(self_id="n0", curr_term=term, curr_vote_for=_id(voted), role=el.Role.LEADER, leader_id="n0")
+    m2 = srv.restart(CFG, srv.crash(m, lose_term_file=lose_term_file), now=0)
     return m2.curr_term, m2.curr_vote_for
 
 
@@ -142,7 +145,7 @@ def vote_wait_in_window(now: int, draw: int) -> int:
     pre: now >= 0 and 0 <= draw < 65536
     post: now + 300 <= __return__ < now + 1000
     """
-    return el.get_next_time_to_request_vote(CFG, el.Member(self_id="n0"), now, draw)
+    return elector.get_next_time_to_request_vote(CFG, mstate.Member(self_id="n0"), now, draw)
 
 
 def node_down_clears_its_sockets(src: int, dst: int, down: int) -> bool:
@@ -171,7 +174,7 @@ def reply_only_to_open_rpc(closed: bool) -> int:
     return len(net_mod.reply(net, 1, rpc, "resp").flight)
 
 
-_WORLD = wm.init(wm.protocol("election").make_config(3, {}))
+_WORLD = core.init(core.protocol("election").make_config(3, {}))
 
 
 def tick_round_trip(node: int, draw: int) -> bool:
@@ -180,7 +183,7 @@ def tick_round_trip(node: int, draw: int) -> bool:
     pre: 0 <= node <= 2 and 0 <= draw < 65536
     post: __return__
     """
-    ev = wm.Tick(node=node, draw=draw)
+    ev = core.Tick(node=node, draw=draw)
     return codec.decode_event(_WORLD, codec.encode_event(_WORLD, ev)) == ev
 
 
@@ -190,7 +193,7 @@ def crash_round_trip(node: int, os_crash: bool, disk: bool) -> bool:
     pre: 0 <= node <= 2
     post: __return__
     """
-    ev = wm.Crash(node=node, os=os_crash or disk, disk=disk)
+    ev = core.Crash(node=node, os=os_crash or disk, disk=disk)
     return codec.decode_event(_WORLD, codec.encode_event(_WORLD, ev)) == ev
 
 

@@ -19,7 +19,7 @@ import time
 
 import attrs
 
-from model_checks import contracts
+from model_checks import contracts, ha_contracts
 
 LINE = re.compile(r"^(?P<path>.+?):(?P<line>\d+): (?P<level>info|error|warning): (?P<msg>.*)$")
 
@@ -36,7 +36,7 @@ class Condition:
 
 def contract_functions(module) -> list:  # noqa: ANN001
     """The module's contracts: its CONTRACTS if it lists them, else every function
-    defined in it whose docstring states a `post:` condition (e.g. reference_impl.ha_wire)."""
+    defined in it whose docstring states a `post:` condition (e.g. reference_impl.ha.wire)."""
     if hasattr(module, "CONTRACTS"):
         return list(module.CONTRACTS)
     return [fn for _, fn in inspect.getmembers(module, inspect.isfunction)
@@ -68,7 +68,6 @@ def modules() -> tuple:
     HA wire codec's own (model_checks.ha_contracts.MODULES)."""
     import importlib
 
-    from model_checks import ha_contracts
 
     return (contracts, *(importlib.import_module(m) for m in ha_contracts.MODULES))
 

@@ -21,35 +21,35 @@ many of the exhaustive distinct states they visit.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
-from reference_impl import chooser
-from reference_impl import world as wm
+from histories import trace as trace_mod
 from model_checks import symmetry
+from reference_impl import core
+from reference_impl.core import chooser
 from spec import properties
 
-EXTREMES = (0, wm.DRAW_SPAN - 1)
+EXTREMES = (0, core.DRAW_SPAN - 1)
 
 # Protocol measures that bound the search: name -> (what it counts, measure(world)).
-MEASURES: dict[str, tuple[str, Callable[[wm.World], int]]] = {
+MEASURES: dict[str, tuple[str, Callable[[core.World], int]]] = {
     "election": ("max currTerm", lambda w: max(m.curr_term for m in w.nodes)),
 }
 
 
-def events(w: wm.World, draws: tuple[int, ...] = EXTREMES) -> list:
+def events(w: core.World, draws: tuple[int, ...] = EXTREMES) -> list:
     """Every event enabled in `w`, one tick per draw value."""
     out: list = []
-    for ev in wm.protocol_events(w):
-        if isinstance(ev, wm.Tick):
-            out.extend(wm.Tick(node=ev.node, draw=d) for d in draws)
+    for ev in core.protocol_events(w):
+        if isinstance(ev, core.Tick):
+            out.extend(core.Tick(node=ev.node, draw=d) for d in draws)
         else:
             out.append(ev)
-    out.extend(wm.fault_events(w))
+    out.extend(core.fault_events(w))
     return out
 
 
@@ -104,8 +104,11 @@ class ExploreResult:
 class Explorer:
     """Breadth-first search over the worlds of `cfg`; keeps the fingerprints it has seen."""
 
-    def __init__(self, cfg: wm.WorldConfig, depth: int, limit: int | None = None, use_symmetry: bool = True,
+    def __init__(self, cfg: core.WorldConfig, depth: int, limit: int | None = None, use_symmetry: bool = True,
                  draws: tuple[int, ...] = EXTREMES, max_states: int | None = None) -> None:
+        # Java timing (a due tick may fire anywhere within its loop period) multiplies the
+        # states by the possible delays; the explorer pins each tick to its wake time.
+        cfg = cfg.evolve(profile=cfg.profile.evolve(timing="pinned"))
         self.cfg, self.depth, self.limit, self.draws, self.max_states = cfg, depth, limit, draws, max_states
         self.fingerprint = symmetry.fingerprinter(cfg, use_symmetry)
         self.measure = MEASURES.get(cfg.protocol)
@@ -119,10 +122,10 @@ class Explorer:
         self.result = ExploreResult(protocol=cfg.protocol, nodes=len(cfg.ids), depth=depth, bound=bound,
                                     symmetry=self.fingerprint is not hash, draws=draws, profile=cfg.profile.name)
 
-    def within(self, w: wm.World) -> bool:
+    def within(self, w: core.World) -> bool:
         return self.limit is None or self.measure is None or self.measure[1](w) <= self.limit
 
-    def _found(self, prop: Any, w: wm.World, event: Any, key: int, extra: Any, depth: int) -> None:
+    def _found(self, prop: Any, w: core.World, event: Any, key: int, extra: Any, depth: int) -> None:
         if prop.id in self.result.found:
             return
         cause = prop.expected_when(w, event) if prop.expected_when else None
@@ -142,7 +145,7 @@ class Explorer:
     def run(self) -> ExploreResult:
         res = self.result
         start = time.perf_counter()
-        w0 = wm.init(self.cfg)
+        w0 = core.init(self.cfg)
         k0 = self.fingerprint(w0)
         self.parent[k0] = None
         for p in self.state_props:
@@ -155,7 +158,7 @@ class Explorer:
             nxt = []
             for w, k in frontier:
                 for ev in events(w, self.draws):
-                    w2, obs = wm.step(w, ev)
+                    w2, obs = core.step(w, ev)
                     res.transitions += 1
                     for p in self.step_props:
                         if p.id not in res.found and not p.holds_step(w, ev, w2, obs):
@@ -190,7 +193,7 @@ class Explorer:
         seen: set[int] = set()
         rows = []
         done = 0
-        w0 = wm.init(self.cfg)
+        w0 = core.init(self.cfg)
         start = time.perf_counter()
         for target in sorted(histories):
             while done < target:
@@ -201,9 +204,9 @@ class Explorer:
                     ev = pick.choose(w)
                     if ev is None:
                         break
-                    if isinstance(ev, wm.Tick):
-                        ev = wm.Tick(node=ev.node, draw=self.draws[ev.draw % len(self.draws)])
-                    w, _ = wm.step(w, ev)
+                    if isinstance(ev, core.Tick):
+                        ev = core.Tick(node=ev.node, draw=self.draws[ev.draw % len(self.draws)])
+                    w, _ = core.step(w, ev)
                     if not self.within(w):
                         break
                     seen.add(self.fingerprint(w))
@@ -220,7 +223,6 @@ def write_traces(explorer: Explorer, out_dir: str) -> None:
     """Write each found violation as a trace file `rmqspec replay` re-runs."""
     import os
 
-    from rmqspec import trace as trace_mod
 
     os.makedirs(out_dir, exist_ok=True)
     for prop_id, found in explorer.result.found.items():
@@ -229,22 +231,21 @@ def write_traces(explorer: Explorer, out_dir: str) -> None:
         found.trace = path
 
 
-def write_event_trace(cfg: wm.WorldConfig, evs: list, path: str, extra: dict | None = None) -> None:
+def write_event_trace(cfg: core.WorldConfig, evs: list, path: str, extra: dict | None = None) -> None:
     """Run `evs` from the initial world of `cfg` and write the history as a trace."""
-    from rmqspec import trace as trace_mod
 
-    w = wm.init(cfg)
+    w = core.init(cfg)
     with open(path, "w", encoding="utf-8") as f:
         writer = trace_mod.TraceWriter(f, w, None, extra)
         for i, ev in enumerate(evs, 1):
-            after, obs = wm.step(w, ev)
+            after, obs = core.step(w, ev)
             writer.step(i, w, ev, after, obs)
             w = after
         writer.close({"steps": len(evs), "source": "model_checks"})
 
 
 def print_report(res: ExploreResult, out) -> None:  # noqa: ANN001
-    print(f"explore {res.protocol}: {res.nodes} nodes, faults {res.profile}, bound {res.bound}, "
+    print(f"explore {res.protocol}: {res.nodes} nodes, faults {res.profile} (timing pinned), bound {res.bound}, "
           f"draws {list(res.draws)}, symmetry {'on' if res.symmetry else 'off'}", file=out)
     state = "complete" if res.complete else "CUT SHORT by --max-states"
     print(f"  {res.distinct_states} distinct states, {res.transitions} transitions, {res.seconds:.1f} s, "

@@ -1,4 +1,4 @@
-"""CrossHair over the HA wire codec's contracts (reference_impl.ha_wire docstrings, PEP 316).
+"""CrossHair over the HA wire codec's contracts (reference_impl.ha.wire docstrings, PEP 316).
 
 CrossHair explores each function symbolically and looks for inputs that meet the
 `pre:` conditions but break a `post:` condition; `per_condition_timeout` bounds the
@@ -11,7 +11,7 @@ import pathlib
 import subprocess
 import sys
 
-MODULES = ("reference_impl.ha_wire",)
+MODULES = ("reference_impl.ha.wire",)
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 

@@ -28,7 +28,8 @@ from typing import Any
 import attrs
 import z3
 
-from model_checks import induction
+from model_checks import induction, witness
+from reference_impl import core
 from spec import symbolic as sy
 
 BMC_NODES = ("n0", "n1", "n2")
@@ -57,13 +58,12 @@ def _reference_init(spec: sy.SymbolicSpec) -> Any:
     """The abstract initial state of the reference world (3 nodes), if the reference exists."""
     if spec.reference is None or spec.abstract is None:
         return None
-    from reference_impl import world as wm
 
     try:
-        p = wm.protocol(spec.reference)
+        p = core.protocol(spec.reference)
     except KeyError:
         return None
-    return spec.abstract(wm.init(p.make_config(len(BMC_NODES), {})))
+    return spec.abstract(core.init(p.make_config(len(BMC_NODES), {})))
 
 
 def _bmc(spec: sy.SymbolicSpec, prop: str, switches: frozenset[str], init: Any, depth: int) -> induction.Outcome:
@@ -177,8 +177,6 @@ def prove_property(spec: sy.SymbolicSpec, profile: sy.Profile, prop: str, out_di
 
 
 def _replay(spec: sy.SymbolicSpec, prop: str, trace: list, out_dir: str | None) -> dict:
-    from model_checks import witness
-
     if spec.reference is None:
         return {"found": False, "message": "reference replay: this symbolic spec has no mapping to the reference yet"}
     if prop in spec.witness_scenarios:

@@ -21,9 +21,9 @@ from typing import Any
 
 import attrs
 
-from reference_impl import network as net_mod
-from reference_impl import world as wm
-from reference_impl.state import FrozenMap
+from reference_impl import core
+from reference_impl.core import network as net_mod
+from reference_impl.core.state import FrozenMap
 
 # Ghost fields that are tuples indexed by node position (not by id), per ghost class.
 PER_NODE_FIELDS: dict[str, tuple[str, ...]] = {"ElectionGhost": ("cut_since",)}
@@ -73,7 +73,7 @@ def _permute(seq: tuple, perm: tuple[int, ...]) -> tuple:
     return tuple(out)
 
 
-def apply(w: wm.World, perm: tuple[int, ...]) -> wm.World:
+def apply(w: core.World, perm: tuple[int, ...]) -> core.World:
     """The world with node i renamed to node perm[i]."""
     names = w.cfg.ids
     ids = {names[i]: names[j] for i, j in enumerate(perm)}
@@ -92,7 +92,7 @@ def apply(w: wm.World, perm: tuple[int, ...]) -> wm.World:
                     history=h.evolve(lost_writes=frozenset(perm[i] for i in h.lost_writes)) if h.lost_writes else h)
 
 
-def symmetric(cfg: wm.WorldConfig) -> bool:
+def symmetric(cfg: core.WorldConfig) -> bool:
     """Whether the nodes of worlds of `cfg` are interchangeable."""
     if cfg.script or cfg.down or cfg.crashable:
         return False
@@ -114,7 +114,7 @@ class _Fingerprints:
 
     MEMO_LIMIT = 1 << 20
 
-    def __init__(self, cfg: wm.WorldConfig) -> None:
+    def __init__(self, cfg: core.WorldConfig) -> None:
         n = len(cfg.ids)
         self.perms = list(itertools.permutations(range(n)))
         self.ids = [{cfg.ids[i]: cfg.ids[j] for i, j in enumerate(p)} for p in self.perms]
@@ -139,7 +139,7 @@ class _Fingerprints:
     def rpc(self, r: Any, k: int, perm: tuple[int, ...]) -> int:
         return hash((self.part(r.ctx, k), perm[r.requester], perm[r.responder], r.deadline_ms))
 
-    def under(self, w: wm.World, k: int) -> int:
+    def under(self, w: core.World, k: int) -> int:
         perm = self.perms[k]
         n = len(perm)
         nodes = [0] * n
@@ -176,7 +176,7 @@ class _Fingerprints:
                      frozenset((perm[a], perm[b]) for a, b in net.cut), net.next_id, ghost_h, per_node_h,
                      h.evolve(lost_writes=lost) if lost else h, w.script_pos, w.vars, w.ext))
 
-    def signature(self, w: wm.World, i: int) -> int:
+    def signature(self, w: core.World, i: int) -> int:
         """A hash of node i's own state that renaming the nodes does not change."""
         m = w.nodes[i]
         key = (id(m), i)
@@ -187,7 +187,7 @@ class _Fingerprints:
             hit = self.blind_memo[key] = (m, hash(rename(m, self.blind[i])))
         return hash((hit[1], w.alive[i]))
 
-    def candidates(self, w: wm.World) -> list[int]:
+    def candidates(self, w: core.World) -> list[int]:
         """The renamings that list the nodes in order of their signatures (ties: all orders)."""
         sigs = [self.signature(w, i) for i in range(len(w.nodes))]
         order = sorted(range(len(sigs)), key=sigs.__getitem__)
@@ -206,7 +206,7 @@ class _Fingerprints:
             out.append(self.index[tuple(perm)])
         return out
 
-    def __call__(self, w: wm.World) -> int:
+    def __call__(self, w: core.World) -> int:
         return min(self.under(w, k) for k in self.candidates(w))
 
 
@@ -214,7 +214,7 @@ def _env_id(e: Any) -> int:
     return e.id
 
 
-def fingerprinter(cfg: wm.WorldConfig, enabled: bool = True) -> Callable[[wm.World], int]:
+def fingerprinter(cfg: core.WorldConfig, enabled: bool = True) -> Callable[[core.World], int]:
     """A function mapping a world to the fingerprint of its orbit (of the world alone
     when symmetry is off or does not apply to `cfg`)."""
     if not enabled or not symmetric(cfg):

@@ -15,27 +15,27 @@ from __future__ import annotations
 import os
 import time
 
-from reference_impl import chooser
-from reference_impl import world as wm
-from rmqspec import runner
+from histories import runner, scenario_file
+from reference_impl import core
+from reference_impl.core import chooser
 from spec import symbolic as sy
 
 SEARCH_SECONDS = 20.0
 HISTORY_STEPS = 3000
 
 
-def witness_profile(spec: sy.SymbolicSpec, trace: list[dict]) -> wm.FaultProfile:
+def witness_profile(spec: sy.SymbolicSpec, trace: list[dict]) -> core.FaultProfile:
     kinds = {spec.fault_actions[st["action"]] for st in trace if st["action"] in spec.fault_actions}
     weights = {k: 0.02 for k in kinds}
     if kinds & {"crash", "os_crash", "disk_loss"}:
         weights["restart"] = 0.1
-    return wm.FaultProfile(name="witness", delay_ms=(1, 20), loss=0.02, **weights,
-                           description="the fault kinds of a BMC trace, for a reference witness")
+    return core.FaultProfile(name="witness", delay_ms=(1, 20), loss=0.02, **weights,
+                             description="the fault kinds of a BMC trace, for a reference witness")
 
 
 def reference_history(spec: sy.SymbolicSpec, prop: str, trace: list[dict], out_dir: str | None,
                       nodes: int = 3, seconds: float = SEARCH_SECONDS) -> dict:
-    p = wm.protocol(spec.reference)
+    p = core.protocol(spec.reference)
     cfg = p.make_config(nodes, {}).evolve(profile=witness_profile(spec, trace))
     deadline = time.perf_counter() + seconds
     seed = 0
@@ -46,7 +46,7 @@ def reference_history(spec: sy.SymbolicSpec, prop: str, trace: list[dict], out_d
         if hit is None:
             continue
         out = {"found": True, "seed": seed, "steps": hit.step, "expected": hit.expected,
-               "faults": sorted(k for k in wm.FAULT_KINDS if getattr(cfg.profile, k, 0))}
+               "faults": sorted(k for k in core.FAULT_KINDS if getattr(cfg.profile, k, 0))}
         if out_dir is not None:
             os.makedirs(out_dir, exist_ok=True)
             path = os.path.join(out_dir, f"{spec.protocol}-{prop}-witness.jsonl")
@@ -68,7 +68,6 @@ def scenario_history(spec: sy.SymbolicSpec, prop: str, path: str, out_dir: str |
     (written by hand from the trace: the reference's elections are driven by timers, so
     which node wins which term is staged with partitions and crashes). The script is run
     with a few seeds until the property is violated, written as a trace and replayed."""
-    from rmqspec import scenario_file
 
     sc = scenario_file.load(path)
     for seed in range(1, seeds + 1):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from property_tests.mutants import vote_ignoring_curr_vote_for
-from reference_impl import election as el
+from property_tests.support.election_mutants import vote_ignoring_curr_vote_for
+from reference_impl.election import leader_elector as elector
 from rmqspec import cli
 
 
@@ -60,7 +60,7 @@ def test_simulate_json_is_machine_readable(capsys):
 
 def test_simulate_with_an_unexpected_violation_exits_1(capsys, monkeypatch):
     """A broken reference (voters forget their vote) makes simulate report the violation and exit 1."""
-    monkeypatch.setattr(el, "handle_vote", vote_ignoring_curr_vote_for)
+    monkeypatch.setattr(elector, "handle_vote", vote_ignoring_curr_vote_for)
     code, out, _ = run(capsys, "simulate", "--steps", "200", "--json")
     d = json.loads(out)
     assert code == 1 and d["ok"] is False

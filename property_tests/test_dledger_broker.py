@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from property_tests.dledger_support import node_cfg
-from reference_impl import dledger_broker as bk
-from reference_impl import dledger_commitlog as cl
-from reference_impl import dledger_commitlog_clients as cc
-from reference_impl import dledger_entry_pusher as ep
-from reference_impl import dledger_store as st
-from reference_impl import election as el
-from reference_impl.election import Code, Role
-from reference_impl.network import Respond, Send
-from reference_impl.state import FrozenMap
+from property_tests.support.dledger import node_cfg
+from reference_impl import rocketmq
+from reference_impl.core.network import Respond, Send
+from reference_impl.core.state import FrozenMap
+from reference_impl.dledger_commitlog import broker as bk
+from reference_impl.dledger_commitlog import clients as cc
+from reference_impl.dledger_commitlog import commitlog as cl
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import store as st
+from reference_impl.election import member_state as mstate
+from reference_impl.election import records as el
+from reference_impl.election.records import Code, Role
 
 CFG = node_cfg()
 BC = bk.BrokerConfig(mapped_file_size_commit_log=4096)
@@ -68,10 +70,10 @@ def test_upgrade_seals_the_old_log_and_starts_dledger_at_the_next_file() -> None
 
 def test_reopened_dledger_keeps_its_divided_offset_and_drops_dirty_units() -> None:
     s = st.empty(min_pos=8192)
-    leader = el.Member(self_id="n0", role=Role.LEADER, leader_id="n0")
+    leader = mstate.Member(self_id="n0", role=Role.LEADER, leader_id="n0")
     for i in range(3):
         s, _ = st.append_as_leader(CFG.log, s, leader, cl.Message(key=f"d{i}", topic="T", queue_id=0, queue_offset=i,
-                                                                 length=100), 0, cl.append_hook)
+                                                                  length=100), 0, cl.append_hook)
     units = tuple((e.pos + 48, 100) for e in s.entries)
     ms = cl.MessageStore(consume_queues=FrozenMap({0: units}))
     short = s.evolve(entries=s.entries[:2])
@@ -114,16 +116,16 @@ def test_delete_expired_file_keeps_dledger_deletion_off_while_old_files_remain()
 
 
 def test_a_slave_refuses_puts() -> None:
-    b = broker(leader="n1").evolve(broker_role=bk.BrokerRole.SLAVE)
+    b = broker(leader="n1").evolve(broker_role=rocketmq.BrokerRole.SLAVE)
     _, resp, outs = send(b)
-    assert resp.code is bk.ResponseCode.SERVICE_NOT_AVAILABLE
-    assert [o.status for o in outs if isinstance(o, bk.PutResult)] == [cl.PutMessageStatus.SERVICE_NOT_AVAILABLE]
+    assert resp.code is rocketmq.ResponseCode.SERVICE_NOT_AVAILABLE
+    assert [o.status for o in outs if isinstance(o, bk.PutResult)] == [rocketmq.PutMessageStatus.SERVICE_NOT_AVAILABLE]
 
 
 def test_a_rejected_append_is_os_pagecache_busy_at_once() -> None:
     b = broker(leader="n1")  # ASYNC_MASTER as configured, but DLedger says NOT_LEADER
     b2, resp, _ = send(b)
-    assert resp.code is bk.ResponseCode.SYSTEM_ERROR and b2.store.topic_queue_table == b.store.topic_queue_table
+    assert resp.code is rocketmq.ResponseCode.SYSTEM_ERROR and b2.store.topic_queue_table == b.store.topic_queue_table
 
 
 def test_the_queue_offset_is_reserved_before_the_quorum() -> None:
@@ -141,8 +143,8 @@ def test_a_completed_future_answers_the_send() -> None:
     outs = bk.answer_puts(b, (r,))
     resp = next(o for o in outs if isinstance(o, Respond)).msg
     put = next(o for o in outs if isinstance(o, bk.PutResult))
-    assert resp.code is bk.ResponseCode.SYSTEM_ERROR and (put.status, put.offset) == (
-        cl.PutMessageStatus.OS_PAGECACHE_BUSY, 48)
+    assert resp.code is rocketmq.ResponseCode.SYSTEM_ERROR and (put.status, put.offset) == (
+        rocketmq.PutMessageStatus.OS_PAGECACHE_BUSY, 48)
     assert b.node.store.end_index == 0  # the entry stays in the log
 
 
@@ -154,7 +156,8 @@ def test_pull_reads_units_at_their_offsets() -> None:
     b = b.evolve(node=b.node.evolve(store=s), store=cl.do_reput(s, b.store))
     resp = bk.handle_pull(BC, b, bk.PullMessageRequest(queue_id=0, offset=1))
     assert [m.key for m in resp.messages] == ["k1", "k2"] and resp.next_begin_offset == 3
-    assert bk.handle_pull(BC, b, bk.PullMessageRequest(queue_id=0, offset=3)).code is bk.ResponseCode.PULL_NOT_FOUND
+    pulled = bk.handle_pull(BC, b, bk.PullMessageRequest(queue_id=0, offset=3))
+    assert pulled.code is rocketmq.ResponseCode.PULL_NOT_FOUND
     assert bk.handle_pull(BC, b, bk.PullMessageRequest(queue_id=0, offset=9)).next_begin_offset == 3
 
 
@@ -168,14 +171,14 @@ def role_change(b: bk.Broker, term: int, role: Role) -> bk.Broker:
 @pytest.mark.parametrize(("self_id", "broker_id"), [("n0", 1), ("n1", 2), ("n2", 3)])
 def test_follower_changes_to_slave_with_its_dledger_id(self_id: str, broker_id: int) -> None:
     b, outs = bk.run_role_handler(BC, role_change(broker(self_id, leader="n9"), 1, Role.FOLLOWER), 0)
-    assert (b.broker_role, b.broker_id) == (bk.BrokerRole.SLAVE, broker_id)
+    assert (b.broker_role, b.broker_id) == (rocketmq.BrokerRole.SLAVE, broker_id)
     (reg,) = [o for o in outs if isinstance(o, Send)]
     assert reg.timeout_ms is None and reg.msg.broker_id == broker_id  # registerBrokerAll one-way
 
 
 def test_candidate_changes_to_slave_only_if_not_slave_already() -> None:
     b, outs = bk.run_role_handler(BC, role_change(broker(), 1, Role.CANDIDATE), 0)
-    assert b.broker_role is bk.BrokerRole.SLAVE and outs
+    assert b.broker_role is rocketmq.BrokerRole.SLAVE and outs
     b, outs = bk.run_role_handler(BC, role_change(b, 1, Role.CANDIDATE), 5)
     assert outs == () and not b.role_tasks
 
@@ -185,21 +188,21 @@ def test_leader_waits_for_commit_and_dispatch_before_mastering() -> None:
     b, _, _ = send(b)
     b = role_change(b, 0, Role.LEADER)
     b, outs = bk.run_role_handler(BC, b, 10)
-    assert b.broker_role is bk.BrokerRole.ASYNC_MASTER and b.role_wait_until == 110 and outs == ()
+    assert b.broker_role is rocketmq.BrokerRole.ASYNC_MASTER and b.role_wait_until == 110 and outs == ()
     s = st.update_committed_index(CFG.log, b.node.store, 0, 0, 0, 20)
     b = b.evolve(node=b.node.evolve(store=s))
     b, _ = bk.run_role_handler(BC, b, 110)
-    assert b.broker_role is bk.BrokerRole.ASYNC_MASTER  # committed, but not dispatched yet
+    assert b.broker_role is rocketmq.BrokerRole.ASYNC_MASTER  # committed, but not dispatched yet
     b = b.evolve(store=cl.do_reput(s, b.store))
     b, outs = bk.run_role_handler(BC, b, 210)
-    assert (b.broker_role, b.broker_id, b.role_tasks) == (bk.BrokerRole.SYNC_MASTER, 0, ())
+    assert (b.broker_role, b.broker_id, b.role_tasks) == (rocketmq.BrokerRole.SYNC_MASTER, 0, ())
     assert any(isinstance(o, bk.BecameMaster) for o in outs)
 
 
 def test_leader_task_gives_up_when_leadership_is_lost() -> None:
     b = role_change(broker(leader="n1"), 3, Role.LEADER)
     b, outs = bk.run_role_handler(BC, b, 0)
-    assert b.role_tasks == () and b.broker_role is bk.BrokerRole.ASYNC_MASTER and outs == ()
+    assert b.role_tasks == () and b.broker_role is rocketmq.BrokerRole.ASYNC_MASTER and outs == ()
 
 
 def test_only_the_periodic_registration_teaches_a_slave_the_master_address() -> None:
@@ -228,7 +231,7 @@ def test_producer_retries_system_error_within_three_attempts_and_3_s() -> None:
     p = cc.Producer(self_id="p0", route=FrozenMap({0: "n0"}), next_poll_ms=99999)
     p, outs = cc.producer_on_tick(W, p, 0)
     assert outs[0].timeout_ms == 3000 and outs[0].msg.queue_id == 0
-    busy = bk.SendMessageResponse(code=bk.ResponseCode.SYSTEM_ERROR)
+    busy = bk.SendMessageResponse(code=rocketmq.ResponseCode.SYSTEM_ERROR)
     p, outs = cc.producer_on_response(W, p, ("send", "p0-1", 1), "n0", busy, 2500)
     assert outs[0].retried and outs[1].timeout_ms == 500 and outs[1].msg.queue_id == 1
     p, outs = cc.producer_on_response(W, p, ("send", "p0-1", 2), "n0", None, 3000)
@@ -244,19 +247,19 @@ def test_producer_without_a_master_fails_at_once_and_polls() -> None:
 def test_after_a_failover_a_slave_learns_its_master_only_at_its_next_periodic_registration() -> None:
     """changeToSlave / changeToMaster register one-way, so the surviving slave's masterAddr names the
     old master (or nothing) until its periodic registration (every 30 s) answers with the new one."""
-    from reference_impl import chooser
-    from reference_impl import dledger_commitlog_world as cw
-    from reference_impl import world as wm
+    from reference_impl import core
+    from reference_impl.core import chooser
+    from reference_impl.dledger_commitlog import world as cw
 
-    w = wm.init(cw.make_config(3, {"producers": 0, "consumers": 0}))
+    w = core.init(cw.make_config(3, {"producers": 0, "consumers": 0}))
     ch = chooser.SeededChooser(7)
-    while not any(b.broker_role is bk.BrokerRole.SYNC_MASTER for b in w.nodes[:3]) or w.now < 31_000:
-        w, _ = wm.step(w, ch.choose(w))
-    old = next(i for i, b in enumerate(w.nodes[:3]) if b.broker_role is bk.BrokerRole.SYNC_MASTER)
-    w, _ = wm.apply_fault(w, wm.Crash(node=old))
+    while not any(b.broker_role is rocketmq.BrokerRole.SYNC_MASTER for b in w.nodes[:3]) or w.now < 31_000:
+        w, _ = core.step(w, ch.choose(w))
+    old = next(i for i, b in enumerate(w.nodes[:3]) if b.broker_role is rocketmq.BrokerRole.SYNC_MASTER)
+    w, _ = core.apply_fault(w, core.Crash(node=old))
     mastered_at, learned_at, new = None, None, None
     while learned_at is None and w.now < 120_000:
-        w, obs = wm.step(w, ch.choose(w))
+        w, obs = core.step(w, ch.choose(w))
         for i, o in obs:
             if isinstance(o, bk.BecameMaster) and mastered_at is None:
                 mastered_at, new = w.now, w.cfg.ids[i]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rmqspec import runner, scenario_file
+from histories import runner, scenario_file
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_commitlog"
 SEEDS = range(1, 6)
@@ -46,10 +46,10 @@ def test_the_fixed_commit_rule_alone_stalls_a_new_master() -> None:
     """Without the no-op, a leader whose log ends in an older term never commits it, and
     DLedgerRoleChangeHandler waits for ledgerEndIndex == committedIndex: its broker never masters, and
     DCL-L fails with that cause (docs/dledger-findings.md)."""
-    from reference_impl import faults
-    from reference_impl import world as wm
+    from reference_impl import core
+    from reference_impl.core import faults
 
-    cfg = wm.protocol("dledger_commitlog").make_config(3, {"dledger_version": "fixed"})
-    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 9, 4100)
+    cfg = core.protocol("dledger_commitlog").make_config(3, {"dledger_version": "fixed"})
+    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 22, 4100)
     dcl_l = [v for v in r.violations if v.property == "DCL-L"]
     assert dcl_l and "current-term commit rule" in dcl_l[0].expected

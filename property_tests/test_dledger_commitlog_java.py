@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import chooser
-from reference_impl import dledger_broker as bk
-from reference_impl import dledger_commitlog as cl
-from reference_impl import dledger_commitlog_world as cw
-from reference_impl import world as wm
-from reference_impl.election import Role
+from reference_impl import core, rocketmq
+from reference_impl.core import chooser
+from reference_impl.dledger_commitlog import broker as bk
+from reference_impl.dledger_commitlog import commitlog as cl
+from reference_impl.dledger_commitlog import world as cw
+from reference_impl.election.records import Role
 
 TOPIC = "3f0a8f4e-4c7b-4bd6-9d0e-2a1f5b9c7e61"  # a UUID, as the tests' topics
 FILE = 100 * 1024
@@ -26,14 +26,14 @@ class Run:
 
     def __init__(self, nodes: int = 1, seed: int = 1, down: tuple = (), **config: Any) -> None:
         cfg = cw.make_config(nodes, {**TEST_STORE, **config})
-        self.w = wm.init(cfg.evolve(down=tuple(cfg.ids.index(d) for d in down)))
+        self.w = core.init(cfg.evolve(down=tuple(cfg.ids.index(d) for d in down)))
         self.chooser = chooser.SeededChooser(seed)
         self.obs: list = []
 
     def sleep(self, ms: int) -> None:
         until = self.w.now + ms
-        while 0 <= wm.horizon(self.w) <= until:
-            self.w, obs = wm.step(self.w, self.chooser.choose(self.w))
+        while 0 <= core.horizon(self.w) <= until:
+            self.w, obs = core.step(self.w, self.chooser.choose(self.w))
             self.obs.extend(o for _, o in obs)
         self.w = self.w.evolve(now=max(self.w.now, until))
 
@@ -48,7 +48,7 @@ class Run:
         for k in range(n):
             req = bk.SendMessageRequest(key=f"m{len(self.obs)}-{k}", topic=TOPIC, queue_id=queue, length=length)
             b, _, outs = bk.handle_send(self.w.cfg.proto.node, b, req, 0, self.w.now)
-            self.w, obs = wm.apply_outs(wm.set_node(self.w, i, b), i, outs)
+            self.w, obs = core.apply_outs(core.set_node(self.w, i, b), i, outs)
             b = self.broker(i)
             self.obs.extend(o for _, o in obs)
         return [o for o in self.obs[first:] if isinstance(o, bk.PutResult)]
@@ -58,8 +58,8 @@ class Run:
         w = self.w
         if w.alive[i]:  # messageStore.shutdown(): DLedger flushes and writes its checkpoint
             b = w.nodes[i]
-            w = wm.set_node(w, i, b.evolve(node=b.node.evolve(store=cl.st.shutdown(b.node.store, w.now))))
-            w, _ = wm.apply_fault(w, wm.Crash(node=i))
+            w = core.set_node(w, i, b.evolve(node=b.node.evolve(store=cl.st.shutdown(b.node.store, w.now))))
+            w, _ = core.apply_fault(w, core.Crash(node=i))
         b = w.nodes[i]
         if drop_files:
             s = b.node.store
@@ -69,7 +69,7 @@ class Run:
             s = s.evolve(entries=keep, begin_index=s.begin_index if keep else -1, end_term=keep[-1].term if keep else -1,
                          flushed_index=keep[-1].index if keep else -1)
             b = b.evolve(node=b.node.evolve(store=s))
-        self.w, _ = wm.apply_fault(wm.set_node(w, i, b), wm.Restart(node=i))
+        self.w, _ = core.apply_fault(core.set_node(w, i, b), core.Restart(node=i))
 
     def queue_max(self, i: int = 0, queue: int = 0) -> int:
         return len(self.broker(i).store.consume_queues.get(queue, ()))
@@ -100,7 +100,7 @@ def test_dledger_commitlog_truncate_cq() -> None:
     files: 20 files, queue max 1700 (dirty units truncated), readable; without 20 more: none, 0."""
     r = Run()
     r.sleep(2000)
-    assert [p.status for p in r.put(2000)] == [cl.PutMessageStatus.PUT_OK] * 2000
+    assert [p.status for p in r.put(2000)] == [rocketmq.PutMessageStatus.PUT_OK] * 2000
     r.sleep(100)
     assert (r.files(), r.queue_max(), r.behind()) == (24, 2000, 0) and readable(r, 0, 2000)
     r.restart(drop_files=4)
@@ -131,7 +131,7 @@ def test_dledger_commitlog_put_and_get_message() -> None:
     commitLogOffset == wroteOffset (entry pos + 48)."""
     r = Run(forced_leader="n0")
     puts = r.put(10)
-    assert [(p.status, p.queue_offset) for p in puts] == [(cl.PutMessageStatus.PUT_OK, i) for i in range(10)]
+    assert [(p.status, p.queue_offset) for p in puts] == [(rocketmq.PutMessageStatus.PUT_OK, i) for i in range(10)]
     r.sleep(500)
     assert (r.queue_max(), r.behind()) == (10, 0)
     got = r.get_messages(n=32)
@@ -149,10 +149,10 @@ def test_dledger_commitlog_committed_pos() -> None:
     r = Run(nodes=2, forced_leader="n0", down=("n1",))
     r.put(1)
     r.sleep(2600)
-    assert [o.status for o in r.obs if isinstance(o, bk.PutResult)] == [cl.PutMessageStatus.OS_PAGECACHE_BUSY]
+    assert [o.status for o in r.obs if isinstance(o, bk.PutResult)] == [rocketmq.PutMessageStatus.OS_PAGECACHE_BUSY]
     r.sleep(1000)
     assert (cl.get_max_offset(r.broker(0).node.store), r.queue_max(0)) == (0, 0)
-    r.w, _ = wm.apply_fault(r.w, wm.Restart(node=1))
+    r.w, _ = core.apply_fault(r.w, core.Restart(node=1))
     r.sleep(2000)
     assert (r.queue_max(0), r.queue_max(1)) == (1, 1) and cl.get_max_offset(r.broker(0).node.store) > 0
 
@@ -193,7 +193,7 @@ def test_mix_commitlog_fall_behind_cq() -> None:
     old = r.broker().store.old
     assert (old.messages[-1].phys_offset + old.messages[-1].length) // FILE == 11
     b = r.broker()
-    r.w = wm.set_node(r.w, 0, b.evolve(store=b.store.evolve(consume_queues=cl.EMPTY, reput_from=0)))
+    r.w = core.set_node(r.w, 0, b.evolve(store=b.store.evolve(consume_queues=cl.EMPTY, reput_from=0)))
     r.sleep(2000)
     assert (r.queue_max(), r.behind()) == (1000, 0) and readable(r, 0, 1000)
     r.put(1000)
@@ -232,16 +232,16 @@ def test_dledger_produce_and_consume_it() -> None:
     after 3 s; 10 sends are SEND_OK on queue 0 with queue offsets 0..9; pulling 32 from offset 0
     gets the 10 in order."""
     cfg = cw.make_config(1, {"producers": 1, "consumers": 1, "queues": 1, "send_interval_ms": 100})
-    w = wm.init(cfg)
+    w = core.init(cfg)
     ch = chooser.SeededChooser(3)
     done: list = []
     consumed: list = []
     while len(done) < 10 or len(consumed) < 10:
-        w, obs = wm.step(w, ch.choose(w))
-        done += [o for _, o in obs if isinstance(o, bk.PutResult) and o.status is cl.PutMessageStatus.PUT_OK]
+        w, obs = core.step(w, ch.choose(w))
+        done += [o for _, o in obs if isinstance(o, bk.PutResult) and o.status is rocketmq.PutMessageStatus.PUT_OK]
         consumed += [o for _, o in obs if o.__class__.__name__ == "Consumed"]
         if w.now > 3000:
-            assert w.nodes[0].broker_role is bk.BrokerRole.SYNC_MASTER
+            assert w.nodes[0].broker_role is rocketmq.BrokerRole.SYNC_MASTER
         assert w.now < 120_000
     assert [(p.queue_id, p.queue_offset) for p in done[:10]] == [(0, i) for i in range(10)]
     assert [c.key for c in consumed[:10]] == [p.key for p in done[:10]]

@@ -4,7 +4,7 @@ checking every LOG and DCL property after every step."""
 
 from __future__ import annotations
 
-from property_tests.dledger_machines import WITH_OS_CRASHES, ProtocolMachine
+from property_tests.support.dledger_machines import WITH_OS_CRASHES, ProtocolMachine
 
 
 class CommitLogMachine(ProtocolMachine):

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import dledger_entry_pusher as ep
-from reference_impl import world as wm
-from rmqspec import runner, scenario_file
+from histories import runner, scenario_file
+from reference_impl import core
+from reference_impl.dledger_log import entry_pusher as ep
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_log"
 SEEDS = range(1, 6)
@@ -64,19 +64,19 @@ def test_reordered_append_overtakes_a_compare_answer() -> None:
 
 
 def _reorder(processor: str) -> dict:
-    from reference_impl import dledger_node as dn
-    from reference_impl import dledger_store as st
+    from reference_impl.dledger_log import server as dn
+    from reference_impl.dledger_log import store as st
     from spec import properties as props
 
-    cfg = wm.protocol("dledger_log").make_config(3, {"forced_leader": "n0", "clients": 0,
-                                                     "push_processor": processor})
-    cfg = cfg.evolve(profile=wm.FaultProfile(name="slow", delay_ms=(1, 5000)))  # room to hold a push back
-    state = {"w": wm.init(cfg), "k": 0}
+    cfg = core.protocol("dledger_log").make_config(3, {"forced_leader": "n0", "clients": 0,
+                                                       "push_processor": processor})
+    cfg = cfg.evolve(profile=core.FaultProfile(name="slow", delay_ms=(1, 5000)))  # room to hold a push back
+    state = {"w": core.init(cfg), "k": 0}
     monitor = props.Monitor(props.for_protocol("dledger_log"))
 
     def step(ev) -> None:
         w = state["w"]
-        after, obs = wm.step(w, ev)
+        after, obs = core.step(w, ev)
         state["k"] += 1
         monitor.check(state["k"], w, ev, after, obs)
         state["w"] = after
@@ -87,16 +87,16 @@ def _reorder(processor: str) -> dict:
         for _ in range(limit):
             if until(state["w"]):
                 return
-            evs = [e for e in wm.protocol_events(state["w"])
-                   if not (isinstance(e, wm.Deliver) and e.env in hold) and not isinstance(e, wm.RpcFail)]
-            evs.sort(key=lambda e: not isinstance(e, wm.Deliver))
+            evs = [e for e in core.protocol_events(state["w"])
+                   if not (isinstance(e, core.Deliver) and e.env in hold) and not isinstance(e, core.RpcFail)]
+            evs.sort(key=lambda e: not isinstance(e, core.Deliver))
             step(evs[0])
         raise AssertionError("the interleaving did not come about")
 
     def append(key: str) -> None:
         w = state["w"]
         n0, _, _ = dn.handle_append(cfg.proto.node, w.nodes[0], st.Body(key=key, length=16), w.now)
-        state["w"] = wm.set_node(w, 0, n0)
+        state["w"] = core.set_node(w, 0, n0)
 
     def pushes(w, dst: int, kind: ep.PushType, index: int | None = None) -> list:
         return [e.id for e in w.net.flight if e.dst == dst and isinstance(e.msg, ep.PushEntryRequest)
@@ -111,14 +111,14 @@ def _reorder(processor: str) -> dict:
     append("e2")
     append("e3")
     run(lambda w: pushes(w, 1, ep.PushType.APPEND, 2))
-    step(wm.Drop(env=pushes(state["w"], 1, ep.PushType.APPEND, 2)[0]))  # n1 misses e2's first push
+    step(core.Drop(env=pushes(state["w"], 1, ep.PushType.APPEND, 2)[0]))  # n1 misses e2's first push
     run(lambda w: store(w, 0).committed_index == 3 and 3 in w.nodes[1].handler.write_requests)
     run(lambda w: pushes(w, 1, ep.PushType.APPEND, 2))  # the leader re-pushes e2, with commit index 3
     (repush,) = pushes(state["w"], 1, ep.PushType.APPEND, 2)
     run(lambda w: pushes(w, 1, ep.PushType.COMPARE), hold={repush})  # fast-forward answer: COMPARE(3)
     run(lambda w: pushes(w, 1, ep.PushType.COMPARE, 1), hold={repush})  # n1 (end 1) answered; COMPARE(1)
     (compare1,) = pushes(state["w"], 1, ep.PushType.COMPARE, 1)
-    step(wm.Deliver(env=repush))  # handled now, after COMPARE(3) cleared the waiting appends
+    step(core.Deliver(env=repush))  # handled now, after COMPARE(3) cleared the waiting appends
     handled = 1 if processor == "single_thread" else 2  # one thread never handles the overtaken re-push
     run(lambda w: store(w, 1).end_index == handled, hold={compare1})
     run(lambda w: store(w, 1).end_index == 3 and store(w, 1).committed_index == 3)

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from property_tests.dledger_support import forced, results, run_script, store_of
-from reference_impl import dledger_entry_pusher as ep
-from reference_impl import dledger_store as st
-from reference_impl import world as wm
-from reference_impl.election import Code
-from rmqspec import runner, scenario_file
+from histories import runner, scenario_file
+from property_tests.support.dledger import forced, results, run_script, store_of
+from reference_impl import core
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import store as st
+from reference_impl.election.records import Code
 
 SEEDS = (1, 2, 3)
 
 
-def ends(w: wm.World, *ids: str) -> list[tuple[int, int]]:
+def ends(w: core.World, *ids: str) -> list[tuple[int, int]]:
     return [(store_of(w, i).begin_index, store_of(w, i).end_index) for i in ids]
 
 
@@ -109,7 +109,7 @@ def _completion_times(steps: list, until: int, seed: int) -> dict:
                               "steps": steps, "down": ["n1"]})
     at: dict = {}
 
-    def hook(i: int, before: Any, ev: Any, after: wm.World, obs: tuple) -> None:
+    def hook(i: int, before: Any, ev: Any, after: core.World, obs: tuple) -> None:
         for _, o in obs:
             if isinstance(o, ep.AppendResult):
                 at.setdefault(o.index, after.now)
@@ -125,14 +125,14 @@ class DropEveryThirdPush:
     def __init__(self, inner: Any, target: int) -> None:
         self.inner, self.target, self.calls = inner, target, 0
 
-    def choose(self, w: wm.World) -> Any:
+    def choose(self, w: core.World) -> Any:
         ev = self.inner.choose(w)
-        if isinstance(ev, wm.Deliver):
+        if isinstance(ev, core.Deliver):
             env = next(e for e in w.net.flight if e.id == ev.env)
             if env.dst == self.target and isinstance(env.msg, ep.PushEntryRequest):
                 self.calls += 1
                 if self.calls % 3 == 0:
-                    return wm.Drop(env=ev.env)
+                    return core.Drop(env=ev.env)
         return ev
 
 
@@ -140,7 +140,7 @@ class DropEveryThirdPush:
 def test_append_and_push_push_missed(seed: int) -> None:
     """AppendAndPushTest#testPushMissed: with every third push to n1 missed, 10 appends (each awaited up
     to 3 s) all complete SUCCESS with index i; both logs are 0..9 (retries after maxPushTimeOutMs)."""
-    from reference_impl import chooser
+    from reference_impl.core import chooser
 
     steps = [{"at_ms": 10 + 3000 * i, "do": "append", "node": "n0", "body_size": 128} for i in range(10)]
     sc = scenario_file.parse({"protocol": "dledger_log", "nodes": 2, "config": forced("n0"), "until_ms": 30010,

@@ -4,7 +4,7 @@ RocketMQ 4.9.4 is known to allow pass only when their cause is in the history.""
 
 from __future__ import annotations
 
-from property_tests.dledger_machines import WITH_OS_CRASHES, ProtocolMachine
+from property_tests.support.dledger_machines import WITH_OS_CRASHES, ProtocolMachine
 
 
 class LogMachine(ProtocolMachine):

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from property_tests.dledger_support import PEERS3, body, leader_store, member, node_cfg
-from reference_impl import dledger_entry_dispatcher as ed
-from reference_impl import dledger_entry_handler as eh
-from reference_impl import dledger_entry_pusher as ep
-from reference_impl import dledger_store as st
-from reference_impl.election import Code, Role
-from reference_impl.network import Respond, Send
-from reference_impl.state import FrozenMap
+from property_tests.support.dledger import PEERS3, body, leader_store, member, node_cfg
+from reference_impl.core.network import Respond, Send
+from reference_impl.core.state import FrozenMap
+from reference_impl.dledger_log import entry_dispatcher as ed
+from reference_impl.dledger_log import entry_handler as eh
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import store as st
+from reference_impl.election.records import Code, Role
 
 CFG = node_cfg()
 LEADER = member("n0", Role.LEADER, 2)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import scenario
-from rmqspec import runner, scenario_file
+from histories import runner, scenario_file
+from reference_impl.core import scenario
 
 ROOT = Path(__file__).parent.parent
 SCENARIOS = ROOT / "property_tests" / "scenarios" / "dledger"

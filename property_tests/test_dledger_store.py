@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from property_tests.dledger_support import body, leader_store, member
-from reference_impl import dledger_store as st
-from reference_impl.election import Code, Role
+from property_tests.support.dledger import body, leader_store, member
+from reference_impl.dledger_log import store as st
+from reference_impl.election.records import Code, Role
 
 KIB = 1024
 CFG = st.LogConfig(mapped_file_size_for_entry_data=10 * KIB * KIB)  # the tests' createFileStore default

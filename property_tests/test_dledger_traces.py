@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from reference_impl import faults
-from reference_impl import world as wm
-from rmqspec import cli, runner
+from histories import runner
+from reference_impl import core
+from reference_impl.core import faults
+from rmqspec import cli
 
 
 @pytest.mark.parametrize(("protocol", "profile", "config"), [
@@ -20,7 +21,7 @@ from rmqspec import cli, runner
     ("dledger_commitlog", "os_crash", {}),
 ])
 def test_simulated_trace_replays_identically(protocol: str, profile: str, config: dict) -> None:
-    cfg = wm.protocol(protocol).make_config(3, config).evolve(profile=faults.profile(profile, protocol))
+    cfg = core.protocol(protocol).make_config(3, config).evolve(profile=faults.profile(profile, protocol))
     out = io.StringIO()
     result = runner.simulate(cfg, 5, 1500, trace_out=out)
     assert result.ok() and result.world.history.crashes + result.world.history.lost_writes.__len__() >= 0
@@ -30,7 +31,7 @@ def test_simulated_trace_replays_identically(protocol: str, profile: str, config
 
 
 def test_a_tampered_state_is_a_mismatch() -> None:
-    cfg = wm.protocol("dledger_log").make_config(3, {}).evolve(profile=faults.profile("standard", "dledger_log"))
+    cfg = core.protocol("dledger_log").make_config(3, {}).evolve(profile=faults.profile("standard", "dledger_log"))
     out = io.StringIO()
     runner.simulate(cfg, 2, 400, trace_out=out)
     lines = out.getvalue().splitlines()

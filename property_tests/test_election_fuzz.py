@@ -6,8 +6,9 @@ import collections
 
 import pytest
 
-from reference_impl import chooser, election_world, faults
-from rmqspec import runner
+from histories import runner
+from reference_impl.core import chooser, faults
+from reference_impl.election import world as election_world
 
 SEEDS = 40
 
@@ -48,7 +49,7 @@ def test_lost_currterm_scenario_shows_two_leaders_in_term_one_under_every_seed()
     same term. ELE-1/2/3 are violated, each expected with the lost-file cause."""
     from pathlib import Path
 
-    from rmqspec import scenario_file
+    from histories import scenario_file
 
     path = Path(__file__).parent / "scenarios" / "election" / "lost_currterm_two_leaders.json"
     sc = scenario_file.load(str(path))

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from property_tests.support import CFG3, CFG5, follower, hb_req, leader, member, roles, sends
-from reference_impl import election as el
+from property_tests.support.election import CFG3, CFG5, follower, hb_req, leader, member, roles, sends
+from reference_impl.election import leader_elector as elector
+from reference_impl.election import member_state as mstate
+from reference_impl.election import records as el
+from reference_impl.election import server as srv
 
 C = el.Code
 
 
 def hb(m, req, now=100, cfg=CFG3):
-    return el.handle_heart_beat(cfg, m, req, now)
+    return elector.handle_heart_beat(cfg, m, req, now)
 
 
 # --- handleHeartBeat ---
@@ -91,7 +94,7 @@ def test_larger_term_turns_candidate_and_answers_term_not_ready(m):
 def test_after_term_not_ready_the_next_loop_adopts_the_term_and_the_next_heartbeat_is_followed():
     """The node adopts the term in its own loop (nextTerm) and then follows the next heartbeat of that term."""
     m, _, _ = hb(follower(term=2, leader="n1"), hb_req(leader_id="n2", term=5), now=100)
-    m, outs = el.maintain_as_candidate(CFG3, m, now=110, draw=0)
+    m, outs = elector.maintain_as_candidate(CFG3, m, now=110, draw=0)
     assert m.curr_term == 5 and sends(outs) == []
     m, resp, _ = hb(m, hb_req(leader_id="n2", term=5), now=120)
     assert resp.code is C.SUCCESS and (m.role, m.leader_id) == (el.Role.FOLLOWER, "n2")
@@ -103,7 +106,7 @@ def test_after_term_not_ready_the_next_loop_adopts_the_term_and_the_next_heartbe
 def test_server_heartbeat_for_another_member_is_unknown_member():
     """remoteId != selfId -> UNKNOWN_MEMBER, term copied from the request, nothing changes."""
     m = follower(term=1, leader="n1")
-    m2, resp, _ = el.server_handle_heart_beat(CFG3, m, hb_req(leader_id="n1", term=9, to="n2"), 50)
+    m2, resp, _ = srv.server_handle_heart_beat(CFG3, m, hb_req(leader_id="n1", term=9, to="n2"), 50)
     assert (resp.code, resp.term) == (C.UNKNOWN_MEMBER, 9)
     assert m2 == m
 
@@ -111,14 +114,14 @@ def test_server_heartbeat_for_another_member_is_unknown_member():
 def test_server_heartbeat_from_another_group_is_unknown_group():
     """group mismatch -> UNKNOWN_GROUP, term copied from the request."""
     m = follower(term=1, leader="n1")
-    m2, resp, _ = el.server_handle_heart_beat(CFG3, m, hb_req(leader_id="n1", term=9, group="g2"), 50)
+    m2, resp, _ = srv.server_handle_heart_beat(CFG3, m, hb_req(leader_id="n1", term=9, group="g2"), 50)
     assert (resp.code, resp.term) == (C.UNKNOWN_GROUP, 9)
     assert m2 == m
 
 
 def test_server_heartbeat_past_the_guards_reaches_the_elector():
     """A well-addressed heartbeat refreshes the follower's timer."""
-    m2, resp, _ = el.server_handle_heart_beat(CFG3, follower(term=1, leader="n1"), hb_req(leader_id="n1"), 50)
+    m2, resp, _ = srv.server_handle_heart_beat(CFG3, follower(term=1, leader="n1"), hb_req(leader_id="n1"), 50)
     assert resp.code is C.SUCCESS and m2.last_leader_heart_beat_time == 50
 
 
@@ -127,13 +130,13 @@ def test_server_heartbeat_past_the_guards_reaches_the_elector():
 
 def in_round(cfg=CFG3, now=1000, **fields):
     """A leader blocked in a heartbeat round started at `now`."""
-    m, _ = el.maintain_as_leader(cfg, leader(term=3, **fields), now)
-    assert isinstance(m.round, el.HeartBeatRound)
+    m, _ = elector.maintain_as_leader(cfg, leader(term=3, **fields), now)
+    assert isinstance(m.round, mstate.HeartBeatRound)
     return m
 
 
 def respond(m, peer, resp, now=1010, cfg=CFG3, seq=None):
-    return el.on_heart_beat_response(cfg, m, m.round.seq if seq is None else seq, peer, resp, now)
+    return elector.on_heart_beat_response(cfg, m, m.round.seq if seq is None else seq, peer, resp, now)
 
 
 @pytest.mark.parametrize("code, field, value", [
@@ -178,10 +181,10 @@ def test_late_reply_only_updates_the_live_table():
     m = in_round()
     old_seq = m.round.seq
     m = respond(m, "n1", el.HeartBeatResponse(code=C.SUCCESS))
-    m, _ = el.finish_heart_beat_round(CFG3, m, m.round, 1020)
+    m, _ = elector.finish_heart_beat_round(CFG3, m, m.round, 1020)
     m2 = respond(m, "n2", el.HeartBeatResponse(code=C.SUCCESS), seq=old_seq)
     assert m2 == m.evolve(peers_live_table=m.peers_live_table.set("n2", True))
-    m3, _ = el.maintain_as_leader(CFG3, m2, 4000)  # the next round
+    m3, _ = elector.maintain_as_leader(CFG3, m2, 4000)  # the next round
     assert m3.round.seq != old_seq
     m4 = respond(m3, "n2", None, seq=old_seq, now=4001)
     assert m4.round == m3.round and m4.peers_live_table["n2"] is False
@@ -191,7 +194,7 @@ def test_latch_released_by_a_quorum_of_successes():
     """isQuorum(succNum) counts the latch down: leader + one success of three."""
     m = respond(in_round(), "n1", el.HeartBeatResponse(code=C.SUCCESS), now=1003)
     assert m.round.released_at == 1003
-    assert el.wake_at(CFG3, m) == 1003
+    assert srv.wake_at(CFG3, m) == 1003
 
 
 def test_latch_released_by_success_plus_not_ready_quorum():
@@ -205,7 +208,7 @@ def test_latch_released_by_success_plus_not_ready_quorum():
 def test_latch_released_when_every_peer_answered():
     """allNum == peerSize counts the latch down even when every answer is a failure."""
     m = respond(in_round(), "n1", None, now=1003)
-    assert m.round.released_at == -1 and el.wake_at(CFG3, m) == 3000  # still waiting for the deadline
+    assert m.round.released_at == -1 and srv.wake_at(CFG3, m) == 3000  # still waiting for the deadline
     m = respond(m, "n2", el.HeartBeatResponse(code=C.EXPIRED_TERM, term=1), now=1004)
     assert m.round.released_at == 1004
 
@@ -222,8 +225,8 @@ def test_latch_release_time_is_kept_once_set():
 
 def finish(round_fields, now=3000, cfg=CFG3, **member_fields):
     m = leader(term=3, **member_fields)
-    hbr = el.HeartBeatRound(seq=1, term=3, deadline=now, **round_fields)
-    return el.finish_heart_beat_round(cfg, m.evolve(round=hbr, round_seq=1), hbr, now)
+    hbr = mstate.HeartBeatRound(seq=1, term=3, deadline=now, **round_fields)
+    return elector.finish_heart_beat_round(cfg, m.evolve(round=hbr, round_seq=1), hbr, now)
 
 
 def test_quorum_success_records_last_succ_time():
@@ -243,7 +246,7 @@ def test_success_plus_not_ready_quorum_resends_at_once():
     m, outs = finish({"succ_num": 1, "not_ready_num": 1, "max_term": 9}, last_send_heart_beat_time=1000,
                      last_succ_heart_beat_time=-1)
     assert m.role is el.Role.LEADER and m.last_send_heart_beat_time == -1 and outs == ()
-    m, outs = el.maintain_as_leader(CFG3, m, now=3010)
+    m, outs = elector.maintain_as_leader(CFG3, m, now=3010)
     assert len(sends(outs)) == 2
 
 
@@ -292,8 +295,8 @@ def test_failed_round_within_the_lease_keeps_leading():
 def test_round_that_ends_after_the_leader_already_stepped_down_reports_no_step_down():
     """A round parsed when the node is no longer leader re-enters candidate without a LeaderStepDown."""
     m = leader(term=3).evolve(role=el.Role.CANDIDATE, leader_id=None)
-    hbr = el.HeartBeatRound(seq=1, term=3, deadline=2000)
-    m2, outs = el.finish_heart_beat_round(CFG3, m.evolve(round=hbr), hbr, 2000)
+    hbr = mstate.HeartBeatRound(seq=1, term=3, deadline=2000)
+    m2, outs = elector.finish_heart_beat_round(CFG3, m.evolve(round=hbr), hbr, 2000)
     assert not [o for o in outs if isinstance(o, el.LeaderStepDown)]
     assert roles(outs) == [(3, el.Role.CANDIDATE)]
 
@@ -304,13 +307,13 @@ def test_round_that_ends_after_the_leader_already_stepped_down_reports_no_step_d
 def test_leader_sends_nothing_within_the_heartbeat_interval():
     """elapsed(lastSendHeartBeatTime) <= heartBeatTimeIntervalMs -> no round."""
     m = leader(term=3, last_send_heart_beat_time=1000)
-    assert el.maintain_as_leader(CFG3, m, 3000) == (m, ())
+    assert elector.maintain_as_leader(CFG3, m, 3000) == (m, ())
 
 
 def test_leader_sends_one_heartbeat_per_peer_after_the_interval():
     """elapsed > interval -> lastSendHeartBeatTime = now and a HeartBeatRequest to every peer but itself."""
     m = leader(term=3, last_send_heart_beat_time=1000)
-    m2, outs = el.maintain_as_leader(CFG3, m, 3001)
+    m2, outs = elector.maintain_as_leader(CFG3, m, 3001)
     assert m2.last_send_heart_beat_time == 3001
     reqs = sends(outs)
     assert [s.dst for s in reqs] == ["n1", "n2"]
@@ -322,16 +325,16 @@ def test_leader_sends_one_heartbeat_per_peer_after_the_interval():
 
 def test_new_leader_sends_its_first_heartbeat_at_once():
     """changeRoleToLeader sets lastSendHeartBeatTime = -1 ("long ago"), so the first loop sends."""
-    m, _ = el.change_role_to_leader(CFG3, member(curr_term=2, curr_vote_for="n0"), 2)
-    _, outs = el.maintain_as_leader(CFG3, m, 0)
+    m, _ = elector.change_role_to_leader(CFG3, member(curr_term=2, curr_vote_for="n0"), 2)
+    _, outs = elector.maintain_as_leader(CFG3, m, 0)
     assert len(sends(outs)) == 2
 
 
 def test_heartbeat_round_ends_on_tick_at_the_latch_or_the_deadline():
     """on_tick parses the round when the latch is down or beatLatch.await(2000) times out, then sleeps 10 ms."""
     m = in_round(now=1000)
-    assert el.on_tick(CFG3, m, 2999, 0)[0].round is not None
-    m2, _ = el.on_tick(CFG3, m, 3000, 0)
+    assert srv.on_tick(CFG3, m, 2999, 0)[0].round is not None
+    m2, _ = srv.on_tick(CFG3, m, 3000, 0)
     assert m2.round is None and m2.next_loop_ms == 3010 and m2.role is el.Role.CANDIDATE  # no success, no lease
 
 
@@ -342,13 +345,13 @@ def test_heartbeat_round_ends_on_tick_at_the_latch_or_the_deadline():
 def test_follower_keeps_following_up_to_max_heart_beat_leak_intervals(since):
     """elapsed <= 2 x interval skips the check; elapsed <= 3 x interval (6000 ms) keeps the follower."""
     m = follower(term=2, leader="n1", last_leader_heart_beat_time=1000)
-    assert el.maintain_as_follower(CFG3, m, 1000 + since) == (m, ())
+    assert elector.maintain_as_follower(CFG3, m, 1000 + since) == (m, ())
 
 
 def test_follower_timeout_after_max_heart_beat_leak_intervals():
     """elapsed > 6000 ms -> changeRoleToCandidate(currTerm) with FollowerTimeout; term and vote are kept."""
     m = follower(term=2, leader="n1", last_leader_heart_beat_time=1000, curr_vote_for="n1")
-    m2, outs = el.maintain_as_follower(CFG3, m, 7001)
+    m2, outs = elector.maintain_as_follower(CFG3, m, 7001)
     assert outs[0] == el.FollowerTimeout(term=2, leader="n1")
     assert (m2.role, m2.leader_id, m2.curr_term, m2.curr_vote_for) == (el.Role.CANDIDATE, None, 2, "n1")
     assert roles(outs) == [(2, el.Role.CANDIDATE)]
@@ -358,15 +361,15 @@ def test_heartbeat_in_time_postpones_the_follower_timeout():
     """A heartbeat at 5000 ms resets the timer: still following at 7001, timeout after 11000."""
     m = follower(term=2, leader="n1", last_leader_heart_beat_time=1000)
     m, _, _ = hb(m, hb_req(leader_id="n1", term=2), now=5000)
-    assert el.maintain_as_follower(CFG3, m, 7001)[0].role is el.Role.FOLLOWER
-    assert el.maintain_as_follower(CFG3, m, 11001)[0].role is el.Role.CANDIDATE
+    assert elector.maintain_as_follower(CFG3, m, 7001)[0].role is el.Role.FOLLOWER
+    assert elector.maintain_as_follower(CFG3, m, 11001)[0].role is el.Role.CANDIDATE
 
 
 def test_timed_out_follower_first_solicits_at_the_same_term():
     """changeRoleToFollower left WAIT_TO_REVOTE, so the new candidate's first round keeps the term."""
     m, _, _ = hb(member(curr_term=2), hb_req(leader_id="n1", term=2), now=0)
-    m, _ = el.maintain_as_follower(CFG3, m, 6001)
-    m, outs = el.maintain_as_candidate(CFG3, m, 6011, 0)
+    m, _ = elector.maintain_as_follower(CFG3, m, 6001)
+    m, outs = elector.maintain_as_candidate(CFG3, m, 6011, 0)
     assert m.curr_term == 2 and {s.msg.term for s in sends(outs)} == {2}
 
 
@@ -374,14 +377,14 @@ def test_follower_timeout_with_one_heartbeat_leak_is_still_gated_by_the_4000_ms_
     """maxHeartBeatLeak = 1: the 2 x interval pre-check decides, so the timeout comes after 4000 ms, not 2000."""
     cfg = CFG3.evolve(max_heart_beat_leak=1)
     m = follower(term=2, leader="n1", last_leader_heart_beat_time=0)
-    assert el.maintain_as_follower(cfg, m, 4000)[0].role is el.Role.FOLLOWER
-    assert el.maintain_as_follower(cfg, m, 4001)[0].role is el.Role.CANDIDATE
-    assert el.wake_at(cfg, m.evolve(next_loop_ms=0)) == 4001
+    assert elector.maintain_as_follower(cfg, m, 4000)[0].role is el.Role.FOLLOWER
+    assert elector.maintain_as_follower(cfg, m, 4001)[0].role is el.Role.CANDIDATE
+    assert srv.wake_at(cfg, m.evolve(next_loop_ms=0)) == 4001
 
 
 def test_follower_wakes_exactly_when_the_timeout_is_due():
     """wake_at for a follower is lastLeaderHeartBeatTime + maxHeartBeatLeak x interval + 1."""
     m = follower(term=2, leader="n1", last_leader_heart_beat_time=1000, next_loop_ms=1010)
-    assert el.wake_at(CFG3, m) == 7001
-    m2, outs = el.on_tick(CFG3, m, 7001, 0)
+    assert srv.wake_at(CFG3, m) == 7001
+    m2, outs = srv.on_tick(CFG3, m, 7001, 0)
     assert outs[0] == el.FollowerTimeout(term=2, leader="n1")

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from property_tests.machines import FiveNodes, HypothesisChooser, ThreeNodes, ThreeNodesWithOsCrashes
-from reference_impl import election as el
-from reference_impl import world as wm
+from property_tests.support.machines import FiveNodes, HypothesisChooser, ThreeNodes, ThreeNodesWithOsCrashes
+from reference_impl import core
+from reference_impl.election import records as el
+from reference_impl.election import server as srv
 
 TestThreeNodes = ThreeNodes.TestCase
 TestFiveNodes = FiveNodes.TestCase
@@ -19,7 +20,7 @@ TestThreeNodesWithOsCrashes = ThreeNodesWithOsCrashes.TestCase
 
 def drive(machine, *events):
     for ev in events:
-        assert wm.is_enabled(machine.world, ev), f"{ev} is not enabled"
+        assert core.is_enabled(machine.world, ev), f"{ev} is not enabled"
         machine.apply(ev)
         machine.no_unexpected_violation()
 
@@ -28,12 +29,12 @@ def elect_n0(machine):
     """n1 and n2 hold back (next vote at 10 s); n0's vote round at t = 0 wins term 0."""
     w = machine.world
     for i in (1, 2):
-        w = wm.set_node(w, i, w.nodes[i].evolve(next_time_to_request_vote=10_000))
+        w = core.set_node(w, i, w.nodes[i].evolve(next_time_to_request_vote=10_000))
     machine.world = w
-    drive(machine, wm.Tick(node=0))
-    while any(isinstance(e, wm.Deliver) for e in wm.protocol_events(machine.world)):
-        drive(machine, next(e for e in wm.protocol_events(machine.world) if isinstance(e, wm.Deliver)))
-    drive(machine, wm.Tick(node=0))
+    drive(machine, core.Tick(node=0))
+    while any(isinstance(e, core.Deliver) for e in core.protocol_events(machine.world)):
+        drive(machine, next(e for e in core.protocol_events(machine.world) if isinstance(e, core.Deliver)))
+    drive(machine, core.Tick(node=0))
     assert machine.world.nodes[0].role is el.Role.LEADER and machine.world.nodes[1].curr_vote_for == "n0"
 
 
@@ -41,7 +42,7 @@ def test_os_crash_double_vote_is_reported_as_expected_not_failed():
     """An OS crash makes n1 vote twice in term 0: ELE-2 is classified as the term-file loss and passes."""
     m = ThreeNodesWithOsCrashes()
     elect_n0(m)
-    drive(m, wm.Crash(node=1, os=True), wm.Restart(node=1), wm.Tick(node=1))
+    drive(m, core.Crash(node=1, os=True), core.Restart(node=1), core.Tick(node=1))
     ele2 = m.monitor.violations["ELE-2"]
     assert ele2.expected and "currterm" in ele2.expected and "n1@0" in ele2.detail
 
@@ -51,9 +52,9 @@ def test_same_double_vote_without_an_os_crash_fails_the_machine():
     m = ThreeNodes()
     elect_n0(m)
     w = m.world
-    forgetful = el.restart(w.cfg.proto.dledger, el.crash(w.nodes[1], lose_term_file=True), w.now)
-    m.world = wm.set_node(w, 1, forgetful)  # as if the file vanished without a crash we know of
-    m.apply(wm.Tick(node=1))
+    forgetful = srv.restart(w.cfg.proto.dledger, srv.crash(w.nodes[1], lose_term_file=True), w.now)
+    m.world = core.set_node(w, 1, forgetful)  # as if the file vanished without a crash we know of
+    m.apply(core.Tick(node=1))
     with pytest.raises(AssertionError) as err:
         m.no_unexpected_violation()
     text = str(err.value)
@@ -70,9 +71,9 @@ def test_hypothesis_chooser_only_picks_enabled_events(data):
     for k in range(40):
         w = m.world
         ev = (no_faults if k % 2 else any_event).choose(w)
-        assert wm.is_enabled(w, ev)
+        assert core.is_enabled(w, ev)
         if k % 2:
-            assert ev not in wm.fault_events(w) or ev in wm.protocol_events(w)
-        if isinstance(ev, wm.Tick):
-            assert 0 <= ev.draw < wm.DRAW_SPAN
+            assert ev not in core.fault_events(w) or ev in core.protocol_events(w)
+        if isinstance(ev, core.Tick):
+            assert 0 <= ev.draw < core.DRAW_SPAN
         m.apply(ev)

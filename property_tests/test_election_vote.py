@@ -10,15 +10,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from property_tests.support import CFG3, follower, leader, member, roles, vote_req
-from reference_impl import election as el
+from property_tests.support.election import CFG3, follower, leader, member, roles, vote_req
+from reference_impl.election import leader_elector as elector
+from reference_impl.election import records as el
+from reference_impl.election import server as srv
 
 R = el.VoteResult
 ALL_NODES = ("n0", "n1", "n2")
 
 
 def vote(m, req, self_vote=False, cfg=CFG3):
-    return el.handle_vote(cfg, m, req, self_vote)
+    return elector.handle_vote(cfg, m, req, self_vote)
 
 
 # --- 1. isPeerMember(leaderId) ---
@@ -237,7 +239,7 @@ def test_accept_persists_vote_and_reports_vote_granted():
     assert (resp.vote_result, resp.term) == (R.ACCEPT, 3)
     assert outs == (el.VoteGranted(term=3, candidate="n2"),)
     assert m2 == m.evolve(curr_vote_for="n2")  # nothing but the vote changes
-    assert el.crash(m2).curr_vote_for == "n2"
+    assert srv.crash(m2).curr_vote_for == "n2"
 
 
 def test_after_accepting_one_candidate_a_second_is_rejected_in_that_term():
@@ -253,7 +255,7 @@ def test_after_accepting_one_candidate_a_second_is_rejected_in_that_term():
 def test_server_rejects_request_for_another_member_with_unknown_result():
     """remoteId != selfId -> code UNKNOWN_MEMBER, voteResult UNKNOWN, term copied from the request."""
     m = member(curr_term=1)
-    m2, resp, outs = el.server_handle_vote(CFG3, m, vote_req(term=9, to="n1"))
+    m2, resp, outs = srv.server_handle_vote(CFG3, m, vote_req(term=9, to="n1"))
     assert (resp.code, resp.vote_result, resp.term) == (el.Code.UNKNOWN_MEMBER, R.UNKNOWN, 9)
     assert m2 == m and outs == ()  # a larger term behind a failed guard moves nothing
 
@@ -261,28 +263,28 @@ def test_server_rejects_request_for_another_member_with_unknown_result():
 def test_server_rejects_request_from_another_group_with_unknown_result():
     """group != self group -> code UNKNOWN_GROUP, voteResult UNKNOWN."""
     m = member(curr_term=1)
-    m2, resp, _ = el.server_handle_vote(CFG3, m, vote_req(term=9, group="other"))
+    m2, resp, _ = srv.server_handle_vote(CFG3, m, vote_req(term=9, group="other"))
     assert (resp.code, resp.vote_result, resp.term) == (el.Code.UNKNOWN_GROUP, R.UNKNOWN, 9)
     assert m2 == m
 
 
 def test_server_checks_member_before_group():
     """Both guards fail -> UNKNOWN_MEMBER (the first PreConditions.check)."""
-    _, resp, _ = el.server_handle_vote(CFG3, member(), vote_req(to="n2", group="other"))
+    _, resp, _ = srv.server_handle_vote(CFG3, member(), vote_req(to="n2", group="other"))
     assert resp.code is el.Code.UNKNOWN_MEMBER
 
 
 def test_server_passes_request_to_elector_as_not_self():
     """Past the guards the elector runs with self=false: a request naming the voter is REJECT_UNEXPECTED_LEADER."""
-    _, resp, _ = el.server_handle_vote(CFG3, member(), vote_req(candidate="n0", term=0))
+    _, resp, _ = srv.server_handle_vote(CFG3, member(), vote_req(candidate="n0", term=0))
     assert (resp.code, resp.vote_result) == (el.Code.SUCCESS, R.REJECT_UNEXPECTED_LEADER)
 
 
 def test_guard_rejection_is_not_a_valid_vote_for_the_candidate():
     """The candidate counts UNKNOWN results in allNum only, never in validNum."""
-    m, _ = el.vote_for_quorum_responses(CFG3, member(), now=0, draw=0)
-    _, bad, _ = el.server_handle_vote(CFG3, member("n1"), vote_req(candidate="n0", term=0, to="n2"))
-    m2 = el.on_vote_response(CFG3, m, m.round.seq, bad, now=1)
+    m, _ = elector.vote_for_quorum_responses(CFG3, member(), now=0, draw=0)
+    _, bad, _ = srv.server_handle_vote(CFG3, member("n1"), vote_req(candidate="n0", term=0, to="n2"))
+    m2 = elector.on_vote_response(CFG3, m, m.round.seq, bad, now=1)
     assert (m2.round.all_num, m2.round.valid_num) == (2, 1)
 
 
@@ -319,7 +321,7 @@ def test_handle_vote_never_moves_the_term_and_grants_only_in_the_voters_term(m, 
     else:
         assert m2.curr_vote_for == m.curr_vote_for
     assert (resp.vote_result is R.REJECT_TERM_NOT_READY) == (m2.need_increase_term_immediately
-                                                            and not m.need_increase_term_immediately)
+                                                             and not m.need_increase_term_immediately)
 
 
 def test_every_vote_result_but_unknown_is_reachable_from_handle_vote():

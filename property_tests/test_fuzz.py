@@ -10,9 +10,10 @@ from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
-from property_tests import protocol_mutants as mutants
-from reference_impl import chooser
-from rmqspec import cli, runner
+from histories import runner
+from property_tests.support import protocol_mutants as mutants
+from reference_impl.core import chooser
+from rmqspec import cli
 from spark_harness import aggregate, coverage, fuzz, plan, report, shrink, sketch
 from spark_harness.history import HistorySpec, config_of, run_history
 
@@ -84,7 +85,7 @@ def test_default_profiles_are_those_with_random_faults():
 
 def test_other_protocols_report_result_codes_and_their_own_fault_kinds():
     ns = coverage.branch_universe("nameserver")
-    assert "ResponseCode.SUCCESS" in ns  # a Java-style code class (route_info.ResponseCode)
+    assert "ResponseCode.SUCCESS" in ns  # a Java-style code class (rocketmq.ResponseCode)
     assert "PutMessageStatus.PUT_OK" in coverage.branch_universe("ha")  # an enum imported by name
     row = run_history(HistorySpec(protocol="nameserver", profile="gentle", nodes=2, seed=1, steps=400))
     assert "ResponseCode.SUCCESS" in row["branches"]

@@ -11,8 +11,7 @@ import sys
 
 import pytest
 
-from rmqspec import java
-from spark_harness import cluster, engines, fuzz, report, ship
+from spark_harness import cluster, engines, fuzz, java, report, ship
 from spark_harness.plan import make_plan
 
 try:

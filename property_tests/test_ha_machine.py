@@ -6,13 +6,13 @@ expected (its cause named by the history) or the machine fails, shrunk."""
 from hypothesis import strategies as hs
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from reference_impl import world as wm
-from reference_impl.ha_world import make_config
+from reference_impl import core
+from reference_impl.ha.world import make_config
 from spec import properties
 
-ALL_FAULTS = wm.FaultProfile(name="all", delay_ms=(1, 30), loss=0.1, duplicate=0.02, crash=0.1, os_crash=0.1,
-                             disk_loss=0.05, restart=0.1, partition=0.1, one_way=0.1, heal=0.1,
-                             ext=(("conn_drop", 0.1),), calm_at_ms=40_000)
+ALL_FAULTS = core.FaultProfile(name="all", delay_ms=(1, 30), loss=0.1, duplicate=0.02, crash=0.1, os_crash=0.1,
+                               disk_loss=0.05, restart=0.1, partition=0.1, one_way=0.1, heal=0.1,
+                               ext=(("conn_drop", 0.1),), calm_at_ms=40_000)
 
 
 class HypothesisChooser:
@@ -22,17 +22,17 @@ class HypothesisChooser:
     def __init__(self, data) -> None:
         self.data = data
 
-    def choose(self, w: wm.World):
-        events = wm.protocol_events(w)
-        kinds = wm.fault_kinds(w)
+    def choose(self, w: core.World):
+        events = core.protocol_events(w)
+        kinds = core.fault_kinds(w)
         if kinds and (not events or self.data.draw(hs.integers(0, 7), label="fault?") == 0):
             kind = self.data.draw(hs.sampled_from(kinds), label="fault kind")
-            return self.data.draw(hs.sampled_from(wm.fault_events(w, (kind,))), label="fault")
+            return self.data.draw(hs.sampled_from(core.fault_events(w, (kind,))), label="fault")
         if not events:
             return None
         ev = self.data.draw(hs.sampled_from(events), label="event")
-        if isinstance(ev, wm.Tick):
-            ev = ev.evolve(draw=self.data.draw(hs.integers(0, wm.DRAW_SPAN - 1), label="draw"))
+        if isinstance(ev, core.Tick):
+            ev = ev.evolve(draw=self.data.draw(hs.integers(0, core.DRAW_SPAN - 1), label="draw"))
         return ev
 
 
@@ -45,7 +45,7 @@ class HaWorld(RuleBasedStateMachine):
                                   "mapped_file_size_commit_log": file_size, "producers": producers,
                                   "messages": 40, "socket_buffer_bytes": 512, "ha_transfer_batch_size": 200})
         self.cfg = cfg.evolve(profile=ALL_FAULTS)
-        self.w = wm.init(self.cfg)
+        self.w = core.init(self.cfg)
         self.monitor = properties.Monitor(properties.for_protocol("ha"))
         self.monitor.start(self.w)
         self.steps = 0
@@ -57,7 +57,7 @@ class HaWorld(RuleBasedStateMachine):
             ev = chooser.choose(self.w)
             if ev is None:
                 return
-            after, obs = wm.step(self.w, ev)
+            after, obs = core.step(self.w, ev)
             self.steps += 1
             self.monitor.check(self.steps, self.w, ev, after, obs)
             self.w = after

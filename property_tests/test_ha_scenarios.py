@@ -7,9 +7,10 @@ import pathlib
 
 import pytest
 
-from reference_impl import chooser, faults
-from reference_impl.ha_world import make_config
-from rmqspec import cli, runner, scenario_file
+from histories import runner, scenario_file
+from reference_impl.core import chooser, faults
+from reference_impl.ha.world import make_config
+from rmqspec import cli
 
 HERE = pathlib.Path(__file__).parent / "scenarios" / "ha"
 
@@ -180,8 +181,8 @@ def test_ha6_holds_when_an_empty_slave_starts_afresh():
 def test_flush_slave_timeout_arrives_after_the_producer_gave_up(monkeypatch):
     """slaveTimeout (3 s from the put, answered at GroupTransferService's next wake) is never shorter
     than sendMsgTimeout (3 s from the send): the producer times out before FLUSH_SLAVE_TIMEOUT arrives."""
-    from reference_impl import ha
-    from reference_impl.network import Respond
+    from reference_impl.core.network import Respond
+    from reference_impl.ha import broker as ha
 
     answered = []
     complete_put = ha.complete_put

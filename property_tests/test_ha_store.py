@@ -1,9 +1,9 @@
-"""The byte-level CommitLog (reference_impl.ha_store): appends, blanks, reads, flush, crashes, recovery."""
+"""The byte-level CommitLog (reference_impl.ha.commit_log): appends, blanks, reads, flush, crashes, recovery."""
 
 from hypothesis import given
 from hypothesis import strategies as hs
 
-from reference_impl import ha_store as st
+from reference_impl.ha import commit_log as st
 
 SIZE = 256  # a small mapped file, so that files roll
 

@@ -1,15 +1,23 @@
-"""Branch-level unit tests of the HA reference (reference_impl.ha, reference_impl.ha_service).
+"""Branch-level unit tests of the HA reference (reference_impl.ha, reference_impl.ha.service).
 
 Each test names the Java method and the branch it exercises."""
 
-from reference_impl import ha
-from reference_impl import ha_service as svc
-from reference_impl import ha_store as st
-from reference_impl import ha_wire as wire
-from reference_impl.ha_state import (AckRead, ConnClosed, FrameRejected, GroupCommitRequest, PutMessageStatus,
-                                     SendMessage, SendResult, TransferStart)
-from reference_impl.ha_world import make_config
-from reference_impl.network import Respond, Send
+from reference_impl.core.network import Respond, Send
+from reference_impl.ha import broker as ha
+from reference_impl.ha import commit_log as st
+from reference_impl.ha import service as svc
+from reference_impl.ha import wire
+from reference_impl.ha.records import (
+    AckRead,
+    ConnClosed,
+    FrameRejected,
+    GroupCommitRequest,
+    SendMessage,
+    SendResult,
+    TransferStart,
+)
+from reference_impl.ha.world import make_config
+from reference_impl.rocketmq import PutMessageStatus
 
 OK = PutMessageStatus.PUT_OK
 

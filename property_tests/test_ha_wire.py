@@ -1,9 +1,9 @@
-"""The HA wire codec (reference_impl.ha_wire): round trips, and HA-7 framing under any segmentation."""
+"""The HA wire codec (reference_impl.ha.wire): round trips, and HA-7 framing under any segmentation."""
 
 from hypothesis import given
 from hypothesis import strategies as hs
 
-from reference_impl import ha_wire as wire
+from reference_impl.ha import wire
 
 offsets = hs.integers(min_value=wire.LONG_MIN, max_value=wire.LONG_MAX)
 sizes = hs.integers(min_value=wire.INT_MIN, max_value=wire.INT_MAX)

@@ -6,17 +6,17 @@ from __future__ import annotations
 import json
 
 import attrs
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from histories import runner
 from model_checks import conformance as conf
 from model_checks import crosshair_run, explore, induction, prove
-from property_tests import mutants
-from reference_impl import chooser, election_world, faults
-from reference_impl import election as el
-from reference_impl import world as wm
-from rmqspec import cli, runner
+from property_tests.support import election_mutants as mutants
+from reference_impl import core
+from reference_impl.core import chooser, faults
+from reference_impl.election import world as election_world
+from rmqspec import cli
 from spec import symbolic as sy
 
 SPEC = sy.for_protocol("election")
@@ -70,7 +70,7 @@ def test_random_reference_steps_are_steps_of_the_spec(seed, profile):
 
 
 def test_conformance_sees_many_kinds_of_step():
-    checker = _history("standard", 1, 600)
+    checker = _history("standard", 2, 600)
     assert not checker.mismatches
     kinds = {a for name in checker.by_action for a in name.split("+")}
     assert {"request_vote", "grant_vote", "become_leader", "become_follower", "next_term"} <= kinds, kinds
@@ -87,7 +87,7 @@ def test_recorded_trace_steps_conform(tmp_path):
 
 
 def test_a_step_the_spec_does_not_allow_is_reported_with_its_first_failing_clause():
-    w = wm.init(election_world.make_config(3))
+    w = core.init(election_world.make_config(3))
     before = SPEC.abstract(w)
     # n0 becomes leader of term 0 with no vote granted: become_leader's quorum guard fails
     after = before.evolve(role=("LEADER", *before.role[1:]), leader=("n0", *before.leader[1:]),
@@ -109,7 +109,7 @@ def test_explorer_checks_every_state_and_symmetry_reduces():
 def test_explorer_finds_a_mutant_violation_and_writes_a_replayable_trace(tmp_path, monkeypatch):
     """A candidate that counts its own vote as a quorum (two nodes, so the quorum is both): the explorer reaches an unexpected ELE-4
     violation and writes the path to it as a trace that `rmqspec replay` re-runs."""
-    monkeypatch.setattr(el, "finish_vote_round", mutants.parse_own_vote_as_quorum)
+    monkeypatch.setattr(mutants.HOME["finish_vote_round"], "finish_vote_round", mutants.parse_own_vote_as_quorum)
     ex = explore.Explorer(election_world.make_config(2), depth=6, limit=1)
     res = ex.run()
     assert "ELE-4" in res.found and res.found["ELE-4"].expected is None, res.found

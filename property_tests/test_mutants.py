@@ -1,6 +1,6 @@
 """The properties can fail: broken variants of the reference (monkeypatched, test-only) are caught.
 
-Each mutant breaks one rule DLedger relies on; the seeded fuzzer (rmqspec.runner.simulate
+Each mutant breaks one rule DLedger relies on; the seeded fuzzer (histories.runner.simulate
 over a range of seeds) must report the property that rule protects as an unexpected
 violation, and the same seed must be clean without the mutant, so the mutant is the cause.
 The Hypothesis machine must find a mutant too, with a readable report.
@@ -14,10 +14,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from property_tests.machines import ThreeNodes
-from property_tests.mutants import MUTANTS, cfg_for, vote_ignoring_curr_vote_for
-from reference_impl import election as el
-from rmqspec import runner
+from histories import runner
+from property_tests.support.election_mutants import HOME, MUTANTS, cfg_for, vote_ignoring_curr_vote_for
+from property_tests.support.machines import ThreeNodes
 
 
 def first_seed_violating(cfg, prop, seeds, steps):
@@ -33,7 +32,7 @@ def first_seed_violating(cfg, prop, seeds, steps):
                          ids=[f"{m[0]}-{m[2].__name__}" for m in MUTANTS])
 def test_fuzzer_finds_the_mutant(monkeypatch, prop, name, mutant, cfg, seeds, steps):
     """The seeded fuzzer reports the property the mutant breaks; the same seed is clean on the real reference."""
-    monkeypatch.setattr(el, name, mutant)
+    monkeypatch.setattr(HOME[name], name, mutant)
     found = first_seed_violating(cfg, prop, seeds, steps)
     assert found is not None, f"no seed in range({seeds}) exposed {mutant.__name__} as {prop}"
     seed, result = found
@@ -46,7 +45,7 @@ def test_fuzzer_finds_the_mutant(monkeypatch, prop, name, mutant, cfg, seeds, st
 
 def test_hypothesis_machine_finds_a_double_vote_and_reports_it(monkeypatch):
     """The stateful machine, under the forgetful-voter mutant, fails with ELE-1 or ELE-2 and the event list."""
-    monkeypatch.setattr(el, "handle_vote", vote_ignoring_curr_vote_for)
+    monkeypatch.setattr(HOME["handle_vote"], "handle_vote", vote_ignoring_curr_vote_for)
     quick = settings(max_examples=30, stateful_step_count=30, derandomize=True, database=None, deadline=None,
                      phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
                      print_blob=False, report_multiple_bugs=False)

@@ -8,9 +8,9 @@ import random
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from reference_impl import faults
-from reference_impl import nameserver_world as nw
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.core import faults
+from reference_impl.nameserver import world as nw
 from spec import properties as props
 
 MAX_EVENTS_PER_RULE = 3000
@@ -22,13 +22,13 @@ class NameServerMachine(RuleBasedStateMachine):
         # A sparser world than the default (a send a second per producer) so that minutes pass in
         # a few hundred events and expiry, re-registration and route polls all come into play.
         cfg = nw.make_config(2, {"send_interval_ms": 1000})
-        self.w = wm.init(cfg.evolve(profile=faults.profile("none")))
+        self.w = core.init(cfg.evolve(profile=faults.profile("none")))
         self.monitor = props.Monitor(props.for_protocol("nameserver"))
         self.monitor.start(self.w)
         self.i = 0
 
     def _step(self, event) -> None:
-        after, obs = wm.step(self.w, event)
+        after, obs = core.step(self.w, event)
         self.i += 1
         self.monitor.check(self.i, self.w, event, after, obs)
         self.w = after
@@ -38,12 +38,12 @@ class NameServerMachine(RuleBasedStateMachine):
         for _ in range(events):
             if until_ms is not None and self.w.now >= until_ms:
                 return
-            evs = wm.protocol_events(self.w)
+            evs = core.protocol_events(self.w)
             if not evs:
                 return
             ev = evs[rng.randrange(len(evs))]
-            if isinstance(ev, wm.Tick):
-                ev = wm.Tick(node=ev.node, draw=rng.getrandbits(16))
+            if isinstance(ev, core.Tick):
+                ev = core.Tick(node=ev.node, draw=rng.getrandbits(16))
             self._step(ev)
 
     @rule(seed=st.integers(0, 1 << 16), events=st.integers(1, 60))
@@ -55,38 +55,38 @@ class NameServerMachine(RuleBasedStateMachine):
         self._run(seed, MAX_EVENTS_PER_RULE, self.w.now + ms)
 
     def _crashable(self):
-        return wm.crashable(self.w)
+        return core.crashable(self.w)
 
-    @precondition(lambda self: wm.crashable(self.w))
+    @precondition(lambda self: core.crashable(self.w))
     @rule(data=st.data(), machine=st.booleans())
     def crash(self, data, machine):
         node = data.draw(st.sampled_from(self._crashable()))
-        self._step(wm.Crash(node=node, os=machine))
+        self._step(core.Crash(node=node, os=machine))
 
     @precondition(lambda self: not all(self.w.alive))
     @rule(data=st.data())
     def restart(self, data):
-        self._step(wm.Restart(node=data.draw(st.sampled_from([i for i, up in enumerate(self.w.alive) if not up]))))
+        self._step(core.Restart(node=data.draw(st.sampled_from([i for i, up in enumerate(self.w.alive) if not up]))))
 
     @rule(data=st.data())
     def partition(self, data):
-        self._step(wm.Partition(groups=data.draw(st.sampled_from(wm.isolations(len(self.w.nodes))))))
+        self._step(core.Partition(groups=data.draw(st.sampled_from(core.isolations(len(self.w.nodes))))))
 
     @rule(a=st.integers(0, 8), b=st.integers(0, 8))
     def cut(self, a, b):
         if a != b:
-            self._step(wm.CutLink(src=a, dst=b))
+            self._step(core.CutLink(src=a, dst=b))
 
     @precondition(lambda self: bool(self.w.net.cut))
     @rule()
     def heal(self):
-        self._step(wm.Heal())
+        self._step(core.Heal())
 
     @precondition(lambda self: bool(self.w.net.flight))
     @rule(data=st.data())
     def lose(self, data):
         env = data.draw(st.sampled_from(self.w.net.flight))
-        self._step(wm.Drop(env=env.id))
+        self._step(core.Drop(env=env.id))
 
     @rule(data=st.data(), action=st.sampled_from(["change_to_slave", "change_to_master", "shutdown"]))
     def operator(self, data, action):

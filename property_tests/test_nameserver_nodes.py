@@ -2,13 +2,14 @@
 
 import pytest
 
-from reference_impl import namesrv as ns
-from reference_impl import ns_broker as nb
-from reference_impl import producer as pr
-from reference_impl import remoting as rm
-from reference_impl import route_info as ri
-from reference_impl.network import Send
-from reference_impl.state import FrozenMap
+from reference_impl import rocketmq
+from reference_impl.core.network import Send
+from reference_impl.core.state import FrozenMap
+from reference_impl.nameserver import broker as nb
+from reference_impl.nameserver import namesrv as ns
+from reference_impl.nameserver import producer as pr
+from reference_impl.nameserver import remoting as rm
+from reference_impl.nameserver import route_info as ri
 
 NETTY = rm.NettyClientConfig()
 
@@ -217,14 +218,14 @@ def test_a_timed_out_registration_closes_its_channel_with_a_fin():
 
 
 @pytest.mark.parametrize("broker_id,topic,queue,code", [
-    (0, "t", 1, ri.ResponseCode.SUCCESS), (1, "t", 1, ri.ResponseCode.SERVICE_NOT_AVAILABLE),
-    (0, "u", 1, ri.ResponseCode.TOPIC_NOT_EXIST), (0, "t", 4, ri.ResponseCode.SYSTEM_ERROR)])
+    (0, "t", 1, rocketmq.ResponseCode.SUCCESS), (1, "t", 1, rocketmq.ResponseCode.SERVICE_NOT_AVAILABLE),
+    (0, "u", 1, rocketmq.ResponseCode.TOPIC_NOT_EXIST), (0, "t", 4, rocketmq.ResponseCode.SYSTEM_ERROR)])
 def test_send_message_response_codes(broker_id, topic, queue, code):
     b = _broker(broker_id)
     req = nb.SendMessage(producer="p0", topic=topic, queue_id=queue, msg_id="m", attempt=0)
     b2, reply, obs = nb.on_request(BC, b, req, 1, 0)
     assert reply.code == code
-    assert bool(obs) == (code == ri.ResponseCode.SUCCESS)
+    assert bool(obs) == (code == rocketmq.ResponseCode.SUCCESS)
     if obs:
         assert b2.queue_offsets[("t", 1)] == 1 and reply.queue_offset == 0
 

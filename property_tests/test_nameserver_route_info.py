@@ -1,7 +1,9 @@
-"""RouteInfoManager (reference_impl.route_info): the RocketMQ 4.9.4 namesrv tests, and one test per branch."""
+"""RouteInfoManager (reference_impl.nameserver.route_info): the RocketMQ 4.9.4 namesrv tests, and one test per
+branch."""
 
-from reference_impl import route_info as ri
-from reference_impl.state import FrozenMap
+from reference_impl import rocketmq
+from reference_impl.core.state import FrozenMap
+from reference_impl.nameserver import route_info as ri
 
 CLUSTER = "cluster"
 
@@ -52,11 +54,11 @@ def test_master_change_from_slave():
     rim = register_cluster()
     route = ri.pickup_topic_route_data(rim, "topic-0")
     bd = next(b for b in route.broker_datas if b.broker_name == "broker-0")
-    assert bd.broker_addrs[ri.MASTER_ID] == addr("broker-0", 0)
-    rim, _, _ = register(rim, "broker-0", ri.MASTER_ID, a=addr("broker-0", 1))
+    assert bd.broker_addrs[rocketmq.MASTER_ID] == addr("broker-0", 0)
+    rim, _, _ = register(rim, "broker-0", rocketmq.MASTER_ID, a=addr("broker-0", 1))
     route = ri.pickup_topic_route_data(rim, "topic-0")
     bd = next(b for b in route.broker_datas if b.broker_name == "broker-0")
-    assert bd.broker_addrs[ri.MASTER_ID] == addr("broker-0", 1)
+    assert bd.broker_addrs[rocketmq.MASTER_ID] == addr("broker-0", 1)
     assert 1 not in bd.broker_addrs  # "first remove <1, IP:PORT>, then add <0, IP:PORT>"
 
 

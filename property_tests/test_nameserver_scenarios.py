@@ -7,10 +7,11 @@ import pathlib
 
 import pytest
 
-from reference_impl import faults
-from reference_impl import nameserver_world as nw
-from reference_impl import world as wm
-from rmqspec import cli, runner, scenario_file
+from histories import runner, scenario_file
+from reference_impl import core
+from reference_impl.core import faults, state
+from reference_impl.nameserver import world as nw
+from rmqspec import cli
 
 SCENARIOS = pathlib.Path(__file__).parent / "scenarios" / "nameserver"
 
@@ -75,7 +76,7 @@ def test_4_9_8_fault_strategy_does_not_rewrite_the_route():
 
 
 def _selections(obs: tuple) -> list:
-    from reference_impl import producer as pr
+    from reference_impl.nameserver import producer as pr
 
     return [o for _, o in obs if type(o) is pr.QueueSelected]
 
@@ -83,7 +84,7 @@ def _selections(obs: tuple) -> list:
 def test_ns4_every_repeat_in_a_step_is_explained_not_just_the_last_selection():
     """The Hypothesis machine's NS-4 counterexample: a send's three attempts fail at once in one step;
     the fallback's repeat is the second, and the third (only b0 listed by then) repeats nothing."""
-    from reference_impl import nameserver_ghost as ng
+    from reference_impl.nameserver import ghost as ng
     from spec import nameserver as sn
 
     seen = []
@@ -104,11 +105,11 @@ def test_ns4_every_repeat_in_a_step_is_explained_not_just_the_last_selection():
 
 def test_ns4_a_repeat_outside_the_fallback_stays_unexpected_in_a_step_with_explained_ones():
     """expected_when must not let an explained repeat, before or after it, cover an unexplained one."""
-    from reference_impl import nameserver_ghost as ng
-    from reference_impl import producer as pr
+    from reference_impl.nameserver import ghost as ng
+    from reference_impl.nameserver import producer as pr
     from spec import nameserver as sn
 
-    w = wm.init(nw.make_config(2))
+    w = core.init(nw.make_config(2))
     p0 = w.cfg.ids.index("p0")
     fallback = pr.QueueSelected(msg_id="m", attempt=1, broker="b0", queue_id=0, last_broker="b0",
                                 path="fault_pick_one_at_least", brokers=("b0", "b1"))
@@ -130,10 +131,10 @@ def test_ns4_a_repeat_outside_the_fallback_stays_unexpected_in_a_step_with_expla
 # --- crash kinds ---
 
 
-def _run_until(cfg: wm.WorldConfig, script: list, until: int, seed: int = 1) -> runner.RunResult:
-    from reference_impl import scenario
+def _run_until(cfg: core.WorldConfig, script: list, until: int, seed: int = 1) -> runner.RunResult:
+    from reference_impl.core import scenario
 
-    cfg = cfg.evolve(script=scenario.parse_actions(script, cfg.ids, wm.protocol("nameserver")))
+    cfg = cfg.evolve(script=scenario.parse_actions(script, cfg.ids, core.protocol("nameserver")))
     return runner.simulate(cfg, seed, 1_000_000, until)
 
 
@@ -211,7 +212,7 @@ def test_config_overrides_reach_every_nested_config():
     assert c.producer.client.poll_name_server_interval == 5000 == c.consumer.poll_name_server_interval
     assert c.producer.fault.send_latency_fault_enable and c.broker.netty.connect_timeout_millis == 1000
     assert cfg.ids[:3] == ("ns0", "ns1", "ns2") and c.latency_fault_producers == ()
-    assert nw.load_config(json.loads(json.dumps(__import__("reference_impl.codec").codec.encode_fields(c)))) == c
+    assert nw.load_config(json.loads(json.dumps(state.encode_fields(c)))) == c
 
 
 def test_every_profile_but_none_ends_in_a_quiet_tail():

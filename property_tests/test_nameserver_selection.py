@@ -1,11 +1,11 @@
 """Queue selection and client routes: the 4.9.4 client tests, and one test per branch."""
 
-from reference_impl import client_routes as cr
-from reference_impl import namesrv as ns
-from reference_impl import queue_selection as qs
-from reference_impl import remoting as rm
-from reference_impl import route_info as ri
-from reference_impl.state import FrozenMap
+from reference_impl.core.state import FrozenMap
+from reference_impl.nameserver import client_routes as cr
+from reference_impl.nameserver import namesrv as ns
+from reference_impl.nameserver import queue_selection as qs
+from reference_impl.nameserver import remoting as rm
+from reference_impl.nameserver import route_info as ri
 
 A, B = "BrokerA", "BrokerB"
 ON = qs.FaultStrategyConfig(send_latency_fault_enable=True)

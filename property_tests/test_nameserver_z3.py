@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model_checks import prove
-from reference_impl import nameserver_ghost as ng
-from reference_impl import route_info as ri
+from reference_impl.nameserver import ghost as ng
+from reference_impl.nameserver import route_info as ri
 from spec import nameserver_z3 as nz
 from spec import symbolic as sy
 
@@ -52,13 +52,13 @@ OPS = st.lists(st.tuples(st.sampled_from(["register", "unregister", "destroy"]),
 @settings(max_examples=60, deadline=None)
 @given(ops=OPS)
 def test_route_info_steps_conform_and_ns2_agrees(ops):
-    """Random register / unregister / channel-destroy sequences on reference_impl.route_info: each
+    """Random register / unregister / channel-destroy sequences on reference_impl.nameserver.route_info: each
     step is a step of the relation (4.9.4's actions), and NS-2's formula is `listed <= registered`."""
     _run(ops)
 
 
 def test_the_bmc_trace_on_the_reference_violates_ns2_on_both_sides():
-    """The BMC trace (register as id 0, unregister as id 1) on reference_impl.route_info."""
+    """The BMC trace (register as id 0, unregister as id 1) on reference_impl.nameserver.route_info."""
     assert _run([("register", ADDRS[0], 0), ("unregister", ADDRS[0], 1)]) == [True, False]
 
 

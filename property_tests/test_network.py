@@ -1,8 +1,8 @@
-"""reference_impl.network: messages in flight, Netty-style RPCs and what a node's death does to them."""
+"""reference_impl.core.network: messages in flight, Netty-style RPCs and what a node's death does to them."""
 
 from __future__ import annotations
 
-from reference_impl import network as net
+from reference_impl.core import network as net
 
 
 def two_rpcs():

@@ -8,26 +8,25 @@ cause the history names)."""
 import random
 
 import pytest
-
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import rule, run_state_machine_as_test
 
-from property_tests.machines import WorldMachine
-from reference_impl import world as wm
-from reference_impl.offsets_world import make_config
+from property_tests.support.machines import WorldMachine
+from reference_impl import core
+from reference_impl.offsets.world import make_config
 from spec import properties as props
 
-MACHINE_FAULTS = wm.FaultProfile(name="machine", delay_ms=(1, 30), loss=0.01, duplicate=0.01, crash=0.01,
-                                 restart=0.01, partition=0.01, one_way=0.01, heal=0.01,
-                                 description="property_tests: every fault of the offsets world")
+MACHINE_FAULTS = core.FaultProfile(name="machine", delay_ms=(1, 30), loss=0.01, duplicate=0.01, crash=0.01,
+                                   restart=0.01, partition=0.01, one_way=0.01, heal=0.01,
+                                   description="property_tests: every fault of the offsets world")
 MAX_EVENTS_PER_WAIT = 2500
 
 
 class OffsetsMachine(WorldMachine):
     SLAVE_READ_ENABLE = False
 
-    def make_config(self) -> wm.WorldConfig:
+    def make_config(self) -> core.WorldConfig:
         # 2,000 bytes of "RAM": a backlog of 8 messages makes getMessage suggest the slave.
         # Idle pulls and replication every second (not 200 ms) keep the minutes of a wait cheap.
         cfg = make_config(2, {"messages": 300, "send_interval_ms": 300, "consume_ms": 100, "queues": 2,
@@ -52,32 +51,32 @@ class OffsetsMachine(WorldMachine):
         if not self.world.alive[0]:
             return
         consumers = [i for i, x in enumerate(self.world.cfg.ids) if x.startswith("c") and self.world.alive[i]]
-        self.apply(wm.Crash(node=0))
+        self.apply(core.Crash(node=0))
         self._run(seed, down_ms - 5000)
         if consumers_restart:
             for i in consumers:
-                self.apply(wm.Crash(node=i))
+                self.apply(core.Crash(node=i))
         self._run(seed + 1, 5000)
-        self.apply(wm.Restart(node=0))
+        self.apply(core.Restart(node=0))
         if consumers_restart:
             self._run(seed + 2, 1000)
             for i in consumers:
                 if not self.world.alive[i]:
-                    self.apply(wm.Restart(node=i))
+                    self.apply(core.Restart(node=i))
         self._run(seed + 3, after_ms)
 
     def _run(self, seed, ms):
         rng = random.Random(seed)
         until = self.world.now + ms
         for _ in range(MAX_EVENTS_PER_WAIT):
-            if wm.horizon(self.world) > until:
+            if core.horizon(self.world) > until:
                 return
-            events = wm.protocol_events(self.world)
+            events = core.protocol_events(self.world)
             if not events:
                 return
             ev = events[rng.randrange(len(events))]
-            if isinstance(ev, wm.Tick):
-                ev = wm.Tick(node=ev.node, draw=rng.getrandbits(16))
+            if isinstance(ev, core.Tick):
+                ev = core.Tick(node=ev.node, draw=rng.getrandbits(16))
             self.apply(ev)
 
 

@@ -4,14 +4,34 @@ PullAPIWrapper, RemoteBrokerOffsetStore, rebalance) and the route source."""
 
 import pytest
 
-from reference_impl import offsets_broker as ob
-from reference_impl import offsets_client as oc
-from reference_impl.network import Send
-from reference_impl.offsets_state import (ConsumerOffsetSerializeWrapper, GetAllConsumerOffset, GetMessageStatus,
-                                          OffsetsConfig, PullMessage, PullResponse, PullSent, PullState,
-                                          QueryConsumerOffset, QueryConsumerOffsetResponse, RegisterBroker,
-                                          RegisterBrokerResult, ResponseCode, SendMessage, UpdateConsumerOffset)
-from reference_impl.state import FrozenMap
+from reference_impl import core
+from reference_impl.core import network as net_mod
+from reference_impl.core.network import Send
+from reference_impl.core.state import FrozenMap
+from reference_impl.offsets import broker as ob
+from reference_impl.offsets import client as oc
+from reference_impl.offsets import ghost as gh
+from reference_impl.offsets.records import (
+    ConsumerOffsetSerializeWrapper,
+    GetAllConsumerOffset,
+    GetMessageStatus,
+    OffsetCommitted,
+    OffsetQueried,
+    OffsetRead,
+    OffsetsConfig,
+    PullMessage,
+    PullResponse,
+    PullSent,
+    PullState,
+    QueryConsumerOffset,
+    QueryConsumerOffsetResponse,
+    RegisterBroker,
+    RegisterBrokerResult,
+    SendMessage,
+    UpdateConsumerOffset,
+)
+from reference_impl.offsets.world import make_config
+from reference_impl.rocketmq import ResponseCode
 
 C = OffsetsConfig()
 KEY = ob.key_of()
@@ -302,7 +322,7 @@ def test_rebalance_persists_and_forgets_a_lost_queue_and_reads_a_gained_one():
     n3, outs = oc.do_rebalance(C, n.evolve(id="c1"), ("c0", "c1"), 0)  # now queue 1 is ours and 0 is not
     assert set(n3.assigned) == {1} and 0 not in n3.offset_table
     assert [type(o.msg).__name__ for o in outs if isinstance(o, Send)] == ["UpdateConsumerOffset",
-                                                                        "QueryConsumerOffset"]
+                                                                           "QueryConsumerOffset"]
 
 
 def test_persist_all_commits_assigned_queues_and_forgets_the_rest():
@@ -332,3 +352,49 @@ def test_consumer_keeps_its_route_when_the_fetch_fails_or_is_empty():
     assert oc.consumer_response(C, n, ("route", 0), "ns0", None, 0)[0].broker_addrs == n.broker_addrs
     empty = oc.pickup_topic_route_data(oc.boot_route_source("ns0", 0))
     assert oc.consumer_response(C, n, ("route", 0), "ns0", empty, 0)[0].broker_addrs == n.broker_addrs
+
+
+# --- the ghost: the evidence of the rebalance race (OFF-2 `commit-after-read`) ---
+
+
+def _race(commit_by="c0", committer_took=True, commit_first=False, resumed=36, reader_restarts=False):
+    """n0 holds 36 for queue 0; c1 asks for it; `commit_by` commits 37 (after the answer unless
+    `commit_first`); c1 resumes at `resumed`. Returns the regression the ghost records."""
+    w = core.init(make_config(2, {}))
+    ids = w.cfg.ids
+    n0, c1 = ids.index("n0"), ids.index("c1")
+
+    def hold(w, v):
+        return core.set_node(w, n0, w.nodes[n0].evolve(offset_table=FrozenMap({KEY: FrozenMap({0: v})})))
+
+    def commit(g, w, v, old, client):
+        return hold(w, v), gh.update(g, hold(w, v), n0, OffsetCommitted(group=ob.GROUP, queue_id=0, offset=v, old=old,
+                                                                        via="update", client=client))
+
+    g = w.ghost
+    if committer_took:
+        g = g.evolve(resumed=g.resumed.set((commit_by, 0), (0, 0)))
+    w, g = commit(g, w, 36, -1, "c1")
+    if commit_first:
+        w, g = commit(g, w, 37, 36, commit_by)
+    net = net_mod.send(w.net, w.now, c1, n0, QueryConsumerOffset(group=ob.GROUP, topic=ob.TOPIC, queue_id=0), (),
+                       5000)
+    w = w.evolve(net=net)
+    g = gh.update(g, w, n0, OffsetQueried(group=ob.GROUP, queue_id=0, offset=36, rpc=net.next_id - 1))
+    if not commit_first:
+        w, g = commit(g, w, 37, 36, commit_by)
+    if reader_restarts:
+        g = gh.update(g, w, -1, core.Restart(node=c1))
+    g = gh.update(g, w, c1, OffsetRead(queue_id=0, offset=resumed, addr="n0", answer=36))
+    assert len(g.regressions) == 1 and g.regressions[0].held == 37
+    return g.regressions[0]
+
+
+def test_commit_after_read_needs_another_owners_commit_after_an_honest_answer():
+    r = _race()
+    assert r.code == "commit-after-read" and "c0, which had taken the queue before, committed 37 to n0" in r.cause
+    assert _race(commit_by="c1").code is None  # the reader's own commit
+    assert _race(committer_took=False).code is None  # a consumer that never had the queue
+    assert _race(commit_first=True).code is None  # n0 answered 36 while it held 37: it lost a commit
+    assert _race(resumed=35).code is None  # c1 resumed below what n0 answered
+    assert _race(reader_restarts=True).code is None  # the answer was to c1's previous process

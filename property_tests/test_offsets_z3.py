@@ -11,9 +11,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from model_checks import prove
-from reference_impl.offsets_broker import put_all
-from reference_impl.offsets_state import OffsetsSynced
-from reference_impl.state import FrozenMap
+from reference_impl.core.state import FrozenMap
+from reference_impl.offsets.broker import put_all
+from reference_impl.offsets.records import OffsetsSynced
 from spec import offsets as off
 from spec import offsets_z3 as oz
 from spec import symbolic as sy

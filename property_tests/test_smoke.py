@@ -2,8 +2,9 @@
 
 import io
 
-from reference_impl import election_world, faults
-from rmqspec import runner
+from histories import runner
+from reference_impl.core import faults
+from reference_impl.election import world as election_world
 
 
 def test_three_nodes_elect_one_leader_and_trace_replays():

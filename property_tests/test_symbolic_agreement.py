@@ -7,11 +7,13 @@ reached by seeded histories (where both must say true)."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference_impl import chooser, election_world, faults
-from reference_impl import election as el
-from reference_impl import world as wm
-from reference_impl.state import FrozenMap
-from rmqspec import runner
+from histories import runner
+from reference_impl import core
+from reference_impl.core import chooser, faults
+from reference_impl.core.state import FrozenMap
+from reference_impl.election import member_state as mstate
+from reference_impl.election import records as el
+from reference_impl.election import world as election_world
 from spec import properties
 from spec import symbolic as sy
 
@@ -19,7 +21,7 @@ SPEC = sy.for_protocol("election")
 EXECUTABLE = {p.id: p for p in properties.for_protocol("election")}
 RENDERED = [inv for inv in SPEC.invariants if inv.property is not None]
 IDS = ("n0", "n1", "n2")
-BASE = wm.init(election_world.make_config(3))
+BASE = core.init(election_world.make_config(3))
 
 node_id = st.sampled_from(IDS)
 maybe_id = st.none() | node_id
@@ -31,8 +33,8 @@ def members(draw):
     out = []
     for nid in IDS:
         role = draw(st.sampled_from([el.Role.CANDIDATE, el.Role.FOLLOWER, el.Role.LEADER]))
-        out.append(el.Member(self_id=nid, curr_term=draw(term), curr_vote_for=draw(maybe_id), role=role,
-                             leader_id=draw(maybe_id)))
+        out.append(mstate.Member(self_id=nid, curr_term=draw(term), curr_vote_for=draw(maybe_id), role=role,
+                                 leader_id=draw(maybe_id)))
     return tuple(out)
 
 

@@ -9,10 +9,11 @@ import json
 
 import pytest
 
-from reference_impl import codec, election_world, faults
-from reference_impl import world as wm
-from rmqspec import runner
-from rmqspec import trace as trace_mod
+from histories import runner
+from histories import trace as trace_mod
+from reference_impl import core
+from reference_impl.core import codec, faults
+from reference_impl.election import world as election_world
 
 
 @functools.cache
@@ -54,7 +55,7 @@ def test_trace_has_header_initial_state_steps_and_result():
     """Header (schema, protocol, config, nodes, seed), the i=0 state, one line per step, a result line."""
     objs = lines()
     head, first, steps, last = objs[0], objs[1], objs[2:-1], objs[-1]
-    assert head["schema"] == "rmqspec.trace/1" and head["protocol"] == "election"
+    assert head["schema"] == "histories.trace/1" and head["protocol"] == "election"
     assert head["nodes"] == ["n0", "n1", "n2"] and head["seed"] == 3 and head["config"]["ids"] == head["nodes"]
     assert first["i"] == 0 and first["event"] is None and set(first["state"]) == {"n0", "n1", "n2"}
     assert [s["i"] for s in steps] == list(range(1, 201))
@@ -125,7 +126,7 @@ def test_blank_lines_are_skipped_but_counted():
     ("", "empty trace"),
     ("\n\n", "empty trace"),
     (dump(lines()[1:]), "line 1: schema is None"),
-    (header_with(schema="rmqspec.trace/2"), "expected 'rmqspec.trace/1'"),
+    (header_with(schema="histories.trace/2"), "expected 'histories.trace/1'"),
     (header_with(config=None), "lacks 'config'"),
 ], ids=["empty", "blank", "missing-header", "wrong-schema", "no-config"])
 def test_bad_header_is_refused(text, message):
@@ -195,11 +196,11 @@ def test_event_that_is_not_enabled_is_a_mismatch():
 def test_tick_of_a_node_that_is_not_due_is_a_mismatch():
     """A tick for a node with nothing due at the horizon is not enabled."""
     objs = lines()
-    w = wm.init(trace_mod.read_header(iter([(1, objs[0])]))[1])
+    w = core.init(trace_mod.read_header(iter([(1, objs[0])]))[1])
     for o in objs[2:-1]:
-        if wm.Tick(node=0) not in wm.enabled(w):
+        if core.Tick(node=0) not in core.enabled(w):
             break
-        w, _ = wm.step(w, codec.decode_event(w, o["event"]))
+        w, _ = core.step(w, codec.decode_event(w, o["event"]))
     o["event"] = {"kind": "tick", "node": "n0", "draw": 0}
     rep = replay(dump(objs))
     assert rep.mismatch.step == o["i"] and "is not enabled" in rep.mismatch.message

@@ -8,24 +8,28 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from property_tests.support import follower, leader, member
-from reference_impl import election as el
-from reference_impl import election_world, faults
-from reference_impl import world as wm
-from reference_impl.network import Send
-from rmqspec import runner
+from histories import runner
+from property_tests.support.election import follower, leader, member
+from reference_impl import core
+from reference_impl.core import faults
+from reference_impl.core.network import Send
+from reference_impl.election import leader_elector as elector
+from reference_impl.election import records as el
+from reference_impl.election import world as election_world
 
 HB_CTX = ("hb", 1)
 
 
 def profile(**weights):
-    return wm.FaultProfile(name="test", delay_ms=(10, 50), **weights)
+    """A test profile with pinned timing: these tests are about the horizon and windows
+    themselves; test_java_timing_* below adds the loop period."""
+    return core.FaultProfile(name="test", delay_ms=(10, 50), timing="pinned", **weights)
 
 
 def quiet_world(prof=None, **overrides):
     """A settled 3-node cluster at t = 0: n0 leads term 1 (next heartbeat due 2001), n1 and n2 follow (timeout 6001)."""
     cfg = election_world.make_config(3, overrides).evolve(profile=prof or profile())
-    w = wm.init(cfg)
+    w = core.init(cfg)
     nodes = (leader("n0", term=1, last_send_heart_beat_time=0, last_succ_heart_beat_time=0),
              follower("n1", term=1, leader="n0", last_leader_heart_beat_time=0),
              follower("n2", term=1, leader="n0", last_leader_heart_beat_time=0))
@@ -34,7 +38,7 @@ def quiet_world(prof=None, **overrides):
 
 def inject(w, src, dst, msg, ctx=HB_CTX, timeout_ms=3000):
     """Node `src` sends `msg` to `dst` now, as a transition's Send output would."""
-    w, _ = wm.apply_outs(w, w.cfg.ids.index(src), (Send(dst=dst, msg=msg, ctx=ctx, timeout_ms=timeout_ms),))
+    w, _ = core.apply_outs(w, w.cfg.ids.index(src), (Send(dst=dst, msg=msg, ctx=ctx, timeout_ms=timeout_ms),))
     return w
 
 
@@ -44,12 +48,12 @@ def heartbeat(w, src="n0", dst="n1", term=1):
 
 
 def only(w, cls):
-    return [e for e in wm.enabled(w) if isinstance(e, cls)]
+    return [e for e in core.enabled(w) if isinstance(e, cls)]
 
 
 def step(w, ev):
-    assert wm.is_enabled(w, ev), f"{ev} not enabled in {wm.enabled(w)}"
-    return wm.step(w, ev)[0]
+    assert core.is_enabled(w, ev), f"{ev} not enabled in {core.enabled(w)}"
+    return core.step(w, ev)[0]
 
 
 # --- the horizon ---
@@ -57,28 +61,72 @@ def step(w, ev):
 
 def test_fresh_cluster_ticks_every_node_at_time_zero():
     """All members boot as candidates whose first loop is due at 0."""
-    w = wm.init(election_world.make_config(3).evolve(profile=faults.profile("none")))
-    assert wm.horizon(w) == 0 and wm.enabled(w) == [wm.Tick(node=0), wm.Tick(node=1), wm.Tick(node=2)]
+    w = core.init(election_world.make_config(3).evolve(profile=faults.profile("none").evolve(timing="pinned")))
+    assert core.horizon(w) == 0 and core.enabled(w) == [core.Tick(node=0), core.Tick(node=1), core.Tick(node=2)]
+
+
+def test_java_timing_staggers_the_first_loops():
+    """Under Java timing processes started together begin their loops up to stagger_ms apart:
+    every first tick may fire in [0, stagger_ms], and one of them must by then."""
+    w = core.init(election_world.make_config(3).evolve(profile=faults.profile("none")))
+    stagger = w.cfg.profile.stagger_ms
+    assert stagger >= 1 and core.horizon(w) == stagger
+    assert [core.tick_window(w, i) for i in range(3)] == [(0, stagger)] * 3
+    late = core.Tick(node=1, late=stagger)
+    assert core.is_enabled(w, late) and core.event_time(w, late) == stagger
+    assert not core.is_enabled(w, core.Tick(node=1, late=stagger + 1))
+    w2 = core.step(w, late)[0]
+    assert w2.fresh == {0, 2} and core.tick_window(w2, 0) == (stagger, stagger)  # node 0 must go now
+
+
+def test_java_timing_notices_a_due_condition_within_one_loop_period():
+    """A follower's timeout falls due while its StateMaintainer sleeps between idle loops:
+    Java notices it at the next loop, up to maintainerSleepMs (10) later. A leader's next
+    heartbeat is the same. A latch released by a reply wakes its thread at once."""
+    w = quiet_world(profile().evolve(timing="java"))
+    assert core.horizon(w) == 2001 + 10 and core.tick_window(w, 0) == (0, 10)
+    tick = core.Tick(node=0, late=7)
+    w2 = step(w, tick)
+    assert w2.now == 2008 and w2.nodes[0].round is not None  # the heartbeat round started 7 ms late
+    hb = only(w2, core.Deliver)[0]
+    w3 = step(w2, hb)
+    reply = only(w3, core.Deliver)[0]
+    w4 = step(w3, reply)  # n0's round sees a reply; the latch waits for the second
+    w5 = step(w4, only(w4, core.Deliver)[0])
+    w6 = step(w5, only(w5, core.Deliver)[0])
+    assert w6.nodes[0].round.released_at == w6.now and core.tick_window(w6, 0) == (0, 0)
+
+
+def test_java_timing_notices_a_term_bump_at_the_next_loop():
+    """A higher-term vote request sets needIncreaseTermImmediately at the moment it arrives;
+    the maintainer adopts the term at its next loop, up to one period later (the reference
+    under pinned timing does it at once), so a reply can go out first."""
+    w = quiet_world(profile().evolve(timing="java"))
+    w = inject(w, "n2", "n1", el.VoteRequest(group="default", remote_id="n1", leader_id="n2", term=5),
+               ctx=("vote", 1))
+    w = step(w, only(w, core.Deliver)[0])
+    assert w.nodes[1].need_increase_term_immediately and w.since[1] == w.now
+    assert core.tick_window(w, 1) == (0, 10)
 
 
 def test_nothing_due_means_nothing_enabled():
     """With the elector off and no message in flight nothing can happen: horizon -1, no events."""
-    w = wm.init(election_world.make_config(3, {"enable_leader_elector": False}).evolve(profile=profile()))
-    assert wm.horizon(w) == -1 and wm.enabled(w) == []
+    w = core.init(election_world.make_config(3, {"enable_leader_elector": False}).evolve(profile=profile()))
+    assert core.horizon(w) == -1 and core.enabled(w) == []
 
 
 def test_horizon_is_the_earliest_wake_time():
     """In a settled cluster the leader's next heartbeat (2001) is the only thing due."""
     w = quiet_world()
-    assert wm.horizon(w) == 2001 and wm.enabled(w) == [wm.Tick(node=0)]
+    assert core.horizon(w) == 2001 and core.enabled(w) == [core.Tick(node=0)]
 
 
 def test_delivery_window_opens_at_min_delay_and_bounds_the_horizon():
     """A message is deliverable from sent + dmin and must be handled by sent + dmax (the horizon)."""
     w = heartbeat(quiet_world())
-    (dv,) = only(w, wm.Deliver)
-    assert wm.horizon(w) == 50 and only(w, wm.Tick) == []
-    assert wm.event_time(w, dv) == 10
+    (dv,) = only(w, core.Deliver)
+    assert core.horizon(w) == 50 and only(w, core.Tick) == []
+    assert core.event_time(w, dv) == 10
     assert step(w, dv).now == 10
 
 
@@ -86,9 +134,9 @@ def test_delivery_not_enabled_before_its_window_opens():
     """At t = 45 a message sent at 45 is not deliverable while an older one bounds the horizon at 50."""
     w = heartbeat(quiet_world())
     w = heartbeat(w.evolve(now=45), dst="n2")
-    assert [net_dst(w, e) for e in only(w, wm.Deliver)] == [1]
-    w = step(w, only(w, wm.Deliver)[0])  # at 45; n1's reply (sent 45) bounds the horizon at 95 too
-    assert wm.horizon(w) == 95 and sorted(net_dst(w, e) for e in only(w, wm.Deliver)) == [0, 2]
+    assert [net_dst(w, e) for e in only(w, core.Deliver)] == [1]
+    w = step(w, only(w, core.Deliver)[0])  # at 45; n1's reply (sent 45) bounds the horizon at 95 too
+    assert core.horizon(w) == 95 and sorted(net_dst(w, e) for e in only(w, core.Deliver)) == [0, 2]
 
 
 def net_dst(w, ev):
@@ -98,8 +146,8 @@ def net_dst(w, ev):
 def test_tick_happens_at_the_horizon_and_carries_its_draw():
     """A tick runs the node's due threads at the horizon; its draw is free (is_enabled ignores it)."""
     w = quiet_world()
-    assert wm.is_enabled(w, wm.Tick(node=0, draw=1234))
-    w2, _ = wm.step(w, wm.Tick(node=0, draw=1234))
+    assert core.is_enabled(w, core.Tick(node=0, draw=1234))
+    w2, _ = core.step(w, core.Tick(node=0, draw=1234))
     assert w2.now == 2001 and len(w2.net.flight) == 2  # heartbeats to n1 and n2
 
 
@@ -109,30 +157,30 @@ def test_tick_happens_at_the_horizon_and_carries_its_draw():
 def test_answered_rpc_completes_once_at_the_requester():
     """Request delivered, reply delivered: the RPC closes and the requester's callback ran (peer marked live)."""
     w = heartbeat(quiet_world())
-    w = step(w, only(w, wm.Deliver)[0])
+    w = step(w, only(w, core.Deliver)[0])
     assert len(w.net.flight) == 1 and w.net.flight[0].reply
-    w = step(w, only(w, wm.Deliver)[0])
+    w = step(w, only(w, core.Deliver)[0])
     assert w.net.rpcs == () and w.nodes[0].peers_live_table["n1"] is True
 
 
 def test_lost_request_fails_at_the_rpc_deadline():
     """A dropped request leaves the RPC open until sent + 3000, then RpcFail runs the callback with no response."""
     w = heartbeat(quiet_world(profile(loss=0.1), enable_leader_elector=False))
-    assert only(w, wm.RpcFail) == []
-    w = step(w, only(w, wm.Drop)[0])
-    assert wm.horizon(w) == 3000 and wm.enabled(w) == [wm.RpcFail(rpc=w.net.rpcs[0].id)]
-    w = step(w, wm.enabled(w)[0])
+    assert only(w, core.RpcFail) == []
+    w = step(w, only(w, core.Drop)[0])
+    assert core.horizon(w) == 3000 and core.enabled(w) == [core.RpcFail(rpc=w.net.rpcs[0].id)]
+    w = step(w, core.enabled(w)[0])
     assert w.now == 3000 and w.net.rpcs == () and w.nodes[0].peers_live_table["n1"] is False
 
 
 def test_request_to_a_dead_node_fails_at_once():
     """Delivering a request to a crashed node refuses the connection: RpcFail is due at the delivery time."""
     w = quiet_world(profile(crash=0.1))
-    w = step(w, wm.Crash(node=1))
+    w = step(w, core.Crash(node=1))
     w = heartbeat(w)
-    w = step(w, only(w, wm.Deliver)[0])
-    assert w.now == 10 and wm.horizon(w) == 10
-    w = step(w, only(w, wm.RpcFail)[0])
+    w = step(w, only(w, core.Deliver)[0])
+    assert w.now == 10 and core.horizon(w) == 10
+    w = step(w, only(w, core.RpcFail)[0])
     assert w.now == 10 and w.nodes[0].peers_live_table["n1"] is False
 
 
@@ -143,7 +191,7 @@ def test_crash_drops_messages_and_fails_the_rpcs_the_node_served():
                ctx=("vote", 1))
     w = inject(w, "n2", "n0", el.VoteRequest(group="default", remote_id="n0", leader_id="n2", term=2),
                ctx=("vote", 1))
-    w = step(w.evolve(now=7), wm.Crash(node=1))
+    w = step(w.evolve(now=7), core.Crash(node=1))
     assert [(e.src, e.dst) for e in w.net.flight] == [(2, 0)]
     assert sorted((r.requester, r.responder, r.deadline_ms) for r in w.net.rpcs) == [(0, 1, 7), (2, 0, 3000)]
     assert w.alive == (True, False, True) and w.history.crashes == 1
@@ -152,12 +200,12 @@ def test_crash_drops_messages_and_fails_the_rpcs_the_node_served():
 def test_duplicated_reply_is_ignored_once_the_rpc_closed():
     """Two copies of one ACCEPT count once: the second finds its RPC closed and is discarded."""
     w = quiet_world(profile(duplicate=0.1), enable_leader_elector=False)
-    n0, outs = el.vote_for_quorum_responses(w.cfg.proto.dledger, member("n0", curr_term=2), 0, 0)
-    w, _ = wm.apply_outs(wm.set_node(w, 0, n0), 0, tuple(o for o in outs if isinstance(o, Send) and o.dst == "n1"))
-    w = wm.set_node(w, 1, member("n1", curr_term=2))
-    w = step(w, only(w, wm.Deliver)[0])  # n1 grants
-    w = step(w, only(w, wm.Duplicate)[0])
-    first, second = only(w, wm.Deliver)
+    n0, outs = elector.vote_for_quorum_responses(w.cfg.proto.dledger, member("n0", curr_term=2), 0, 0)
+    w, _ = core.apply_outs(core.set_node(w, 0, n0), 0, tuple(o for o in outs if isinstance(o, Send) and o.dst == "n1"))
+    w = core.set_node(w, 1, member("n1", curr_term=2))
+    w = step(w, only(w, core.Deliver)[0])  # n1 grants
+    w = step(w, only(w, core.Duplicate)[0])
+    first, second = only(w, core.Deliver)
     w = step(w, first)
     assert w.nodes[0].round.accepted_num == 2
     w2 = step(w, second)
@@ -167,15 +215,15 @@ def test_duplicated_reply_is_ignored_once_the_rpc_closed():
 def test_duplicated_request_is_answered_twice_and_completes_once():
     """A duplicated vote request reaches the voter twice; only the first reply completes the RPC."""
     w = quiet_world(profile(duplicate=0.1), enable_leader_elector=False)
-    n0, outs = el.vote_for_quorum_responses(w.cfg.proto.dledger, member("n0", curr_term=2), 0, 0)
-    w, _ = wm.apply_outs(wm.set_node(w, 0, n0), 0, tuple(o for o in outs if isinstance(o, Send) and o.dst == "n1"))
-    w = wm.set_node(w, 1, member("n1", curr_term=2))
-    w = step(w, only(w, wm.Duplicate)[0])
+    n0, outs = elector.vote_for_quorum_responses(w.cfg.proto.dledger, member("n0", curr_term=2), 0, 0)
+    w, _ = core.apply_outs(core.set_node(w, 0, n0), 0, tuple(o for o in outs if isinstance(o, Send) and o.dst == "n1"))
+    w = core.set_node(w, 1, member("n1", curr_term=2))
+    w = step(w, only(w, core.Duplicate)[0])
     for _ in range(2):
-        w = step(w, only(w, wm.Deliver)[0])  # both copies of the request
+        w = step(w, only(w, core.Deliver)[0])  # both copies of the request
     assert sum(e.reply for e in w.net.flight) == 2  # the RPC was still open for both answers
-    while only(w, wm.Deliver):
-        w = step(w, only(w, wm.Deliver)[0])
+    while only(w, core.Deliver):
+        w = step(w, only(w, core.Deliver)[0])
     assert w.nodes[0].round.accepted_num == 2 and w.net.rpcs == ()
 
 
@@ -185,11 +233,11 @@ def test_duplicated_request_is_answered_twice_and_completes_once():
 def test_partition_makes_messages_undeliverable_and_drops_them_when_their_window_closes():
     """Across a cut link no Deliver is enabled; at sent + dmax the message is dropped even without a loss fault."""
     w = heartbeat(quiet_world(profile(partition=0.1)))
-    w = step(w, wm.Partition(groups=((0,), (1, 2))))
+    w = step(w, core.Partition(groups=((0,), (1, 2))))
     assert w.net.cut == frozenset({(0, 1), (1, 0), (0, 2), (2, 0)})
-    assert only(w, wm.Deliver) == []
-    (drop,) = [e for e in wm.protocol_events(w) if isinstance(e, wm.Drop)]
-    assert wm.horizon(w) == 50
+    assert only(w, core.Deliver) == []
+    (drop,) = [e for e in core.protocol_events(w) if isinstance(e, core.Drop)]
+    assert core.horizon(w) == 50
     w = step(w, drop)
     assert w.net.flight == () and len(w.net.rpcs) == 1  # the RPC now waits for its deadline
 
@@ -197,8 +245,8 @@ def test_partition_makes_messages_undeliverable_and_drops_them_when_their_window
 def test_cut_message_is_not_droppable_as_loss_before_its_window_closes():
     """A message behind a cut is not a loss candidate: only the forced drop at the window's end removes it."""
     w = heartbeat(quiet_world(profile(one_way=0.1, loss=0.1)))
-    w = step(w, wm.CutLink(src=0, dst=1))
-    assert [e for e in wm.fault_events(w) if isinstance(e, wm.Drop)] == []
+    w = step(w, core.CutLink(src=0, dst=1))
+    assert [e for e in core.fault_events(w) if isinstance(e, core.Drop)] == []
 
 
 def test_one_way_cut_blocks_one_direction_only():
@@ -206,43 +254,43 @@ def test_one_way_cut_blocks_one_direction_only():
     w = heartbeat(quiet_world(profile(one_way=0.1)))
     w = inject(w, "n1", "n0", el.VoteRequest(group="default", remote_id="n0", leader_id="n1", term=1),
                ctx=("vote", 1))
-    w = step(w, wm.CutLink(src=0, dst=1))
-    assert [net_dst(w, e) for e in only(w, wm.Deliver)] == [0]
+    w = step(w, core.CutLink(src=0, dst=1))
+    assert [net_dst(w, e) for e in only(w, core.Deliver)] == [0]
 
 
 def test_heal_restores_every_link():
     """Heal clears the cut set, and an in-window message is deliverable again."""
     w = heartbeat(quiet_world(profile(partition=0.1, heal=0.1)))
-    w = step(w, wm.Partition(groups=((0,), (1, 2))))
-    w = step(w, wm.Heal())
-    assert w.net.cut == frozenset() and len(only(w, wm.Deliver)) == 1
+    w = step(w, core.Partition(groups=((0,), (1, 2))))
+    w = step(w, core.Heal())
+    assert w.net.cut == frozenset() and len(only(w, core.Deliver)) == 1
 
 
 def test_calm_heals_restarts_and_ends_faults():
     """At calm_at_ms: links heal, down nodes restart, no fault is enabled any more and delays shrink to 1..5 ms."""
     prof = profile(crash=0.1, restart=0.1, partition=0.1, loss=0.1).evolve(calm_at_ms=1000)
-    w = step(quiet_world(prof), wm.Crash(node=2))
-    w = step(w, wm.Partition(groups=((0,), (1, 2))))
-    assert wm.horizon(w) == 1000 and wm.Calm() in wm.enabled(w)
-    w = step(w, wm.Calm())
+    w = step(quiet_world(prof), core.Crash(node=2))
+    w = step(w, core.Partition(groups=((0,), (1, 2))))
+    assert core.horizon(w) == 1000 and core.Calm() in core.enabled(w)
+    w = step(w, core.Calm())
     assert w.now == 1000 and w.net.cut == frozenset() and w.alive == (True, True, True)
     assert w.nodes[2].role is el.Role.CANDIDATE and w.nodes[2].curr_term == 1  # restarted from its term file
-    assert w.history.calm and w.history.calm_at_ms == 1000 and wm.fault_events(w) == []
-    assert wm.delay_window(w) == wm.CALM_DELAY_MS
+    assert w.history.calm and w.history.calm_at_ms == 1000 and core.fault_events(w) == []
+    assert core.delay_window(w) == core.CALM_DELAY_MS
 
 
 def test_fault_events_follow_the_profile():
     """Only the fault kinds with a weight are enabled; a restart only for a down node, heal only with a cut."""
     w = heartbeat(quiet_world(profile(crash=0.1)))
-    assert {type(e) for e in wm.fault_events(w)} == {wm.Crash}
+    assert {type(e) for e in core.fault_events(w)} == {core.Crash}
     w = heartbeat(quiet_world(profile(restart=0.1, heal=0.1)))
-    assert wm.fault_events(w) == []
-    assert wm.fault_events(heartbeat(quiet_world())) == []
+    assert core.fault_events(w) == []
+    assert core.fault_events(heartbeat(quiet_world())) == []
 
 
 def test_isolations_include_minorities_for_five_nodes():
     """The partition menu isolates each node, and (4+ nodes) each consecutive minority."""
-    groups = wm.isolations(5)
+    groups = core.isolations(5)
     assert ((0,), (1, 2, 3, 4)) in groups and ((0, 4), (1, 2, 3)) in groups and len(groups) == 10
 
 
@@ -285,14 +333,16 @@ def test_every_step_respects_time_windows_and_deadlines(seed, nodes, prof):
 
     def check(i, before, ev, after, obs):
         assert after.now >= before.now
-        if isinstance(ev, wm.Deliver):
+        if isinstance(ev, core.Deliver):
             env = next(e for e in before.net.flight if e.id == ev.env)
             # dmax of the profile: a message sent before the quiet tail keeps the window it was sent with.
-            assert env.sent_ms + wm.delay_window(before)[0] <= after.now <= env.sent_ms + cfg.profile.delay_ms[1]
-        elif isinstance(ev, wm.RpcFail):
+            assert env.sent_ms + core.delay_window(before)[0] <= after.now <= env.sent_ms + cfg.profile.delay_ms[1]
+        elif isinstance(ev, core.RpcFail):  # at its deadline, or within the scan window of an invokeAsync timeout
             rpc = next(r for r in before.net.rpcs if r.id == ev.rpc)
-            assert after.now == max(rpc.deadline_ms, before.now) == rpc.deadline_ms
-        elif isinstance(ev, wm.Tick):  # a thread that became due in the past (e.g. a term bump) runs at once
-            assert after.now == max(wm.wake_times(before)[ev.node], before.now)
+            lo, hi = core.rpc_window(before, ev.rpc)
+            assert lo <= ev.late <= hi <= rpc.window and after.now == rpc.deadline_ms + ev.late >= before.now
+        elif isinstance(ev, core.Tick):  # within its window: wake time (not before the state changed) + late
+            lo, hi = core.tick_window(before, ev.node)
+            assert lo <= ev.late <= hi and after.now == max(core.wake_times(before)[ev.node] + ev.late, before.now)
 
     runner.simulate(cfg, seed, 300, hooks=(check,))

@@ -2,21 +2,18 @@
 
 Nothing here reads a clock, a global RNG, the network or the disk; time and random
 draws are explicit inputs, and all nondeterminism is the choice of the next event.
-Protocols register here by name; each is loaded on first use.
+
+`core` is the generic world; each protocol is a package over it (its `world` module
+holds the `PROTOCOL` plug-in), and `rocketmq` is the vocabulary the RocketMQ protocols
+share. Protocols register here by name and are loaded on first use, so a process
+that runs one protocol does not import the other five.
 """
 
 import importlib
 
-from reference_impl import world
+from reference_impl.core import plugin
 
-PROTOCOL_MODULES = {
-    "election": "reference_impl.election_world",
-    "nameserver": "reference_impl.nameserver_world",
-    "ha": "reference_impl.ha_world",
-    "dledger_log": "reference_impl.dledger_log_world",
-    "dledger_commitlog": "reference_impl.dledger_commitlog_world",
-    "offsets": "reference_impl.offsets_world",
-}
+PROTOCOL_PACKAGES = ("election", "dledger_log", "dledger_commitlog", "ha", "offsets", "nameserver")
 
-for _name, _module in PROTOCOL_MODULES.items():
-    world.register(_name, lambda m=_module: importlib.import_module(m).PROTOCOL)
+for _name in PROTOCOL_PACKAGES:
+    plugin.register(_name, lambda name=_name: importlib.import_module(f"reference_impl.{name}.world").PROTOCOL)

@@ -11,16 +11,19 @@ from __future__ import annotations
 import resource
 import time
 
-from reference_impl import chooser, faults
-from reference_impl import world as wm
-from rmqspec import runner
+from histories import runner
+from reference_impl import core
+from reference_impl.core import chooser, faults
+from spark_harness import engines, report
+from spark_harness import plan as plan_mod
+from spark_harness.progress import Progress
 from spec import properties
 
 HISTORY_STEPS = 5000
 
 
 def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: str = "standard") -> dict:
-    cfg = wm.protocol(protocol).make_config(nodes, {}).evolve(profile=faults.profile(profile, protocol))
+    cfg = core.protocol(protocol).make_config(nodes, {}).evolve(profile=faults.profile(profile, protocol))
     props = properties.for_protocol(protocol) if checked else []
     events = histories = 0
     seed = 0
@@ -40,10 +43,10 @@ def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: s
 
 def run(seconds: float, only: str | None = None) -> list[dict]:
     rows = []
-    for protocol in wm.protocol_names():
+    for protocol in core.protocol_names():
         if only and protocol != only:
             continue
-        for nodes in wm.protocol(protocol).bench_nodes:
+        for nodes in core.protocol(protocol).bench_nodes:
             for checked in (True, False):
                 rows.append(measure(protocol, nodes, checked, seconds))
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -69,7 +72,6 @@ FUZZ_HISTORIES = 600
 
 def _warm(_: int) -> int:
     """Import everything and run one short history, so pool start-up is not timed."""
-    from spark_harness import plan as plan_mod
 
     p = plan_mod.make_plan("election", 1, steps=200)
     return sum(r["steps"] for c in p.chunks(1) for r in plan_mod.run_chunk(p, c))
@@ -129,9 +131,6 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
     import os
     import tempfile
 
-    from spark_harness import engines, report
-    from spark_harness import plan as plan_mod
-    from spark_harness.progress import Progress
 
     cores = cores or os.cpu_count() or 2
     histories = histories or FUZZ_HISTORIES

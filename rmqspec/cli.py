@@ -12,9 +12,15 @@ import sys
 import time
 from typing import Any, NoReturn
 
-from reference_impl import codec, faults, scenario
-from reference_impl import world as wm
-from rmqspec import trace as trace_mod
+from histories import runner, scenario_file, timeline
+from histories import trace as trace_mod
+from model_checks import check, crosshair_run, explore, prove
+from reference_impl import core
+from reference_impl.core import codec, faults, scenario
+from rmqspec import bench
+from spark_harness import counterexample, fuzz, plan, shrink
+from spark_harness.java import JavaMissing
+from spec import properties, symbolic
 
 
 class UsageError(Exception):
@@ -65,7 +71,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     sim = sub.add_parser("simulate", help="run one history and print a timeline")
-    sim.add_argument("--protocol", default=None, help=f"one of: {', '.join(wm.protocol_names())}")
+    sim.add_argument("--protocol", default=None, help=f"one of: {', '.join(core.protocol_names())}")
     sim.add_argument("--nodes", type=_positive, default=None, help="number of nodes (default 3; offsets: 2)")
     sim.add_argument("--seed", type=_int, default=None, help="seed of the event chooser (default 1)")
     sim.add_argument("--steps", type=_positive, default=None, help="maximum events (default 5000)")
@@ -92,7 +98,7 @@ def build_parser() -> Parser:
 
     fz = sub.add_parser("fuzz", help="many randomized histories on Spark (docs/fuzzing.md)")
     fz.add_argument("--protocol", default="all",
-                    help=f"one of: {', '.join(wm.protocol_names())}; a comma-separated list; or all (default)")
+                    help=f"one of: {', '.join(core.protocol_names())}; a comma-separated list; or all (default)")
     fz.add_argument("--histories", type=_positive, default=1000, help="histories per protocol (default 1000)")
     fz.add_argument("--steps", type=_positive, default=None,
                     help="at most this many events per history (default 50000: a safety cap; "
@@ -179,9 +185,7 @@ def _load_imports(args: argparse.Namespace) -> None:
 # --- simulate ---
 
 
-def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int, int | None, str]:
-    from rmqspec import scenario_file
-
+def _simulate_config(args: argparse.Namespace) -> tuple[core.WorldConfig, int, int, int | None, str]:
     if args.script:
         if args.protocol or args.nodes or args.config:
             raise UsageError("--script sets protocol, nodes and config; drop --protocol/--nodes/--config")
@@ -193,9 +197,9 @@ def _simulate_config(args: argparse.Namespace) -> tuple[wm.WorldConfig, int, int
         return cfg, seed, args.steps or 1_000_000, sc.until_ms, sc.name
     name = args.protocol or "election"
     try:
-        p = wm.protocol(name)
+        p = core.protocol(name)
     except KeyError:
-        raise UsageError(f"unknown protocol {name!r}; known: {', '.join(wm.protocol_names())}") from None
+        raise UsageError(f"unknown protocol {name!r}; known: {', '.join(core.protocol_names())}") from None
     overrides = _config_overrides(args.config) or {}
     nodes = args.nodes or p.default_nodes
     if nodes > 64:
@@ -222,8 +226,6 @@ def _config_overrides(text: str | None) -> dict | None:
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from rmqspec import runner, timeline
-
     cfg, seed, steps, until_ms, title = _simulate_config(args)
     hooks: tuple = ()
     show = not args.quiet and not args.json
@@ -255,7 +257,7 @@ def print_summary(result: Any, trace_path: str | None) -> None:
     print()
     print(f"summary: {result.steps} events, {w.now / 1000:.1f} s simulated, stopped: {result.stopped}")
     final = scenario.observed(w)
-    final_line = wm.protocol(w.cfg.protocol).final_line
+    final_line = core.protocol(w.cfg.protocol).final_line
     print("  final:  " + (final_line(final) if final_line is not None else "  ".join(
         f"{n}:{o.get('role') or 'down'}" + (f"@{o['term']}" if o.get("term") is not None else "")
         for n, o in final.items())))
@@ -278,8 +280,6 @@ def print_summary(result: Any, trace_path: str | None) -> None:
 
 
 def _props(protocol: str) -> list:
-    from spec import properties
-
     return properties.for_protocol(protocol)
 
 
@@ -294,8 +294,6 @@ def _open_trace(path: str) -> Any:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from rmqspec import runner, timeline
-
     hooks: tuple = ()
     if not args.quiet and not args.json:
         print(f"rmqspec replay: {args.trace}")
@@ -306,8 +304,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_check_trace(args: argparse.Namespace) -> int:
-    from rmqspec import runner
-
     with _open_trace(args.trace) as f:
         result = runner.replay(f)
     return _report_replay(result, args.json, "check-trace")
@@ -335,9 +331,6 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
 
 
 def cmd_fuzz(args: argparse.Namespace) -> int:
-    from rmqspec.java import JavaMissing
-    from spark_harness import fuzz, plan
-
     if args.list_profiles:
         print(fuzz.profiles_table())
         return 0
@@ -369,8 +362,6 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
 
 
 def cmd_shrink(args: argparse.Namespace) -> int:
-    from spark_harness import counterexample, shrink
-
     try:
         entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports),
                                           args.budget or shrink.DEFAULT_BUDGET)
@@ -390,10 +381,7 @@ def cmd_shrink(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from rmqspec import bench
-
     if args.fuzz:
-        from rmqspec.java import JavaMissing
 
         try:
             result = bench.fuzz(args.protocol or "election", args.histories, args.cores)
@@ -404,8 +392,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         else:
             bench.print_fuzz(result)
         return 0
-    if args.protocol is not None and args.protocol not in wm.protocol_names():
-        raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(wm.protocol_names())}")
+    if args.protocol is not None and args.protocol not in core.protocol_names():
+        raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(core.protocol_names())}")
     rows = bench.run(args.seconds, args.protocol)
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -415,9 +403,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_prove(args: argparse.Namespace) -> int:
-    from model_checks import crosshair_run, prove
-    from spec import symbolic
-
     if args.protocol is not None and args.protocol not in symbolic.names():
         raise UsageError(f"unknown protocol {args.protocol!r}; symbolic specs: {', '.join(symbolic.names())}")
     if args.contracts < 0:
@@ -450,10 +435,8 @@ def cmd_prove(args: argparse.Namespace) -> int:
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
-    from model_checks import explore
-
-    if args.protocol not in wm.protocol_names():
-        raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(wm.protocol_names())}")
+    if args.protocol not in core.protocol_names():
+        raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(core.protocol_names())}")
     if args.nodes > 7:
         raise UsageError("--nodes must be at most 7 for exhaustive exploration")
     if args.draws == "extremes":
@@ -465,7 +448,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
             raise UsageError("--draws must be 'extremes' or a positive integer") from None
         if not 1 <= k <= 64:
             raise UsageError("--draws must be between 1 and 64")
-        draws = tuple(sorted({(wm.DRAW_SPAN - 1) * i // max(1, k - 1) for i in range(k)}))
+        draws = tuple(sorted({(core.DRAW_SPAN - 1) * i // max(1, k - 1) for i in range(k)}))
     try:
         coverage = [int(x) for x in args.coverage.split(",") if x.strip()]
     except ValueError:
@@ -473,7 +456,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if any(c <= 0 for c in coverage):
         raise UsageError("--coverage numbers must be positive")
     try:
-        cfg = wm.protocol(args.protocol).make_config(args.nodes, {}).evolve(
+        cfg = core.protocol(args.protocol).make_config(args.nodes, {}).evolve(
             profile=faults.profile(args.faults, args.protocol))
     except (KeyError, ValueError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
@@ -491,8 +474,6 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from model_checks import check
-
     show = None if args.json else (lambda part: print(check.line(part), flush=True))
     parts = check.run(args.out, show)
     ok = all(p.ok for p in parts)

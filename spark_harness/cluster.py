@@ -21,7 +21,7 @@ import tempfile
 import time
 import urllib.request
 
-from rmqspec import java
+from spark_harness import java
 
 
 def spark_home() -> str:

@@ -5,7 +5,7 @@ profile, nodes, violating step). Here that history is re-run from its seed up to
 violating step, shrunk (spark_harness.shrink), and written to `counterexamples/` as
 
 - `<name>.jsonl`: the shrunk history as a trace (docs/trace-format.md), checked by
-  replaying it through `rmqspec.runner.replay` before it is reported;
+  replaying it through `histories.runner.replay` before it is reported;
 - `<name>.png`: its timeline picture (spark_harness.plots.timeline);
 - `<name>.md`: what was violated, the exact `rmqspec replay` command, and the
   `rmqspec simulate` command that reproduces the original, unshrunk history.
@@ -20,12 +20,13 @@ import os
 import shlex
 from typing import Any
 
-from reference_impl import chooser, codec
-from reference_impl import world as wm
-from rmqspec import runner
-from rmqspec import trace as trace_mod
+from histories import runner
+from histories import trace as trace_mod
+from reference_impl import core
+from reference_impl.core import chooser, codec
 from spark_harness import plots, shrink
 from spark_harness.history import HistorySpec, config_of
+from spark_harness.plan import load_imports
 
 
 class StepsChooser:
@@ -34,7 +35,7 @@ class StepsChooser:
     def __init__(self, steps: list[dict]) -> None:
         self.steps = iter(steps)
 
-    def choose(self, w: wm.World) -> Any | None:
+    def choose(self, w: core.World) -> Any | None:
         d = next(self.steps, None)
         return None if d is None else codec.decode_event(w, d)
 
@@ -60,7 +61,7 @@ def simulate_command(spec: HistorySpec, steps: int, imports: tuple[str, ...] = (
                        *config])
 
 
-def write(cfg: wm.WorldConfig, result: shrink.ShrinkResult, target: shrink.Target, directory: str, name: str,
+def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Target, directory: str, name: str,
           origin: dict, imports: tuple[str, ...] = ()) -> dict:
     """Write the shrunk history's trace, picture and note; return what the report lists."""
     os.makedirs(directory, exist_ok=True)
@@ -69,7 +70,7 @@ def write(cfg: wm.WorldConfig, result: shrink.ShrinkResult, target: shrink.Targe
     extra = {"shrunk": {"property": target.property, "expected": target.expected, "chosen_steps": chosen,
                         "from": origin}}
     with open(path, "w", encoding="utf-8") as f:
-        writer = trace_mod.TraceWriter(f, wm.init(cfg), None, extra)
+        writer = trace_mod.TraceWriter(f, core.init(cfg), None, extra)
         run = runner.run(cfg, StepsChooser(steps).choose, len(steps), hooks=(writer.step,))
         writer.close(run.summary())
     with open(path, encoding="utf-8") as f:
@@ -121,7 +122,6 @@ def shrink_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target,
     """Replay a fuzz history from its seed to its violation and shrink it (a pure
     function of its arguments: it may run on a Spark executor as well as the driver).
     Raises ValueError when the history does not fail again on replay."""
-    from spark_harness.plan import load_imports
 
     load_imports(imports)
     cfg = config_of(spec)

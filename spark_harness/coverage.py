@@ -1,7 +1,7 @@
 """Coverage of a fuzz run: actions and branches, cheap enough to record at every step.
 
 Actions: `kind@role`, the world event that happened and the role of the node it acted
-on, before the event. Kinds are the world's actions (reference_impl.world): `tick`,
+on, before the event. Kinds are the world's events (reference_impl.core.events): `tick`,
 `deliver_request`, `deliver_reply`, `deliver_message` (one-way), `rpc_fail`, `drop`,
 `duplicate`, `crash`, `os_crash`, `disk_loss`, `restart`, and the world-wide
 `partition`, `cut`, `heal`, `calm` (role `-`); protocol events are `ext:<Type>`. A
@@ -14,33 +14,26 @@ role enums), under the world's rules: ticks, crashes and RPC failures need a run
 node, restarts a stopped one. Pairs the protocol can never reach (a role it declares
 but never enters, say) stay misses, and the report lists them.
 
-Branches: result codes. Every member of every enum defined in the protocol's own
-modules (VoteResult.REJECT_ALREADY_VOTED, ParseResult.PASSED, PutMessageStatus.PUT_OK,
-...) is a branch, and so is every constant of a Java-style code class there (a plain
-class named `...Code` of upper-case int constants, e.g. route_info.ResponseCode); an
-enum member is hit when a message delivered or an observation the reference emits
-carries it in a field, a code constant when such a record's `code` field equals it. Result codes are where the Java code switches, so
-this is a cheap, honest proxy for branch coverage that needs no tracing of the
-reference. Message and observation kinds seen (`msg:VoteRequest`, `obs:RoleChanged`)
-are reported too, without a total.
+Branches: result codes. Each protocol lists the codes where its Java code switches
+(`Protocol.branches`: VoteResult.REJECT_ALREADY_VOTED, ParseResult.PASSED,
+PutMessageStatus.PUT_OK, ...); a code is hit when a message delivered or an
+observation the reference emits carries it in a field (an integer code also when a
+record's `code` field holds its number). This is a cheap, honest proxy for branch
+coverage that needs no tracing of the reference. Message and observation kinds seen
+(`msg:VoteRequest`, `obs:RoleChanged`) are reported too, without a total.
 """
 
 from __future__ import annotations
 
 import enum
-import sys
-import types
 from typing import Any
 
 import attrs
 
-from reference_impl import network as net_mod
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.core import network as net_mod
 
 WORLD_KINDS = ("partition", "cut", "heal", "calm")
-GENERIC_MODULES = {"reference_impl", "reference_impl.world", "reference_impl.network", "reference_impl.state",
-                   "reference_impl.codec", "reference_impl.scenario", "reference_impl.faults",
-                   "reference_impl.chooser"}
 _CRASH_KIND = {(False, False): "crash", (True, False): "os_crash", (True, True): "disk_loss"}
 
 
@@ -55,7 +48,7 @@ def label(member: enum.Enum) -> str:
     return s
 
 
-def role_of(w: wm.World, i: int) -> str:
+def role_of(w: core.World, i: int) -> str:
     if i < 0:
         return "-"
     if not w.alive[i]:
@@ -65,32 +58,32 @@ def role_of(w: wm.World, i: int) -> str:
     return role.value if isinstance(role, enum.Enum) else type(n).__name__
 
 
-def classify(w: wm.World, ev: Any) -> tuple[str, int, Any]:
+def classify(w: core.World, ev: Any) -> tuple[str, int, Any]:
     """(kind, node index or -1, message) of an event about to be applied to `w`."""
     t = type(ev)
-    if t is wm.Tick:
+    if t is core.Tick:
         return "tick", ev.node, None
-    if t is wm.Deliver:
+    if t is core.Deliver:
         env = net_mod.find(w.net, ev.env)
         kind = "deliver_reply" if env.reply else "deliver_request" if env.rpc else "deliver_message"
         return kind, env.dst, env.msg
-    if t is wm.RpcFail:
+    if t is core.RpcFail:
         return "rpc_fail", net_mod.find_rpc(w.net, ev.rpc).requester, None
-    if t is wm.Drop or t is wm.Duplicate:
-        return ("drop" if t is wm.Drop else "duplicate"), net_mod.find(w.net, ev.env).dst, None
-    if t is wm.Crash:
+    if t is core.Drop or t is core.Duplicate:
+        return ("drop" if t is core.Drop else "duplicate"), net_mod.find(w.net, ev.env).dst, None
+    if t is core.Crash:
         return _CRASH_KIND[(ev.os, ev.disk)], ev.node, None
-    if t is wm.Restart:
+    if t is core.Restart:
         return "restart", ev.node, None
-    if t is wm.Partition:
+    if t is core.Partition:
         return "partition", -1, None
-    if t is wm.CutLink:
+    if t is core.CutLink:
         return "cut", -1, None
-    if t is wm.Heal:
+    if t is core.Heal:
         return "heal", -1, None
-    if t is wm.Calm:
+    if t is core.Calm:
         return "calm", -1, None
-    if t is wm.Scripted:
+    if t is core.Scripted:
         return "script", -1, None
     return f"ext:{t.__name__}", -1, None
 
@@ -126,62 +119,25 @@ def codes_in(value: Any, out: set[str], codes: dict[int, str] | None = None) -> 
 # --- universes (computed on the driver, never in the hot loop) ---
 
 
-def protocol_modules(protocol: str) -> list[types.ModuleType]:
-    """The modules that implement a protocol: those of its Protocol callables and the
-    non-generic reference modules they import."""
-    p = wm.protocol(protocol)
-    found: dict[str, types.ModuleType] = {}
-    for f in attrs.fields(wm.Protocol):
-        v = getattr(p, f.name)
-        mod = sys.modules.get(getattr(v, "__module__", "") or "") if callable(v) else None
-        if mod is not None and mod.__name__ not in GENERIC_MODULES:
-            found[mod.__name__] = mod
-    for mod in list(found.values()):
-        for v in vars(mod).values():
-            # modules imported whole, and the modules of classes and functions imported by name
-            name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", None) \
-                if isinstance(v, (type, types.FunctionType)) else None
-            if name and name.startswith("reference_impl.") and name not in GENERIC_MODULES and name in sys.modules:
-                found[name] = sys.modules[name]
-    return [found[k] for k in sorted(found)]
-
-
-def _code_classes(protocol: str) -> list[type]:
-    out = []
-    for mod in protocol_modules(protocol):
-        for v in vars(mod).values():
-            if isinstance(v, type) and not issubclass(v, enum.Enum) and v.__module__ == mod.__name__ \
-                    and v.__name__.endswith("Code"):
-                out.append(v)
-    return out
-
-
-def _constants(cls: type) -> list[tuple[str, int]]:
-    return [(k, x) for k, x in vars(cls).items() if k.isupper() and type(x) is int]
-
-
 def code_labels(protocol: str) -> dict[int, str]:
-    """value -> `Class.NAME` for the protocol's code classes (the first class wins a value)."""
+    """value -> `Class.NAME` for the integer codes among the protocol's branches, so that a
+    record whose `code` field holds the plain number (RemotingCommand#code) counts too."""
     out: dict[int, str] = {}
-    for cls in _code_classes(protocol):
-        for k, x in _constants(cls):
-            out.setdefault(x, f"{cls.__name__}.{k}")
+    for member in core.protocol(protocol).branches:
+        if isinstance(member, int):
+            out.setdefault(int(member), label(member))
     return out
 
 
 def branch_universe(protocol: str) -> list[str]:
-    out = set(code_labels(protocol).values())
-    for mod in protocol_modules(protocol):
-        for v in vars(mod).values():
-            if isinstance(v, type) and issubclass(v, enum.Enum) and v.__module__ == mod.__name__:
-                out.update(f"{v.__name__}.{m.name}" for m in v)
-    return sorted(out)
+    """The protocol's result codes (`Protocol.branches`), as `Enum.MEMBER` labels."""
+    return sorted({label(m) for m in core.protocol(protocol).branches})
 
 
-def role_universe(cfgs: list[wm.WorldConfig]) -> list[str]:
+def role_universe(cfgs: list[core.WorldConfig]) -> list[str]:
     roles = set()
     for cfg in cfgs:
-        for n in wm.init(cfg).nodes:
+        for n in core.init(cfg).nodes:
             role = getattr(n, "role", None)
             if isinstance(role, enum.Enum):
                 roles.update(m.value for m in type(role))
@@ -190,11 +146,11 @@ def role_universe(cfgs: list[wm.WorldConfig]) -> list[str]:
     return sorted(roles)
 
 
-def action_universe(cfgs: list[wm.WorldConfig]) -> list[str]:
+def action_universe(cfgs: list[core.WorldConfig]) -> list[str]:
     """Every kind@role the profiles of `cfgs` can produce (see the module docstring)."""
     if not cfgs:
         return []
-    p = wm.protocol(cfgs[0].protocol)
+    p = core.protocol(cfgs[0].protocol)
     roles = role_universe(cfgs)
     profiles = [c.profile for c in cfgs]
 

@@ -24,6 +24,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 
+from spark_harness import java, ship
 from spark_harness import plan as plan_mod
 from spark_harness.aggregate import Aggregate
 from spark_harness.progress import Progress
@@ -160,8 +161,7 @@ def active_session():
 
 def session(master: str, app: str = "rmqspec fuzz"):
     """A SparkSession for `master` (SUBMITTED: the one spark-submit set), quiet and
-    with its Python workers on this interpreter. Java comes from rmqspec.java."""
-    from rmqspec import java
+    with its Python workers on this interpreter. Java comes from spark_harness.java."""
 
     java.ensure_java_env()
     from pyspark.sql import SparkSession
@@ -218,7 +218,6 @@ def run_spark(plan: plan_mod.Plan, spark, parquet: str, progress: Progress,
     """Run the plan as a Spark job; per-history rows to `parquet`; return the aggregate."""
     sc = spark.sparkContext
     if ship_dir is not None and not sc.master.startswith("local"):
-        from spark_harness import ship
 
         # spark-submit --py-files may have shipped the zip already (Spark refuses a second one)
         if ship.ZIP_NAME not in (sc.getConf().get("spark.submit.pyFiles") or ""):

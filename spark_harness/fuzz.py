@@ -17,6 +17,8 @@ from typing import IO
 
 import attrs
 
+from reference_impl import core
+from reference_impl.core import faults
 from spark_harness import counterexample, engines, shrink
 from spark_harness import report as report_mod
 from spark_harness.aggregate import Aggregate
@@ -54,7 +56,7 @@ class FuzzResult:
 
 def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     """Run a fuzz job (module docstring). Raises plan.PlanError for bad arguments and
-    rmqspec.java.JavaMissing when Spark is asked for and no Java is found."""
+    spark_harness.java.JavaMissing when Spark is asked for and no Java is found."""
     log = log if log is not None else sys.stdout
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
                      opts.tail_ms, opts.config)
@@ -204,12 +206,10 @@ def summary(r: dict, out: str) -> str:
 
 def profiles_table() -> str:
     """The fault profiles of every protocol (`rmqspec fuzz --list-profiles`)."""
-    from reference_impl import faults
-    from reference_impl import world as wm
 
     lines = []
-    for name in wm.protocol_names():
-        wm.protocol(name)  # imports the world module, which registers the protocol's own profiles
+    for name in core.protocol_names():
+        core.protocol(name)  # imports the world module, which registers the protocol's own profiles
         lines.append(f"{name}:")
         width = max(len(prof) for prof in faults.names(name))
         for prof in faults.names(name):

@@ -1,7 +1,7 @@
 """One fuzz history as a pure function: `run_history(spec) -> summary`.
 
 A history is (protocol, fault profile, number of nodes, config overrides, seed, step
-budget). It runs with rmqspec.runner semantics (the seeded chooser, every property of
+budget). It runs with histories.runner semantics (the seeded chooser, every property of
 the protocol checked at every step) and ends `tail_ms` after the fault profile's quiet
 tail begins (a profile without one, `none`, runs as long as the shared profiles:
 faults.CALM_AT_MS + tail_ms), or at its step budget if that comes first. The default
@@ -25,9 +25,9 @@ from typing import Any
 
 import attrs
 
-from reference_impl import chooser, faults
-from reference_impl import world as wm
-from rmqspec import runner
+from histories import runner
+from reference_impl import core
+from reference_impl.core import chooser, faults
 from spark_harness import coverage, sketch
 from spec import properties as props
 
@@ -47,24 +47,24 @@ class HistorySpec:
     overrides: tuple = ()  # protocol config overrides, as sorted (key, value) pairs
 
 
-_CONFIGS: dict[tuple, wm.WorldConfig] = {}
+_CONFIGS: dict[tuple, core.WorldConfig] = {}
 
 
-def world_config(protocol: str, profile: str, nodes: int, overrides: tuple = ()) -> wm.WorldConfig:
+def world_config(protocol: str, profile: str, nodes: int, overrides: tuple = ()) -> core.WorldConfig:
     key = (protocol, profile, nodes, overrides)
     cfg = _CONFIGS.get(key)
     if cfg is None:
-        p = wm.protocol(protocol)
+        p = core.protocol(protocol)
         cfg = p.make_config(nodes, dict(overrides)).evolve(profile=faults.profile(profile, protocol))
         _CONFIGS[key] = cfg
     return cfg
 
 
-def config_of(spec: HistorySpec) -> wm.WorldConfig:
+def config_of(spec: HistorySpec) -> core.WorldConfig:
     return world_config(spec.protocol, spec.profile, spec.nodes, spec.overrides)
 
 
-def until_ms(cfg: wm.WorldConfig, tail_ms: int = TAIL_MS) -> int:
+def until_ms(cfg: core.WorldConfig, tail_ms: int = TAIL_MS) -> int:
     calm_at = cfg.profile.calm_at_ms
     return (calm_at if calm_at is not None else faults.CALM_AT_MS) + tail_ms
 
@@ -82,7 +82,7 @@ def _code_labels(protocol: str) -> dict[int, str]:
 class Probe:
     """A step hook recording coverage, fault counts and distinct observable states."""
 
-    def __init__(self, cfg: wm.WorldConfig) -> None:
+    def __init__(self, cfg: core.WorldConfig) -> None:
         self.actions: set[tuple[str, str]] = set()
         self.branches: set[str] = set()
         self.kinds: set[str] = set()
@@ -93,13 +93,13 @@ class Probe:
         # The protocol's own fault kinds (FaultProfile.ext, e.g. HA's conn_drop) arrive as
         # `ext:<Type>` events; which types are faults is learnt from Protocol.ext_faults.
         self._ext_kinds = tuple(k for k, weight in cfg.profile.ext if weight)
-        self._ext_faults = wm.protocol(cfg.protocol).ext_faults
+        self._ext_faults = core.protocol(cfg.protocol).ext_faults
         self._ext_fault_of: dict[type, str | None] = {}
 
-    def start(self, w: wm.World) -> None:
+    def start(self, w: core.World) -> None:
         self.states.add(self._fp.changed(w))
 
-    def __call__(self, i: int, before: wm.World, ev: Any, after: wm.World, obs: tuple) -> None:
+    def __call__(self, i: int, before: core.World, ev: Any, after: core.World, obs: tuple) -> None:
         kind, node, msg = coverage.classify(before, ev)
         self.actions.add((kind, coverage.role_of(before, node)))
         if kind in FAULT_KINDS:
@@ -135,7 +135,7 @@ def run_history(spec: HistorySpec) -> dict:
     """Run one seeded history and summarise it (see the module docstring)."""
     cfg = config_of(spec)
     probe = Probe(cfg)
-    probe.start(wm.init(cfg))
+    probe.start(core.init(cfg))
     meter = props.meter(cfg.protocol, cfg)
     result = runner.run(cfg, chooser.SeededChooser(spec.seed).choose, spec.steps, until_ms(cfg, spec.tail_ms),
                         hooks=(probe,) if meter is None else (probe, meter))

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import attrs
 
-from reference_impl import faults
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.core import faults
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_history
 
 MAX_CHUNK = 200  # histories per task at most: keeps tasks short enough to balance and to show progress
@@ -93,7 +93,7 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
     """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
     raise PlanError with the known ones."""
     load_imports(imports)
-    known = wm.protocol_names()
+    known = core.protocol_names()
     names = [p.strip() for p in protocol.split(",") if p.strip()]
     protocols: tuple[str, ...] = ()
     for name in names:
@@ -112,7 +112,7 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
     overrides = tuple(sorted(config.items()))
     by_profile, by_nodes = {}, {}
     for p in protocols:
-        proto = wm.protocol(p)
+        proto = core.protocol(p)
         names = faults.names(p)
         chosen = tuple(names) if profiles == ["all"] else tuple(profiles) if profiles else default_profiles(p)
         for name in chosen:

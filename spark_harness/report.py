@@ -12,7 +12,7 @@ import json
 import os
 from typing import Any
 
-from reference_impl import faults
+from reference_impl.core import faults
 from spark_harness import coverage, plots, sketch
 from spark_harness.aggregate import Aggregate, ProtocolAggregate
 from spark_harness.history import config_of
@@ -248,7 +248,7 @@ def markdown(r: dict) -> str:
         for name, s in v["stats"].items():
             if s.get("count"):
                 out.append(f"| {name} | {s['count']:,} | " + " | ".join(_fmt(s[k]) for k in
-                                                                   ("min", "p50", "p90", "p99", "max", "mean")) + " |")
+                                                                        ("min", "p50", "p90", "p99", "max", "mean")) + " |")
         if plots_p.get("distributions"):
             out += ["", f"![{p} distributions]({plots_p['distributions']})"]
         out += ["", "### Fault profiles", ""]

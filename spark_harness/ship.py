@@ -14,7 +14,8 @@ import os
 import sys
 import zipfile
 
-PACKAGES = ("reference_impl", "spec", "rmqspec", "spark_harness", "property_tests", "model_checks", "attrs", "attr")
+PACKAGES = ("reference_impl", "spec", "histories", "rmqspec", "spark_harness", "property_tests", "model_checks", "attrs",
+            "attr")
 ZIP_NAME = "rmqspec-exec.zip"
 
 
@@ -43,8 +44,10 @@ def build_zip(directory: str) -> str:
 
 
 def submit_script() -> str:
-    """The driver script spark-submit runs (spark_harness/submit.py)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "submit.py")
+    """The driver script spark-submit runs (rmqspec/spark_submit.py: the CLI's `fuzz`, which sits
+    above this package, so it is named by path and never imported here)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.join(root, "rmqspec", "spark_submit.py")
 
 
 def submit_command(zip_path: str, master: str = "local[2]", args: str = "--protocol all --histories 1000") -> str:

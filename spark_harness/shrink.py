@@ -13,7 +13,7 @@ a tick and the timer fires with the default draw.
 Replay of a candidate (the same step semantics as `rmqspec replay`: `world.step`,
 every property checked after every step): before each choice, default steps run
 while they happen before the choice's time; then the choice is applied if it decodes
-(events are kept in the trace encoding, reference_impl.codec, which names a message
+(events are kept in the trace encoding, reference_impl.core.codec, which names a message
 by its endpoints and content, so it survives earlier removals) and is enabled.
 A choice that cannot happen any more (its message was never sent, its node is down)
 is *skipped*, not fatal, so one removal can take its consequences with it. A
@@ -42,9 +42,9 @@ from typing import Any
 
 import attrs
 
-from reference_impl import codec
-from reference_impl import network as net_mod
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.core import codec
+from reference_impl.core import network as net_mod
 from spec import properties as props
 
 DEFAULT_BUDGET = 400_000  # replayed steps (about half a minute on one core)
@@ -63,7 +63,7 @@ Choice = tuple[int, dict]  # (time in ms it happened at, the event in trace enco
 @attrs.define
 class Run:
     choices: list[Choice]  # the choices applied, encoded in the world they were applied to
-    worlds: list[wm.World]  # worlds[i]: the world after the first i choices (and the defaults before them)
+    worlds: list[core.World]  # worlds[i]: the world after the first i choices (and the defaults before them)
     violated: bool
 
 
@@ -84,25 +84,25 @@ def property_of(protocol: str, prop_id: str) -> props.Property:
     raise KeyError(f"{protocol} has no property {prop_id!r}")
 
 
-def default_step(w: wm.World) -> tuple[Any, int] | None:
+def default_step(w: core.World) -> tuple[Any, int] | None:
     """The fault-free next step and the time it is due by: the protocol event whose
     deadline comes first (a timer when it is due, a message at the end of its delay
     window, an RPC failure at its timeout). The world must run every such event before
     time passes its deadline, so a complete recorded history has chosen each of them
     before any later choice, and replays exactly."""
-    wakes = wm.wake_times(w)
-    dmax = wm.delay_window(w)[1]
+    wakes = core.wake_times(w)
+    dmax = core.delay_window(w)[1]
     best, best_t = None, -1
-    for ev in wm.protocol_events(w):
+    for ev in core.protocol_events(w):
         t = type(ev)
-        if t is wm.Tick:
+        if t is core.Tick:
             due = max(wakes[ev.node], w.now)
-        elif t is wm.Deliver or t is wm.Drop:
+        elif t is core.Deliver or t is core.Drop:
             due = net_mod.find(w.net, ev.env).sent_ms + dmax
-        elif t is wm.RpcFail:
+        elif t is core.RpcFail:
             due = net_mod.find_rpc(w.net, ev.rpc).deadline_ms
         else:
-            due = wm.event_time(w, ev)
+            due = core.event_time(w, ev)
         if best is None or due < best_t:
             best, best_t = ev, due
     return (best, best_t) if best is not None else None
@@ -111,7 +111,7 @@ def default_step(w: wm.World) -> tuple[Any, int] | None:
 class Replayer:
     """Applies choices with default steps between them, checking one property."""
 
-    def __init__(self, cfg: wm.WorldConfig, target: Target, until_ms: int, on_step: Any = None) -> None:
+    def __init__(self, cfg: core.WorldConfig, target: Target, until_ms: int, on_step: Any = None) -> None:
         self.cfg = cfg
         self.target = target
         self.until_ms = until_ms
@@ -123,7 +123,7 @@ class Replayer:
         """Apply `choices` after the first `keep` choices of `start` (from scratch if None);
         then default steps up to `until_ms`; stop at the target's first violation."""
         if start is None:
-            w = wm.init(self.cfg)
+            w = core.init(self.cfg)
             applied: list[Choice] = []
             worlds = [w]
             if self.prop.holds is not None and not self.prop.holds(w):
@@ -146,7 +146,7 @@ class Replayer:
                 ev = codec.decode_event(w, d)
             except codec.DecodeError:
                 continue
-            if not wm.is_enabled(w, ev):
+            if not core.is_enabled(w, ev):
                 continue
             encoded = codec.encode_event(w, ev)
             w, verdict = self._apply(w, ev, True)
@@ -158,9 +158,9 @@ class Replayer:
                 return Run(applied, worlds, verdict)
         return Run(applied, worlds, False)
 
-    def _apply(self, w: wm.World, ev: Any, chosen: bool) -> tuple[wm.World, bool | None]:
+    def _apply(self, w: core.World, ev: Any, chosen: bool) -> tuple[core.World, bool | None]:
         """Step; the verdict is None while the target holds, else whether it failed as wanted."""
-        after, obs = wm.step(w, ev)
+        after, obs = core.step(w, ev)
         self.steps += 1
         if self.on_step is not None:
             self.on_step(w, ev, after, obs, chosen)
@@ -171,10 +171,10 @@ class Replayer:
         return after, (v.expected is not None) == self.target.expected
 
 
-def first_violation(cfg: wm.WorldConfig, events: list[dict], prop_id: str | None = None) -> Target | None:
+def first_violation(cfg: core.WorldConfig, events: list[dict], prop_id: str | None = None) -> Target | None:
     """The violation a recorded history shows, replayed as is: of `prop_id` if given,
     else its first unexpected one, else its first expected one."""
-    w = wm.init(cfg)
+    w = core.init(cfg)
     monitor = props.Monitor(props.for_protocol(cfg.protocol))
     monitor.start(w)
     for i, d in enumerate(events, 1):
@@ -182,9 +182,9 @@ def first_violation(cfg: wm.WorldConfig, events: list[dict], prop_id: str | None
             ev = codec.decode_event(w, d)
         except codec.DecodeError:
             break
-        if not wm.is_enabled(w, ev):
+        if not core.is_enabled(w, ev):
             break
-        after, obs = wm.step(w, ev)
+        after, obs = core.step(w, ev)
         monitor.check(i, w, ev, after, obs)
         w = after
     found = sorted(monitor.violations.values(), key=lambda v: (v.expected is not None, v.step))
@@ -193,7 +193,7 @@ def first_violation(cfg: wm.WorldConfig, events: list[dict], prop_id: str | None
     return Target(property=found[0].property, expected=found[0].expected is not None) if found else None
 
 
-def shrink(cfg: wm.WorldConfig, choices: list[Choice], target: Target, budget: int = DEFAULT_BUDGET) -> ShrinkResult:
+def shrink(cfg: core.WorldConfig, choices: list[Choice], target: Target, budget: int = DEFAULT_BUDGET) -> ShrinkResult:
     """A 1-minimal sub-list of `choices` that still shows `target` (module docstring)."""
     until_ms = choices[-1][0] if choices else 0
     replayer = Replayer(cfg, target, until_ms)
@@ -232,28 +232,28 @@ def shrink(cfg: wm.WorldConfig, choices: list[Choice], target: Target, budget: i
                         steps=replayer.steps)
 
 
-def record(cfg: wm.WorldConfig, choose: Any, steps: int) -> list[Choice]:
+def record(cfg: core.WorldConfig, choose: Any, steps: int) -> list[Choice]:
     """The timed events of the history a chooser makes, up to `steps` events."""
-    w = wm.init(cfg)
+    w = core.init(cfg)
     out = []
     for _ in range(steps):
         ev = choose(w)
         if ev is None:
             break
         encoded = codec.encode_event(w, ev)
-        w, _ = wm.step(w, ev)
+        w, _ = core.step(w, ev)
         out.append((w.now, encoded))
     return out
 
 
-def steps_of(cfg: wm.WorldConfig, choices: list[Choice], target: Target, until_ms: int
+def steps_of(cfg: core.WorldConfig, choices: list[Choice], target: Target, until_ms: int
              ) -> tuple[list[dict], list[int]]:
     """Every step a replay of `choices` takes up to the violation (trace encoding), and
     the positions (1-based step numbers) of the choices among them."""
     steps: list[dict] = []
     chosen: list[int] = []
 
-    def hook(before: wm.World, ev: Any, after: wm.World, obs: tuple, is_choice: bool) -> None:
+    def hook(before: core.World, ev: Any, after: core.World, obs: tuple, is_choice: bool) -> None:
         steps.append(codec.encode_event(before, ev))
         if is_choice:
             chosen.append(len(steps))

@@ -26,7 +26,7 @@ import marshal
 import math
 from typing import Any
 
-from reference_impl import world as wm
+from reference_impl import core
 
 P = 12
 M = 1 << P
@@ -44,8 +44,8 @@ class StateFingerprints:
     whose record (immutable) or liveness changed are observed again, equal observed
     states share one digest, and `changed` answers None when nothing observable moved."""
 
-    def __init__(self, cfg: wm.WorldConfig) -> None:
-        p = wm.protocol(cfg.protocol)
+    def __init__(self, cfg: core.WorldConfig) -> None:
+        p = core.protocol(cfg.protocol)
         self._observe = p.observe
         self._c = cfg.proto
         n = len(cfg.ids)
@@ -68,7 +68,7 @@ class StateFingerprints:
             digest = self._digests[data] = hashlib.blake2b(data, digest_size=8).digest()
         return digest
 
-    def changed(self, w: wm.World) -> int | None:
+    def changed(self, w: core.World) -> int | None:
         """The fingerprint of `w`, or None if its observable state equals the last one asked."""
         objs, ups, digs = self._objs, self._ups, self._digs
         alive = w.alive

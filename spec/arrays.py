@@ -17,7 +17,6 @@ from typing import Any
 
 import z3
 
-
 # Values known to be constants, by Python identity: the finite domains of a universe
 # register theirs, so that indexing with them skips the (slow) z3py inspection.
 _KNOWN: dict[int, tuple[z3.ExprRef, int]] = {}

@@ -2,7 +2,7 @@
 brokers' DLedger nodes.
 
 Predicates read a world of the `dledger_commitlog` protocol: brokers, and the ghost of
-reference_impl.dledger_commitlog_world (which extends the log world's, so the LOG
+reference_impl.dledger_commitlog.world (which extends the log world's, so the LOG
 predicates and their causes apply unchanged). A DCL violation is expected when the
 DLedger index behind it has a known cause in this history (spec.dledger_log: commit by
 counting, an OS crash, a term led twice, a stale-compare truncation), or, for DCL-5, when
@@ -16,10 +16,10 @@ from typing import Any
 
 import attrs
 
-from reference_impl import dledger_broker as bk
-from reference_impl import dledger_commitlog as cl
-from reference_impl import dledger_store as st
-from reference_impl import world as wm
+from reference_impl import core, rocketmq
+from reference_impl.dledger_commitlog import broker as bk
+from reference_impl.dledger_commitlog import commitlog as cl
+from reference_impl.dledger_log import store as st
 from spec import dledger_log as logspec
 from spec.properties import Property, register
 
@@ -32,12 +32,12 @@ DUPLICATED = ("the network delivered the SEND of {key} twice (the world's duplic
               "stores what it is sent: RocketMQ does not deduplicate by message key")
 
 
-def _brokers(w: wm.World) -> list[tuple[int, bk.Broker]]:
+def _brokers(w: core.World) -> list[tuple[int, bk.Broker]]:
     k = len(w.cfg.proto.node.dledger.peers)
     return list(enumerate(w.nodes[:k]))
 
 
-def _index_cause(w: wm.World, index: int) -> str | None:
+def _index_cause(w: core.World, index: int) -> str | None:
     return logspec._cause(w, index) if index >= 0 else None
 
 
@@ -48,7 +48,7 @@ _violated, _recall = logspec._violated, logspec._recall
 # --- DCL-1: every PUT_OK message is readable at its offset on the new master ---
 
 
-def unreadable(w: wm.World, i: int) -> list[int]:
+def unreadable(w: core.World, i: int) -> list[int]:
     """Offsets answered PUT_OK whose message broker i cannot read there, below its max offset."""
     b = w.nodes[i]
     s, ms = b.node.store, b.store
@@ -63,7 +63,7 @@ def unreadable(w: wm.World, i: int) -> list[int]:
     return sorted(bad)
 
 
-def dcl1(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def dcl1(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     for i, o in obs:
         if isinstance(o, bk.BecameMaster):
             bad = unreadable(after, i)
@@ -74,7 +74,7 @@ def dcl1(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     return True
 
 
-def _offset_cause(w: wm.World, i: int, offset: int) -> str | None:
+def _offset_cause(w: core.World, i: int, offset: int) -> str | None:
     index = w.ghost.put_ok_index.get(offset, -1)
     return _index_cause(w, index)
 
@@ -82,18 +82,18 @@ def _offset_cause(w: wm.World, i: int, offset: int) -> str | None:
 # --- DCL-2: acknowledged offsets are unique and increase in append order ---
 
 
-def dcl2(w: wm.World) -> bool:
+def dcl2(w: core.World) -> bool:
     return not w.ghost.offset_conflicts and not w.ghost.order_violations
 
 
-def dcl2_expected(w: wm.World, event: Any = None) -> str | None:
+def dcl2_expected(w: core.World, event: Any = None) -> str | None:
     g = w.ghost
     offsets = list(g.offset_conflicts) + [o for _, o, _ in g.order_violations]
     causes = [_index_cause(w, g.put_ok_index.get(o, -1)) for o in offsets]
     return causes[0] if causes and all(causes) else None
 
 
-def dcl2_explain(w: wm.World) -> str:
+def dcl2_explain(w: core.World) -> str:
     g = w.ghost
     parts = [f"offset {o} acked for {g.acked_offsets[o]} and then {list(ks)}" for o, ks in g.offset_conflicts.items()]
     parts += [f"{k} acked at {o}, appended after {f} was acked" for k, o, f in g.order_violations]
@@ -103,7 +103,7 @@ def dcl2_explain(w: wm.World) -> str:
 # --- DCL-3: the old commitlog below dividedCommitlogOffset, DLedger above it, no hole ---
 
 
-def dcl3_problem(w: wm.World) -> str | None:
+def dcl3_problem(w: core.World) -> str | None:
     for i, b in _brokers(w):
         ms, s = b.store, b.node.store
         old, divided = ms.old, ms.divided_offset
@@ -127,7 +127,7 @@ def dcl3_problem(w: wm.World) -> str | None:
     return None
 
 
-def dcl3(w: wm.World) -> bool:
+def dcl3(w: core.World) -> bool:
     return dcl3_problem(w) is None
 
 
@@ -136,7 +136,7 @@ def dcl3(w: wm.World) -> bool:
 _CHECKED: dict[tuple[int, int], tuple] = {}  # (slot, queue) -> (units, entries) last verified
 
 
-def _unit_ok(w: wm.World, b: bk.Broker, q: int, k: int, unit: tuple) -> bool:
+def _unit_ok(w: core.World, b: bk.Broker, q: int, k: int, unit: tuple) -> bool:
     offset, size = unit
     m = cl.get_message(b.store, b.node.store, offset)
     if m is None or m.queue_id != q or m.queue_offset != k or m.length != size:
@@ -153,7 +153,7 @@ def _extends(old: tuple, new: tuple) -> bool:
     return old is new or (len(new) >= len(old) and (not old or (new[0] is old[0] and new[len(old) - 1] is old[-1])))
 
 
-def cq_problem(w: wm.World) -> tuple[int, int, int] | None:
+def cq_problem(w: core.World) -> tuple[int, int, int] | None:
     """(broker, queue, unit index) of a unit that does not point at its committed message."""
     for i, b in _brokers(w):
         if not w.alive[i]:
@@ -171,11 +171,11 @@ def cq_problem(w: wm.World) -> tuple[int, int, int] | None:
     return None
 
 
-def dcl4(w: wm.World) -> bool:
+def dcl4(w: core.World) -> bool:
     return cq_problem(w) is None
 
 
-def dcl4_expected(w: wm.World, event: Any = None) -> str | None:
+def dcl4_expected(w: core.World, event: Any = None) -> str | None:
     p = cq_problem(w)
     if p is None:
         return None
@@ -187,7 +187,7 @@ def dcl4_expected(w: wm.World, event: Any = None) -> str | None:
     return _index_cause(w, e.index) or logspec._leader_held(w, i, [e])
 
 
-def dcl4_explain(w: wm.World) -> str:
+def dcl4_explain(w: core.World) -> str:
     p = cq_problem(w)
     if p is None:
         return "see the trace"
@@ -199,39 +199,39 @@ def dcl4_explain(w: wm.World) -> str:
 # --- DCL-5 (expected): a message sent once is stored once ---
 
 
-def duplicates(w: wm.World) -> dict[str, frozenset]:
+def duplicates(w: core.World) -> dict[str, frozenset]:
     return {k: v for k, v in w.ghost.committed_keys.items() if len(v) > 1}
 
 
-def dcl5(w: wm.World) -> bool:
+def dcl5(w: core.World) -> bool:
     return not any(len(v) > 1 for v in w.ghost.committed_keys.values())
 
 
-def dcl5_expected(w: wm.World, event: Any = None) -> str | None:
+def dcl5_expected(w: core.World, event: Any = None) -> str | None:
     for key in duplicates(w):
         retried = w.ghost.retries.get(key)
         if not retried:
             if key in w.ghost.duplicated_sends:
                 return DUPLICATED.format(key=key)
             return None
-        answers = ", ".join(f"attempt {a}: {bk.ResponseCode(c).name if c is not None else 'no answer'}"
+        answers = ", ".join(f"attempt {a}: {rocketmq.ResponseCode(c).name if c is not None else 'no answer'}"
                             for a, c in retried)
         return RETRIED.format(key=key, answer=answers)
     return None
 
 
-def dcl5_explain(w: wm.World) -> str:
+def dcl5_explain(w: core.World) -> str:
     return "; ".join(f"{k} committed at offsets {sorted(v)}" for k, v in list(duplicates(w).items())[:4])
 
 
 # --- DCL-6: broker ids follow DLedger ids ---
 
 
-def dcl6(w: wm.World) -> bool:
+def dcl6(w: core.World) -> bool:
     for i, b in _brokers(w):
-        if b.broker_role is bk.BrokerRole.SLAVE and b.broker_id != bk.dledger_id(w.cfg.ids[i]):
+        if b.broker_role is rocketmq.BrokerRole.SLAVE and b.broker_id != bk.dledger_id(w.cfg.ids[i]):
             return False
-        if b.broker_role is bk.BrokerRole.SYNC_MASTER and b.broker_id != bk.MASTER_ID:
+        if b.broker_role is rocketmq.BrokerRole.SYNC_MASTER and b.broker_id != rocketmq.MASTER_ID:
             return False
     return True
 
@@ -241,7 +241,7 @@ def dcl6(w: wm.World) -> bool:
 DCL_L_BOUND_MS = 75_000  # an election (ELE-L 30 s) plus a route poll (30 s) plus the catch-up
 
 
-def dcl_l(w: wm.World) -> bool:
+def dcl_l(w: core.World) -> bool:
     h = w.history
     if not h.calm or w.ghost.first_send_after_calm_ms >= 0 or w.now - h.calm_at_ms <= DCL_L_BOUND_MS:
         return True
@@ -254,24 +254,24 @@ STUCK_TAIL = ("{node} leads term {t} but its log ends in term {e}: the current-t
               "appends one)")
 
 
-def dcl_l_expected(w: wm.World, event: Any = None) -> str | None:
+def dcl_l_expected(w: core.World, event: Any = None) -> str | None:
     log = w.cfg.proto.node.log
     if log.dledger_version != "fixed" or log.enable_fast_advance_commit_index:
         return None
     for i, b in _brokers(w):
         m, s = b.node.member, b.node.store
-        if (w.alive[i] and m.role.value == "LEADER" and b.broker_role is bk.BrokerRole.SLAVE
+        if (w.alive[i] and m.role.value == "LEADER" and b.broker_role is rocketmq.BrokerRole.SLAVE
                 and s.committed_index < s.end_index and s.end_term < m.curr_term):
             return STUCK_TAIL.format(node=w.cfg.ids[i], t=m.curr_term, e=s.end_term)
     return None
 
 
-def dcl_l_explain(w: wm.World) -> str:
+def dcl_l_explain(w: core.World) -> str:
     roles = ", ".join(f"{w.cfg.ids[i]}:{b.node.member.role.value}/{b.broker_role.value}" for i, b in _brokers(w))
     return f"no send acknowledged {w.now - w.history.calm_at_ms} ms after faults stopped ({roles})"
 
 
-def measure(w: wm.World) -> dict:
+def measure(w: core.World) -> dict:
     g, h = w.ghost, w.history
     dups = duplicates(w)
     return {
@@ -288,7 +288,7 @@ def measure(w: wm.World) -> dict:
     }
 
 
-def _broker_reads(w: wm.World) -> tuple:
+def _broker_reads(w: core.World) -> tuple:
     """What DCL-3/4/6 read: the brokers, whether they are up, and the ghost."""
     return w.nodes[:len(w.cfg.proto.node.dledger.peers)] + (w.alive, w.ghost)
 

@@ -1,7 +1,7 @@
 """DLedger log properties (docs/properties.md: LOG-*).
 
 Predicates read a world of the `dledger_log` protocol: server stores and the ghost
-variables of reference_impl.dledger_log_world. A violation is expected only when this
+variables of reference_impl.dledger_log.world. A violation is expected only when this
 history holds its known cause:
 
 - "Figure 8" (DLedger <= 0.3.1.2, research section 2.8): the index was committed by a
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import dledger_store as st
-from reference_impl import election as el
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.dledger_log import store as st
+from reference_impl.election import records as el
 from spec.properties import Property, register
 
 FIGURE_8 = ("index {i} was committed by a leader counting replicas of an entry of an older term "
@@ -38,7 +38,7 @@ LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself: the T
 _SERVERS: list = [None, ()]  # (the world's nodes tuple, its servers): predicates ask many times per step
 
 
-def _servers(w: wm.World) -> tuple:
+def _servers(w: core.World) -> tuple:
     """The DLedger servers' nodes (in dledger_commitlog, each broker's DLedger node)."""
     if _SERVERS[0] is w.nodes:
         return _SERVERS[1]
@@ -48,12 +48,12 @@ def _servers(w: wm.World) -> tuple:
     return out
 
 
-def _dl(w: wm.World, i: int) -> Any:
+def _dl(w: core.World, i: int) -> Any:
     n = w.nodes[i]
     return getattr(n, "node", n)
 
 
-def _reled(w: wm.World, term: int) -> str | None:
+def _reled(w: core.World, term: int) -> str | None:
     """A node that lost writes in an OS crash led `term` (again, or besides another leader), or
     `term` was led after a higher one (lost term files let terms go back)."""
     lost = {w.cfg.ids[i] for i in w.history.lost_writes}
@@ -68,7 +68,7 @@ def _reled(w: wm.World, term: int) -> str | None:
     return None
 
 
-def _cause(w: wm.World, index: int) -> str | None:
+def _cause(w: core.World, index: int) -> str | None:
     """The known cause, in this history, of a violation at `index` (None: unexpected)."""
     g = w.ghost
     if index in g.counted:
@@ -85,7 +85,7 @@ def _cause(w: wm.World, index: int) -> str | None:
     return None
 
 
-def _leader_held(w: wm.World, i: int, dropped: list) -> str | None:
+def _leader_held(w: core.World, i: int, dropped: list) -> str | None:
     """Node i's dropped entries are all in its leader's log: a benign, stale-compare truncation
     (both mechanisms are repaired in the "fixed" profile, where this is no known cause)."""
     n = _dl(w, i)
@@ -106,7 +106,7 @@ def _leader_held(w: wm.World, i: int, dropped: list) -> str | None:
 # --- LOG-1: log matching ---
 
 
-def log_matching_violation(w: wm.World) -> tuple[str, str, int, int] | None:
+def log_matching_violation(w: core.World) -> tuple[str, str, int, int] | None:
     """Two logs holding entries of equal index and term must hold identical entries up to there.
     Returns (node, node, first differing index, the shared term above it)."""
     stores = [n.store for n in _servers(w)]
@@ -134,16 +134,16 @@ def log_matching_violation(w: wm.World) -> tuple[str, str, int, int] | None:
     return None
 
 
-def log1(w: wm.World) -> bool:
+def log1(w: core.World) -> bool:
     return log_matching_violation(w) is None
 
 
-def log1_expected(w: wm.World, event: Any = None) -> str | None:
+def log1_expected(w: core.World, event: Any = None) -> str | None:
     v = log_matching_violation(w)
     return _reled(w, v[3]) if v else None
 
 
-def log1_explain(w: wm.World) -> str:
+def log1_explain(w: core.World) -> str:
     v = log_matching_violation(w)
     return (f"{v[0]} and {v[1]} differ at index {v[2]} below an index where both hold an entry of term {v[3]}"
             if v else "see the trace")
@@ -152,7 +152,7 @@ def log1_explain(w: wm.World) -> str:
 # --- LOG-2 (leader completeness) and LOG-6 (acknowledged appends survive) ---
 
 
-def _missing(w: wm.World, i: int, wanted: Any) -> list[int]:
+def _missing(w: core.World, i: int, wanted: Any) -> list[int]:
     """Indexes of `wanted` (index -> entry or set of entries) that node i's log does not hold."""
     s = _dl(w, i).store
     out = []
@@ -175,27 +175,27 @@ def _new_leaders(obs: tuple) -> list[int]:
 _LAST: dict[int, tuple] = {}  # id(world after a violating step) -> (that world, description, cause)
 
 
-def _violated(w: wm.World, description: str, cause: str | None) -> bool:
+def _violated(w: core.World, description: str, cause: str | None) -> bool:
     if len(_LAST) > 64:
         _LAST.clear()
     _LAST[id(w)] = (w, description, cause)
     return False
 
 
-def _recall(w: wm.World) -> tuple[str, str | None]:
+def _recall(w: core.World) -> tuple[str, str | None]:
     hit = _LAST.get(id(w))
     return (hit[1], hit[2]) if hit is not None and hit[0] is w else ("see the trace", None)
 
 
-def _step_expected(w: wm.World, event: Any = None) -> str | None:
+def _step_expected(w: core.World, event: Any = None) -> str | None:
     return _recall(w)[1]
 
 
-def _step_explain(w: wm.World) -> str:
+def _step_explain(w: core.World) -> str:
     return _recall(w)[0]
 
 
-def _leader_lacks(after: wm.World, obs: tuple, wanted: Any, what: str) -> bool:
+def _leader_lacks(after: core.World, obs: tuple, wanted: Any, what: str) -> bool:
     for i in _new_leaders(obs):
         missing = _missing(after, i, wanted)
         if missing:
@@ -205,11 +205,11 @@ def _leader_lacks(after: wm.World, obs: tuple, wanted: Any, what: str) -> bool:
     return True
 
 
-def log2(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def log2(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     return _leader_lacks(after, obs, after.ghost.committed, "committed") if obs else True
 
 
-def log6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def log6(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     return _leader_lacks(after, obs, after.ghost.acked, "acknowledged") if obs else True
 
 
@@ -227,7 +227,7 @@ def _dropped(sb: st.Store, sa: st.Store) -> list:
     return out
 
 
-def log3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def log3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     committed = after.ghost.committed
     if not committed or before.nodes is after.nodes:
         return True
@@ -237,7 +237,7 @@ def log3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
         lost = [e for e in _dropped(nb.store, na.store) if committed.get(e.index) == e]
         if lost:
             indexes = sorted(e.index for e in lost)
-            if isinstance(event, wm.Crash) and event.os:
+            if isinstance(event, core.Crash) and event.os:
                 cause = OS_LOST.format(who=after.cfg.ids[i], i=indexes[0])
             else:
                 causes = [_cause(after, index) for index in indexes]
@@ -249,7 +249,7 @@ def log3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- LOG-4: the commit index never decreases on a live node ---
 
 
-def log4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def log4(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if before.nodes is after.nodes:
         return True
     for i, (nb, na, ub, ua) in enumerate(zip(_servers(before), _servers(after), before.alive, after.alive)):
@@ -260,7 +260,7 @@ def log4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     return True
 
 
-def _decrease_cause(w: wm.World, i: int, sb: st.Store, sa: st.Store, new: int, old: int) -> str | None:
+def _decrease_cause(w: core.World, i: int, sb: st.Store, sa: st.Store, new: int, old: int) -> str | None:
     """updateCommittedIndex clamps to the end, so a commit index goes back only once the log was cut
     below it (now, or by an earlier truncation): the cause is that of the entries it covered."""
     causes = [_cause(w, index) for index in range(new + 1, old + 1)]
@@ -274,16 +274,16 @@ def _decrease_cause(w: wm.World, i: int, sb: st.Store, sa: st.Store, new: int, o
 # --- LOG-5: no two different entries are ever committed at one index ---
 
 
-def log5(w: wm.World) -> bool:
+def log5(w: core.World) -> bool:
     return not w.ghost.conflicts
 
 
-def log5_expected(w: wm.World, event: Any = None) -> str | None:
+def log5_expected(w: core.World, event: Any = None) -> str | None:
     causes = [_cause(w, i) for i in w.ghost.conflicts]
     return causes[0] if causes and all(causes) else None
 
 
-def log5_explain(w: wm.World) -> str:
+def log5_explain(w: core.World) -> str:
     parts = [f"index {i}: first {w.ghost.committed[i]}, later {sorted(map(repr, es))}"
              for i, es in sorted(w.ghost.conflicts.items())]
     return "; ".join(parts)
@@ -316,12 +316,12 @@ def _shape_problem(cfg: st.LogConfig, slot: int, s: st.Store) -> str | None:
     return problem
 
 
-def log7(w: wm.World) -> bool:
+def log7(w: core.World) -> bool:
     cfg = w.cfg.proto.node.log
     return all(_shape_problem(cfg, k, n.store) is None for k, n in enumerate(_servers(w)))
 
 
-def log7_explain(w: wm.World) -> str:
+def log7_explain(w: core.World) -> str:
     cfg = w.cfg.proto.node.log
     return "; ".join(f"{n.member.self_id}: {st.check_positions(cfg, n.store)}" for n in _servers(w)
                      if st.check_positions(cfg, n.store))
@@ -332,19 +332,19 @@ def log7_explain(w: wm.World) -> str:
 LOG_L_BOUND_MS = 40_000
 
 
-def log_l(w: wm.World) -> bool:
+def log_l(w: core.World) -> bool:
     h = w.history
     if not h.calm or w.ghost.first_ack_after_calm_ms >= 0 or w.now - h.calm_at_ms <= LOG_L_BOUND_MS:
         return True
     return w.cfg.proto.clients == 0
 
 
-def log_l_explain(w: wm.World) -> str:
+def log_l_explain(w: core.World) -> str:
     roles = ", ".join(f"{n.member.self_id}:{n.member.role.value}@{n.member.curr_term}" for n in _servers(w))
     return f"no append acknowledged {w.now - w.history.calm_at_ms} ms after faults stopped ({roles})"
 
 
-def measure(w: wm.World) -> dict:
+def measure(w: core.World) -> dict:
     g, h = w.ghost, w.history
     servers = _servers(w)
     return {
@@ -359,7 +359,7 @@ def measure(w: wm.World) -> dict:
     }
 
 
-def _stores(w: wm.World) -> tuple:
+def _stores(w: core.World) -> tuple:
     return tuple(n.store.entries for n in _servers(w))
 
 

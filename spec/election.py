@@ -1,7 +1,7 @@
 """Election and heartbeat properties (docs/properties.md: ELE-*, HB-*).
 
 Each predicate reads a world of the `election` protocol: member states and the
-ghost variables of reference_impl.election_world. Bounds are derived from the
+ghost variables of reference_impl.election.world. Bounds are derived from the
 DLedger config and the fault profile of the world being checked.
 """
 
@@ -9,62 +9,62 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import election as el
-from reference_impl import election_world as ew
-from reference_impl import world as wm
+from reference_impl import core
+from reference_impl.election import records as el
+from reference_impl.election import world as ew
 from spec.properties import Property, register
 
 TERM_FILE_LOST = ("{who} lost its currterm file in an OS crash: DLedger 0.2.6 persists currTerm/currVoteFor "
                   "without fsync (IOUtils.string2File), so it forgot its term and vote")
 
 
-def _forgetful(w: wm.World, node_ids: set[str]) -> str | None:
+def _forgetful(w: core.World, node_ids: set[str]) -> str | None:
     """The known cause, if one of `node_ids` has lost its term file in this history."""
     lost = sorted(w.cfg.ids[i] for i in w.history.lost_writes if w.cfg.ids[i] in node_ids)
     return TERM_FILE_LOST.format(who=", ".join(lost)) if lost else None
 
 
-def _double_voters(w: wm.World, term: int | None = None) -> set[str]:
+def _double_voters(w: core.World, term: int | None = None) -> set[str]:
     return {v for (v, t), c in w.ghost.grants.items() if len(c) > 1 and (term is None or t == term)}
 
 
-def ele1_expected(w: wm.World, event: Any = None) -> str | None:
+def ele1_expected(w: core.World, event: Any = None) -> str | None:
     """Two leaders in a term need a voter that accepted both; expected only if that voter lost its term file."""
     terms = [t for t, ids in w.ghost.elected.items() if len(ids) > 1]
     return _forgetful(w, set().union(*(_double_voters(w, t) for t in terms))) if terms else None
 
 
-def ele2_expected(w: wm.World, event: Any = None) -> str | None:
+def ele2_expected(w: core.World, event: Any = None) -> str | None:
     return _forgetful(w, _double_voters(w))
 
 
-def ele3_expected(w: wm.World, event: Any = None) -> str | None:
+def ele3_expected(w: core.World, event: Any = None) -> str | None:
     """A term drops at the very step its node loses the term file, and only then is it expected:
     a random OS crash or disk loss, or a scenario's `os_crash` / `disk_loss` action."""
-    if isinstance(event, wm.Crash) and event.os:
+    if isinstance(event, core.Crash) and event.os:
         return TERM_FILE_LOST.format(who=w.cfg.ids[event.node])
-    if isinstance(event, wm.Scripted) and w.cfg.script[event.index].do in ("os_crash", "disk_loss"):
+    if isinstance(event, core.Scripted) and w.cfg.script[event.index].do in ("os_crash", "disk_loss"):
         lost = [w.cfg.ids[i] for i in sorted(w.history.lost_writes) if not w.alive[i]]
         return TERM_FILE_LOST.format(who=", ".join(lost)) if lost else None
     return None
 
 
-def _dl(w: wm.World) -> el.DLedgerConfig:
+def _dl(w: core.World) -> el.DLedgerConfig:
     return w.cfg.proto.dledger
 
 
-def _dmax(w: wm.World) -> int:
+def _dmax(w: core.World) -> int:
     return w.cfg.profile.delay_ms[1]
 
 
 # --- ELE-1: at most one leader per term ---
 
 
-def ele1(w: wm.World) -> bool:
+def ele1(w: core.World) -> bool:
     return all(len(ids) <= 1 for ids in w.ghost.elected.values())
 
 
-def ele1_explain(w: wm.World) -> str:
+def ele1_explain(w: core.World) -> str:
     bad = {t: sorted(ids) for t, ids in w.ghost.elected.items() if len(ids) > 1}
     return f"two leaders in one term: {bad}"
 
@@ -72,11 +72,11 @@ def ele1_explain(w: wm.World) -> str:
 # --- ELE-2: a voter accepts at most one candidate per term, across crashes ---
 
 
-def ele2(w: wm.World) -> bool:
+def ele2(w: core.World) -> bool:
     return all(len(c) <= 1 for c in w.ghost.grants.values())
 
 
-def ele2_explain(w: wm.World) -> str:
+def ele2_explain(w: core.World) -> str:
     bad = {f"{v}@{t}": sorted(c) for (v, t), c in w.ghost.grants.items() if len(c) > 1}
     return f"a voter accepted two candidates in one term: {bad}"
 
@@ -84,7 +84,7 @@ def ele2_explain(w: wm.World) -> str:
 # --- ELE-3: currTerm never decreases, across crashes ---
 
 
-def ele3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def ele3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if before.nodes is after.nodes:
         return True
     return all(b.curr_term <= a.curr_term for b, a in zip(before.nodes, after.nodes))
@@ -93,7 +93,7 @@ def ele3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- ELE-4: leader of term t only with a quorum of ACCEPTs for t ---
 
 
-def ele4(w: wm.World) -> bool:
+def ele4(w: core.World) -> bool:
     quorum = _dl(w).is_quorum
     grants = w.ghost.grants
     for term, leaders in w.ghost.elected.items():
@@ -104,7 +104,7 @@ def ele4(w: wm.World) -> bool:
     return True
 
 
-def ele4_explain(w: wm.World) -> str:
+def ele4_explain(w: core.World) -> str:
     quorum = _dl(w).is_quorum
     bad = []
     for term, leaders in w.ghost.elected.items():
@@ -118,7 +118,7 @@ def ele4_explain(w: wm.World) -> str:
 # --- ELE-5: a follower of term t records leader L only if L became leader in t ---
 
 
-def ele5(w: wm.World) -> bool:
+def ele5(w: core.World) -> bool:
     elected = w.ghost.elected
     for m, up in zip(w.nodes, w.alive):
         if up and m.role is el.Role.FOLLOWER and m.leader_id not in elected.get(m.curr_term, ()):
@@ -126,7 +126,7 @@ def ele5(w: wm.World) -> bool:
     return True
 
 
-def ele5_explain(w: wm.World) -> str:
+def ele5_explain(w: core.World) -> str:
     bad = [f"{m.self_id} follows {m.leader_id} in term {m.curr_term}" for m, up in zip(w.nodes, w.alive)
            if up and m.role is el.Role.FOLLOWER and m.leader_id not in w.ghost.elected.get(m.curr_term, ())]
     return "; ".join(bad) + f" (leaders by term: { {t: sorted(v) for t, v in w.ghost.elected.items()} })"
@@ -135,13 +135,13 @@ def ele5_explain(w: wm.World) -> str:
 # --- HB-1: no follower timeout while its leader's heartbeats arrive ---
 
 
-def hb1_quiet_ms(w: wm.World) -> int:
+def hb1_quiet_ms(w: core.World) -> int:
     """How long the world must have been free of faults for HB-1 to apply."""
     c = _dl(w)
     return (c.max_heart_beat_leak + 1) * c.heart_beat_time_interval_ms + c.maintainer_sleep_ms + _dmax(w)
 
 
-def hb1(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def hb1(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if not obs:
         return True
     for i, o in obs:
@@ -159,7 +159,7 @@ def hb1(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- HB-2: a leader cut off from a quorum steps down in bounded time ---
 
 
-def hb2_bound_ms(w: wm.World) -> int:
+def hb2_bound_ms(w: core.World) -> int:
     """maxHeartBeatLeak x interval, plus one full round (the wait for it to start and its
     latch wait), the loop's sleep, and a reply that was already on its way."""
     c = _dl(w)
@@ -167,7 +167,7 @@ def hb2_bound_ms(w: wm.World) -> int:
             + 2 * _dmax(w) + 1)
 
 
-def hb2(w: wm.World) -> bool:
+def hb2(w: core.World) -> bool:
     if max(w.ghost.cut_since) < 0:
         return True  # nobody is cut off from a quorum
     bound = hb2_bound_ms(w)
@@ -177,7 +177,7 @@ def hb2(w: wm.World) -> bool:
     return True
 
 
-def hb2_explain(w: wm.World) -> str:
+def hb2_explain(w: core.World) -> str:
     bad = [f"{m.self_id} still leads {w.now - s} ms after losing its quorum at {s} ms"
            for m, up, s in zip(w.nodes, w.alive, w.ghost.cut_since)
            if up and m.role is el.Role.LEADER and s >= 0]
@@ -189,17 +189,17 @@ def hb2_explain(w: wm.World) -> str:
 ELE_L_BOUND_MS = 30_000
 
 
-def ele_l(w: wm.World) -> bool:
+def ele_l(w: core.World) -> bool:
     h = w.history
     return not h.calm or w.ghost.settled_ms >= 0 or w.now - h.calm_at_ms <= ELE_L_BOUND_MS
 
 
-def ele_l_explain(w: wm.World) -> str:
+def ele_l_explain(w: core.World) -> str:
     roles = ", ".join(f"{m.self_id}:{m.role.value}@{m.curr_term}" for m in w.nodes)
     return f"no settled leader {w.now - w.history.calm_at_ms} ms after faults stopped ({roles})"
 
 
-def measure(w: wm.World) -> dict:
+def measure(w: core.World) -> dict:
     """Measured quantities of one history (ELE-L and companions)."""
     g, h = w.ghost, w.history
     return {
@@ -216,12 +216,12 @@ class LeaderlessMeter:
     role change or a fault, and both come with observations, so only such steps are
     looked at."""
 
-    def __init__(self, cfg: wm.WorldConfig) -> None:
+    def __init__(self, cfg: core.WorldConfig) -> None:
         self.since = 0  # leaderless since (ms), -1 while settled; a cluster boots leaderless
         self.total = 0
         self.episodes = 0
 
-    def __call__(self, i: int, before: wm.World, event: Any, after: wm.World, obs: tuple) -> None:
+    def __call__(self, i: int, before: core.World, event: Any, after: core.World, obs: tuple) -> None:
         if not obs:
             return
         if ew.settled(after):
@@ -232,12 +232,12 @@ class LeaderlessMeter:
             self.since = after.now
             self.episodes += 1
 
-    def result(self, w: wm.World) -> dict:
+    def result(self, w: core.World) -> dict:
         return {"leaderless_ms": self.total + (w.now - self.since if self.since >= 0 else 0),
                 "leader_losses": self.episodes}
 
 
-def meter(cfg: wm.WorldConfig) -> LeaderlessMeter:
+def meter(cfg: core.WorldConfig) -> LeaderlessMeter:
     return LeaderlessMeter(cfg)
 
 

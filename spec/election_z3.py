@@ -1,6 +1,6 @@
 """The election protocol as a Z3 transition relation (DLedger 0.2.6 leader election).
 
-Abstraction of reference_impl.election_world
+Abstraction of reference_impl.election.world
 ---------------------------------------------
 Per node: `alive`, `term` (currTerm), the vote (`has_vote`, `vote`: currVoteFor), the
 `role`, the leader (`has_leader`, `leader`: leaderId) and the ledger end
@@ -35,8 +35,8 @@ from typing import Any
 
 import z3
 
-from reference_impl import election as el
-from reference_impl.state import record
+from reference_impl.core.state import record
+from reference_impl.election import records as el
 from spec import symbolic as sy
 from spec.symbolic import Action, Invariant, StepProperty, Var, add, sel, store
 
@@ -328,7 +328,7 @@ class ElectionAbstract:
 
 
 def abstract(w: Any) -> ElectionAbstract:
-    """The abstract state of an election world (reference_impl.election_world)."""
+    """The abstract state of an election world (reference_impl.election.world)."""
     vreq, hb = set(), set()
     for env in w.net.flight:
         msg = env.msg

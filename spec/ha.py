@@ -1,8 +1,8 @@
 """Master/slave HA replication properties (docs/properties.md: HA-*).
 
 Each predicate reads a world of the `ha` protocol: broker states (reference_impl.ha),
-the connection table (reference_impl.ha_world) and the ghost variables of
-reference_impl.ha_ghost. Causes of expected violations are read from the history of
+the connection table (reference_impl.ha.world) and the ghost variables of
+reference_impl.ha.ghost. Causes of expected violations are read from the history of
 the world being checked (docs/ha.md lists them).
 """
 
@@ -10,28 +10,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import ha_store as st
-from reference_impl import world as wm
-from reference_impl.ha_ghost import broker_indices, master_index
-from reference_impl.ha_state import FrameRead, FrameRejected, TransferStart
+from reference_impl import core
+from reference_impl.ha import commit_log as st
+from reference_impl.ha.ghost import broker_indices, master_index
+from reference_impl.ha.records import FrameRead, FrameRejected, TransferStart
 from spec.properties import Property, register
 
 HA_L_BOUND_MS = 30_000  # connect timeout 5 s + reconnect wait 5 s + first report 5 s, and slack for the transfer
 
 
-def _slaves(w: wm.World) -> list[int]:
+def _slaves(w: core.World) -> list[int]:
     m = master_index(w)
     return [j for j in broker_indices(w) if j != m]
 
 
-def _stores(w: wm.World) -> tuple:
+def _stores(w: core.World) -> tuple:
     return tuple(w.nodes[j].store for j in broker_indices(w))
 
 
 # --- HA-1: the slave's bytes are a prefix-copy of the master's ---
 
 
-def divergence(w: wm.World, j: int) -> int:
+def divergence(w: core.World, j: int) -> int:
     """The first offset at which slave j's CommitLog is not the master's, or -1 if it is a prefix-copy."""
     ms, s = w.nodes[master_index(w)].store, w.nodes[j].store
     if s.base < 0:
@@ -52,11 +52,11 @@ def divergence(w: wm.World, j: int) -> int:
     return mmax if smax > mmax else -1
 
 
-def ha1(w: wm.World) -> bool:
+def ha1(w: core.World) -> bool:
     return all(divergence(w, j) < 0 for j in _slaves(w))
 
 
-def ha1_expected(w: wm.World, event: Any = None) -> str | None:
+def ha1_expected(w: core.World, event: Any = None) -> str | None:
     g = w.ghost
     floor = g.master_floor
     causes = []
@@ -75,7 +75,7 @@ def ha1_expected(w: wm.World, event: Any = None) -> str | None:
     return "; ".join(dict.fromkeys(causes)) or None
 
 
-def ha1_explain(w: wm.World) -> str:
+def ha1_explain(w: core.World) -> str:
     m = w.nodes[master_index(w)]
     return "; ".join(f"{w.cfg.ids[j]} differs from the master from offset {d} (slave max "
                      f"{st.max_offset(w.nodes[j].store)}, master max {st.max_offset(m.store)})"
@@ -85,7 +85,7 @@ def ha1_explain(w: wm.World) -> str:
 # --- HA-2: acks never exceed what the slave has; push2SlaveMaxOffset never decreases ---
 
 
-def ha2(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def ha2(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     m = master_index(after)
     if before.nodes[m] is after.nodes[m]:
         return True
@@ -114,7 +114,7 @@ def _all_known(findings: tuple) -> str | None:
     return causes[-1] if len(causes) == 1 else f"{len(causes)} causes, latest: {causes[-1]}"
 
 
-def ha3_expected(w: wm.World, event: Any = None) -> str | None:
+def ha3_expected(w: core.World, event: Any = None) -> str | None:
     return _all_known(w.ghost.missing)
 
 
@@ -128,7 +128,7 @@ def _findings(findings: tuple, what: str) -> str:
 # --- HA-5: a slave asking for 0 starts at the master's last mapped file ---
 
 
-def ha5(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def ha5(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     for i, o in obs:
         if type(o) is TransferStart:
             mo = st.max_offset(before.nodes[i].store)
@@ -141,7 +141,7 @@ def ha5(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- HA-6: a frame is appended at its own offset only; a mismatch drops the connection ---
 
 
-def ha6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def ha6(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     for i, o in obs:
         t = type(o)
         if t is FrameRead and o.appended:
@@ -157,7 +157,7 @@ def ha6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     return True
 
 
-def ha6_expected(w: wm.World, event: Any = None) -> str | None:
+def ha6_expected(w: core.World, event: Any = None) -> str | None:
     now = [f for f in w.ghost.misplaced.values() if f.at_ms == w.now]
     return _all_known(tuple(now))
 
@@ -165,12 +165,12 @@ def ha6_expected(w: wm.World, event: Any = None) -> str | None:
 # --- HA-8: push2SlaveMaxOffset never exceeds the master's max offset ---
 
 
-def ha8(w: wm.World) -> bool:
+def ha8(w: core.World) -> bool:
     m = master_index(w)
     return not w.alive[m] or w.nodes[m].push2slave_max <= st.max_offset(w.nodes[m].store)
 
 
-def ha8_expected(w: wm.World, event: Any = None) -> str | None:
+def ha8_expected(w: core.World, event: Any = None) -> str | None:
     p2 = w.ghost.p2
     m = master_index(w)
     if w.cfg.proto.version == "fixed" or p2 is None or p2[0] != w.nodes[m].incarnation:
@@ -179,14 +179,14 @@ def ha8_expected(w: wm.World, event: Any = None) -> str | None:
     if a.ack == w.nodes[m].push2slave_max and a.ack > a.master_max:
         return (f"{'the first report' if a.first else 'a report'} of {a.slave} ({a.ack}) exceeded the master's max "
                 f"offset ({a.master_max}) and was taken: " + ("4.9.4 checks only later acks (#3015)" if a.first
-                                                            else "4.9.0-4.9.2 check no report (#3015)"))
+                                                              else "4.9.0-4.9.2 check no report (#3015)"))
     return None
 
 
 # --- HA-L: after faults stop, consistent slaves catch up ---
 
 
-def ha_l(w: wm.World) -> bool:
+def ha_l(w: core.World) -> bool:
     h = w.history
     if not h.calm or w.now - h.calm_at_ms <= HA_L_BOUND_MS:
         return True
@@ -194,7 +194,7 @@ def ha_l(w: wm.World) -> bool:
     return all(w.cfg.ids[j] in caught or not w.alive[j] or divergence(w, j) >= 0 for j in _slaves(w))
 
 
-def ha_l_explain(w: wm.World) -> str:
+def ha_l_explain(w: core.World) -> str:
     late = [w.cfg.ids[j] for j in _slaves(w) if w.cfg.ids[j] not in w.ghost.caught_up]
     return (f"{', '.join(late)} not at the master's max offset at calm ({w.ghost.calm_target}) "
             f"{w.now - w.history.calm_at_ms} ms after faults stopped")
@@ -205,7 +205,7 @@ MISSING_CAUSES = ("first-report", "transfer-start", "slave-page-cache")  # ha_gh
 STATUSES = ("PUT_OK", "NO_RESPONSE", "SLAVE_NOT_AVAILABLE", "FLUSH_SLAVE_TIMEOUT")
 
 
-def measure(w: wm.World) -> dict:
+def measure(w: core.World) -> dict:
     """Measured quantities of one history, all scalars: what producers saw, acknowledged
     messages lost or on no slave at ack time (by cause, docs/ha.md), how far the slaves
     are behind, and how long they took to catch up after faults stopped."""

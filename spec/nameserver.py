@@ -1,7 +1,7 @@
 """NameServer routing, broker liveness and producer failover properties (docs/properties.md: NS-*).
 
 Each predicate reads a world of the `nameserver` protocol: node states and the ghost of
-reference_impl.nameserver_ghost. Where RocketMQ 4.9.4 is known to break a property, its
+reference_impl.nameserver.ghost. Where RocketMQ 4.9.4 is known to break a property, its
 `expected_when` names the concrete cause found in this history; a violation without one
 is unexpected, whatever the fault profile.
 """
@@ -10,23 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import client_routes as cr
-from reference_impl import nameserver_ghost as ng
-from reference_impl import producer as pr
-from reference_impl import route_info as ri
-from reference_impl import world as wm
+from reference_impl import core, rocketmq
+from reference_impl.nameserver import client_routes as cr
+from reference_impl.nameserver import ghost as ng
+from reference_impl.nameserver import producer as pr
+from reference_impl.nameserver import route_info as ri
 from spec.properties import Property, register
 
 
-def _cfg(w: wm.World):
+def _cfg(w: core.World):
     return w.cfg.proto
 
 
-def _roles(w: wm.World) -> ng.Roles:
+def _roles(w: core.World) -> ng.Roles:
     return ng.roles(w.cfg.ids)
 
 
-def _live_namesrvs(w: wm.World):
+def _live_namesrvs(w: core.World):
     for i in _roles(w).namesrvs:
         if w.alive[i]:
             yield w.cfg.ids[i], w.nodes[i]
@@ -35,19 +35,19 @@ def _live_namesrvs(w: wm.World):
 # --- NS-1: a broker that stops registering leaves within 120 s + one scan ---
 
 
-def ns1_bound_ms(w: wm.World) -> int:
+def ns1_bound_ms(w: core.World) -> int:
     c = _cfg(w).namesrv
     return c.broker_channel_expired_time + c.scan_not_active_broker_interval_ms
 
 
-def _stale_entries(w: wm.World) -> list[str]:
+def _stale_entries(w: core.World) -> list[str]:
     bound = ns1_bound_ms(w)
     return [f"{nid} still lists {addr}, last registered {w.now - live.last_update_timestamp} ms ago"
             for nid, n in _live_namesrvs(w) for addr, live in n.rim.broker_live_table.items()
             if w.now - live.last_update_timestamp > bound]
 
 
-def ns1(w: wm.World) -> bool:
+def ns1(w: core.World) -> bool:
     bound = ns1_bound_ms(w)
     for _, n in _live_namesrvs(w):
         for live in n.rim.broker_live_table.values():
@@ -56,29 +56,29 @@ def ns1(w: wm.World) -> bool:
     return True
 
 
-def ns1_explain(w: wm.World) -> str:
+def ns1_explain(w: core.World) -> str:
     return "; ".join(_stale_entries(w)) + f" (bound {ns1_bound_ms(w)} ms)"
 
 
 # --- NS-2: a NameServer lists only brokers that registered with it and were not removed since ---
 
 
-def _unregistered_listings(w: wm.World) -> list[tuple[str, str]]:
+def _unregistered_listings(w: core.World) -> list[tuple[str, str]]:
     regs = w.ghost.registered
     return [(nid, addr) for nid, n in _live_namesrvs(w) for addr in ng.listed(n.rim)
             if addr not in regs.get(nid, frozenset())]
 
 
-def ns2(w: wm.World) -> bool:
+def ns2(w: core.World) -> bool:
     return not _unregistered_listings(w)
 
 
-def ns2_explain(w: wm.World) -> str:
+def ns2_explain(w: core.World) -> str:
     return "; ".join(f"{nid} lists {addr}, which did not register with it or was removed since"
                      for nid, addr in _unregistered_listings(w))
 
 
-def ns2_expected(w: wm.World, event: Any = None) -> str | None:
+def ns2_expected(w: core.World, event: Any = None) -> str | None:
     bad = _unregistered_listings(w)
     if bad and all(b in w.ghost.unregistered_by_id for b in bad):
         who = ", ".join(f"{addr} on {nid}" for nid, addr in bad)
@@ -90,16 +90,16 @@ def ns2_expected(w: wm.World, event: Any = None) -> str | None:
 # --- NS-3: after the faults stop, every NameServer converges within a registration period and a scan ---
 
 
-def ns3_bound_ms(w: wm.World) -> int:
+def ns3_bound_ms(w: core.World) -> int:
     c = _cfg(w)
-    return c.broker.register_period_ms() + c.namesrv.scan_not_active_broker_interval_ms + 2 * wm.CALM_DELAY_MS[1]
+    return c.broker.register_period_ms() + c.namesrv.scan_not_active_broker_interval_ms + 2 * core.CALM_DELAY_MS[1]
 
 
-def _expected_queues(w: wm.World) -> ri.FrozenMap:
+def _expected_queues(w: core.World) -> ri.FrozenMap:
     table: dict = {}
     for b in _roles(w).brokers:
         n = w.nodes[b]
-        if w.alive[b] and n.broker_id == ri.MASTER_ID:
+        if w.alive[b] and n.broker_id == rocketmq.MASTER_ID:
             for tc in n.topic_config.values():
                 table.setdefault(tc.topic_name, {})[n.broker_name] = ri.QueueData(
                     broker_name=n.broker_name, read_queue_nums=tc.read_queue_nums,
@@ -107,7 +107,7 @@ def _expected_queues(w: wm.World) -> ri.FrozenMap:
     return table
 
 
-def _unconverged(w: wm.World) -> list[tuple[str, str]]:
+def _unconverged(w: core.World) -> list[tuple[str, str]]:
     """(NameServer, what differs) once the bound after the quiet tail has passed."""
     h = w.history
     if not h.calm or w.now - h.calm_at_ms <= ns3_bound_ms(w):
@@ -125,16 +125,16 @@ def _unconverged(w: wm.World) -> list[tuple[str, str]]:
     return bad
 
 
-def ns3(w: wm.World) -> bool:
+def ns3(w: core.World) -> bool:
     return not _unconverged(w)
 
 
-def ns3_explain(w: wm.World) -> str:
+def ns3_explain(w: core.World) -> str:
     return "; ".join(f"{nid}: {what}" for nid, what in _unconverged(w)) + (
         f" {w.now - w.history.calm_at_ms} ms after faults stopped (bound {ns3_bound_ms(w)} ms)")
 
 
-def ns3_expected(w: wm.World, event: Any = None) -> str | None:
+def ns3_expected(w: core.World, event: Any = None) -> str | None:
     calm_at = w.history.calm_at_ms
     causes = []
     for nid, n in _live_namesrvs(w):
@@ -155,7 +155,7 @@ def ns3_expected(w: wm.World, event: Any = None) -> str | None:
 # --- NS-4: a retry never picks the broker that just failed when another broker has a queue ---
 
 
-def ns4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def ns4(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if not obs:
         return True
     for _, o in obs:
@@ -164,7 +164,7 @@ def ns4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
     return True
 
 
-def ns4_expected(w: wm.World, event: Any = None) -> str | None:
+def ns4_expected(w: core.World, event: Any = None) -> str | None:
     """Expected only while every repeat so far went through the fault strategy's fallback: a
     step may select several times (one send's attempts fail at once one after another), and
     each repeat must be explained, not just the step's last selection."""
@@ -172,7 +172,7 @@ def ns4_expected(w: wm.World, event: Any = None) -> str | None:
     return g.fallback_repeat if g.unexplained_repeat is None else None
 
 
-def ns4_explain(w: wm.World) -> str:
+def ns4_explain(w: core.World) -> str:
     g = w.ghost
     return g.unexplained_repeat or g.fallback_repeat or ""
 
@@ -180,27 +180,27 @@ def ns4_explain(w: wm.World) -> str:
 # --- NS-6: a route's master entry names a broker acting as master ---
 
 
-def _false_masters(w: wm.World) -> list[tuple[str, str]]:
+def _false_masters(w: core.World) -> list[tuple[str, str]]:
     index = _roles(w).index
     bad = []
     for nid, n in _live_namesrvs(w):
         for bd in n.rim.broker_addr_table.values():
-            addr = bd.broker_addrs.get(ri.MASTER_ID)
-            if addr is not None and (addr not in index or w.nodes[index[addr]].broker_id != ri.MASTER_ID):
+            addr = bd.broker_addrs.get(rocketmq.MASTER_ID)
+            if addr is not None and (addr not in index or w.nodes[index[addr]].broker_id != rocketmq.MASTER_ID):
                 bad.append((nid, addr))
     return bad
 
 
-def ns6(w: wm.World) -> bool:
+def ns6(w: core.World) -> bool:
     return not _false_masters(w)
 
 
-def ns6_explain(w: wm.World) -> str:
+def ns6_explain(w: core.World) -> str:
     return "; ".join(f"{nid} names {addr} master of its broker name, but it is not (broker id "
                      f"{w.nodes[_roles(w).index[addr]].broker_id})" for nid, addr in _false_masters(w))
 
 
-def ns6_expected(w: wm.World, event: Any = None) -> str | None:
+def ns6_expected(w: core.World, event: Any = None) -> str | None:
     bad = _false_masters(w)
     if bad and all(addr in w.ghost.role_changes for _, addr in bad):
         who = ", ".join(sorted({addr for _, addr in bad}))
@@ -229,7 +229,7 @@ def _derived_queues(topic: str, route: ri.TopicRouteData) -> tuple:
 _MATCHED: dict[int, tuple] = {}  # id(queue list) -> (queue list, route) it was found to match
 
 
-def _rewritten_lists(w: wm.World) -> list[tuple[str, str, int]]:
+def _rewritten_lists(w: core.World) -> list[tuple[str, str, int]]:
     bad = []
     for i in _roles(w).producers:
         p = w.nodes[i]
@@ -250,11 +250,11 @@ def _rewritten_lists(w: wm.World) -> list[tuple[str, str, int]]:
     return bad
 
 
-def ns7(w: wm.World) -> bool:
+def ns7(w: core.World) -> bool:
     return not _rewritten_lists(w)
 
 
-def ns7_explain(w: wm.World) -> str:
+def ns7_explain(w: core.World) -> str:
     out = []
     for pid, topic, _ in _rewritten_lists(w):
         info = w.nodes[_roles(w).index[pid]].publish[topic]
@@ -262,7 +262,7 @@ def ns7_explain(w: wm.World) -> str:
     return "; ".join(out)
 
 
-def ns7_expected(w: wm.World, event: Any = None) -> str | None:
+def ns7_expected(w: core.World, event: Any = None) -> str | None:
     bad = _rewritten_lists(w)
     if bad and all(b in w.ghost.rewritten for b in bad):
         return ("MQFaultStrategy#selectOneMessageQueue (4.9.4-4.9.7) found no available broker and rewrote the "
@@ -274,7 +274,7 @@ def ns7_expected(w: wm.World, event: Any = None) -> str | None:
 # --- NS-8: the send budget ---
 
 
-def ns8(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def ns8(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if not obs:
         return True
     c = after.cfg.proto.producer
@@ -290,11 +290,11 @@ def ns8(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- NS-9 / NS-10: duplicates ---
 
 
-def ns9(w: wm.World) -> bool:
+def ns9(w: core.World) -> bool:
     return w.ghost.stats.duplicated_msgs == 0
 
 
-def ns9_expected(w: wm.World, event: Any = None) -> str | None:
+def ns9_expected(w: core.World, event: Any = None) -> str | None:
     s = w.ghost.stats
     if s.unexplained_dups == 0 and s.retry_dups > 0:
         return ("sendDefaultImpl retried after an attempt failed (timeout, reset or a retryable broker code) although "
@@ -302,18 +302,18 @@ def ns9_expected(w: wm.World, event: Any = None) -> str | None:
     return None
 
 
-def ns10(w: wm.World) -> bool:
+def ns10(w: core.World) -> bool:
     return w.ghost.stats.unexplained_dups == 0
 
 
 # --- NS-11: a client that can reach a NameServer gets answers ---
 
 
-def ns11_window_ms(w: wm.World) -> int:
+def ns11_window_ms(w: core.World) -> int:
     return 3 * _cfg(w).producer.client.poll_name_server_interval
 
 
-def _starved(w: wm.World) -> list[str]:
+def _starved(w: core.World) -> list[str]:
     g = w.ghost
     window = ns11_window_ms(w)
     bad = []
@@ -328,17 +328,17 @@ def _starved(w: wm.World) -> list[str]:
     return bad
 
 
-def ns11(w: wm.World) -> bool:
+def ns11(w: core.World) -> bool:
     return not _starved(w)
 
 
-def ns11_explain(w: wm.World) -> str:
+def ns11_explain(w: core.World) -> str:
     g = w.ghost
     return "; ".join(f"{c}: no NameServer answer for {w.now - g.last_answer[c]} ms although "
                      f"{sorted(n for (cc, n) in g.reach_since if cc == c)} reachable" for c in _starved(w))
 
 
-def ns11_expected(w: wm.World, event: Any = None) -> str | None:
+def ns11_expected(w: core.World, event: Any = None) -> str | None:
     g = w.ghost
     bad = _starved(w)
     if bad and all(g.call_timeouts.get(c, -1) > g.last_answer.get(c, 0) for c in bad):
@@ -356,7 +356,7 @@ def _rate(ok: int, total: int) -> float | None:
     return round(ok / total, 4) if total else None
 
 
-def measure(w: wm.World) -> dict:
+def measure(w: core.World) -> dict:
     """NS-5 and companions: send success, retry duplicates, dead-but-routed time, NameServer detection."""
     g = w.ghost
     s = g.stats
@@ -379,13 +379,13 @@ def measure(w: wm.World) -> dict:
     }
 
 
-def _route_tables_and_ids(w: wm.World) -> tuple:
+def _route_tables_and_ids(w: core.World) -> tuple:
     r = _roles(w)
     return tuple(w.nodes[i].rim.broker_addr_table for i in r.namesrvs) + tuple(
         w.nodes[b].broker_id for b in r.brokers) + (w.alive,)
 
 
-def _namesrvs_and_ghost(w: wm.World) -> tuple:
+def _namesrvs_and_ghost(w: core.World) -> tuple:
     return tuple(w.nodes[i] for i in _roles(w).namesrvs) + (w.alive, w.ghost.registered)
 
 

@@ -1,10 +1,10 @@
 """One NameServer's broker tables (NS-2, it lists only registered brokers) as a Z3 transition relation.
 
-Abstraction (of reference_impl.route_info, one NameServer, one broker name)
+Abstraction (of reference_impl.nameserver.route_info, one NameServer, one broker name)
 --------------------------------------------------------------------------
 NameServers do not talk to each other, so NS-2 is a property of each one alone. For one
 broker name, `has[id]` / `at[id]` is brokerAddrTable's brokerAddrs (id -> address), `live[a]`
-the brokerLiveTable; `reg[a]` is the ghost of reference_impl.nameserver_ghost: the address
+the brokerLiveTable; `reg[a]` is the ghost of reference_impl.nameserver.ghost: the address
 registered with this NameServer and has not left its live table since (BrokerRegistered
 adds it, BrokerRemoved, emitted when an address leaves the live table, takes it out).
 
@@ -53,7 +53,7 @@ def init(u, s):
     return [
         ("no route entry", u.forall(["bid"], lambda i: z3.Not(sel(s.has, i)))),
         ("no live entry, nothing registered", u.forall(["node"], lambda a: z3.And(z3.Not(sel(s.live, a)),
-                                                                                z3.Not(sel(s.reg, a))))),
+                                                                                  z3.Not(sel(s.reg, a))))),
     ]
 
 

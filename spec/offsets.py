@@ -2,7 +2,7 @@
 
 Predicates read a world of the `offsets` protocol: broker and consumer states
 (reference_impl.offsets_*), the observations of a step, and the ghost variables of
-reference_impl.offsets_ghost. The broker-choice rules of OFF-4 are restated here from
+reference_impl.offsets.ghost. The broker-choice rules of OFF-4 are restated here from
 the Java source, independently of the reference's functions, so a mistake in one shows
 up against the other. Causes of the expected OFF-2 violations are read from the
 history being checked (docs/offsets.md lists them).
@@ -12,24 +12,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import world as wm
-from reference_impl.offsets_broker import key_of
-from reference_impl.offsets_state import (CommitSent, GetMessageStatus, OffsetCommitted, OffsetsSynced,
-                                          PullSent, PullServed, ResponseCode)
+from reference_impl import core
+from reference_impl.offsets.broker import key_of
+from reference_impl.offsets.records import (
+    CommitSent,
+    GetMessageStatus,
+    OffsetCommitted,
+    OffsetsSynced,
+    PullSent,
+    PullServed,
+)
+from reference_impl.rocketmq import ResponseCode
 from spec.properties import Property, register
 
 REGRESSION_CODES = ("slave-sync", "master-restart", "slave-restart", "lower-commit", "commits-on-slave-only",
-                    "slave-lag")
+                    "slave-lag", "commit-after-read")
 
 
-def _brokers(w: wm.World) -> tuple:
+def _brokers(w: core.World) -> tuple:
     return w.nodes[:2]
 
 
 # --- OFF-1: no skip ---
 
 
-def off1(w: wm.World) -> bool:
+def off1(w: core.World) -> bool:
     g = w.ghost
     if g.skips:
         return False
@@ -43,7 +50,7 @@ def off1(w: wm.World) -> bool:
     return True
 
 
-def off1_explain(w: wm.World) -> str:
+def off1_explain(w: core.World) -> str:
     g = w.ghost
     if g.skips:
         return g.skips[-1]
@@ -58,14 +65,14 @@ def off1_explain(w: wm.World) -> str:
 # --- OFF-2: no regression (expected to fail) ---
 
 
-def off2_expected(w: wm.World, event: Any = None) -> str | None:
+def off2_expected(w: core.World, event: Any = None) -> str | None:
     regs = w.ghost.regressions
     if not regs or any(r.code is None for r in regs):
         return None
     return regs[-1].cause
 
 
-def off2_explain(w: wm.World) -> str:
+def off2_explain(w: core.World) -> str:
     regs = w.ghost.regressions
     r = regs[-1]
     return (f"{len(regs)} regression(s); latest: {r.consumer} resumed queue {r.queue_id} at {r.resumed} (from "
@@ -75,7 +82,7 @@ def off2_explain(w: wm.World) -> str:
 # --- OFF-3: slave sync is putAll ---
 
 
-def off3(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def off3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     for i, o in obs:
         if type(o) is OffsetsSynced:
             got = after.nodes[i].offset_table
@@ -124,7 +131,7 @@ def expected_suggestion(c: Any, slave: bool, o: PullServed) -> tuple[int, Respon
     return suggest, code
 
 
-def off4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def off4(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     c = after.cfg.proto
     for i, o in obs:
         t = type(o)
@@ -154,7 +161,7 @@ def off4(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- OFF-5: a slave never stores a pull's piggy-backed offset ---
 
 
-def off5(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def off5(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     slave = after.cfg.proto.brokers[1]
     for i, o in obs:
         t = type(o)
@@ -168,7 +175,7 @@ def off5(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- OFF-6: no reverse path: the master's offsets change only by commits to the master ---
 
 
-def off6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
+def off6(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     m = 0
     b, a = before.nodes[m], after.nodes[m]
     if b.offset_table is a.offset_table or b.incarnation != a.incarnation or not after.alive[m]:
@@ -184,7 +191,7 @@ def off6(before: wm.World, event: Any, after: wm.World, obs: tuple) -> bool:
 # --- measured ---
 
 
-def measure(w: wm.World) -> dict:
+def measure(w: core.World) -> dict:
     """Measured quantities of one history, all scalars: messages consumed twice (by regression
     of the resume offset, or at-least-once: consumed but not committed when the queue changed
     hands), offset regressions by cause (docs/offsets.md), and the traffic behind them."""
@@ -208,7 +215,7 @@ def measure(w: wm.World) -> dict:
     return out
 
 
-def _broker_reads(w: wm.World) -> tuple:
+def _broker_reads(w: core.World) -> tuple:
     return (w.nodes[0], w.nodes[1], w.ghost.done, w.ghost.skips)
 
 
@@ -221,7 +228,8 @@ PROPERTIES = [
              statement="No regression: a consumer resumes a queue at or above the highest offset any broker has held "
                        "for it. Fails by design (slave sync putAll after the master returns, a master restart "
                        "losing unpersisted commits, commits only the slave took, a stale lower commit); the "
-                       "duplicates it causes are measured."),
+                       "duplicates it causes are measured. Also the rebalance race of at-least-once delivery: the "
+                       "previous owner's commit reaches the broker after it answered the new owner's query."),
     Property(id="OFF-3", protocol="offsets", kind="safety", holds_step=off3,
              statement="Slave sync is putAll: after syncConsumerOffset, every topic@group the master has maps to the "
                        "master's queue table, every other key keeps the slave's, and no key appears from elsewhere."),

@@ -1,6 +1,6 @@
 """Consumer offsets on a master and its slave (OFF-3, slave sync is putAll) as a Z3 transition relation.
 
-Abstraction (of reference_impl.offsets_broker, at the level of the offset tables)
+Abstraction (of reference_impl.offsets.broker, at the level of the offset tables)
 -------------------------------------------------------------------------------
 A ConsumerOffsetManager's offsetTable is a map topic@group -> (queueId -> offset). Each
 table is three arrays: `?k[key]` (the key is present), `?q[key, queue]` (the queue is in
@@ -91,7 +91,7 @@ def sync(u, s, s2):
     return [
         ("an answer arrived", sel(s.pending)),
         ("putAll: keys of the answer are put", u.forall(["node"], lambda k: sel(s2.sk, k) == z3.Or(sel(s.sk, k),
-                                                                                              sel(s.nk, k)))),
+                                                                                                   sel(s.nk, k)))),
         ("putAll: an answer key's value (the inner map) replaces the slave's",
          u.forall(["node", "queue"], lambda k, q: z3.And(
              sel(s2.sq, k, q) == z3.If(sel(s.nk, k), sel(s.nq, k, q), sel(s.sq, k, q)),

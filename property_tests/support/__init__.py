@@ -1,0 +1,1 @@
+"""Test support: Hypothesis machines, builders and test-only mutants. Nothing here is a test."""

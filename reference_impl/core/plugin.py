@@ -1,0 +1,88 @@
+"""The protocol plug-in: what a protocol supplies to the generic world, and the registry.
+
+A protocol is one `Protocol` value (`PROTOCOL` in its package's `world` module).
+`n` below is a node state, `c` the protocol's config record. The world resolves the
+plug-in once per step (`protocol(cfg.protocol)`) and calls these functions; it never
+looks inside a node.
+
+The registry maps a protocol's name to a loader, so that a protocol is imported the
+first time a world of it is built (reference_impl/__init__.py registers the six; a
+user module may register more, e.g. the test-only mutants). `_LOADED` memoises the
+loaders' results: a loaded protocol never changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from reference_impl.core.state import record
+
+
+@record
+class Protocol:
+    """What a protocol supplies to the world (docs/architecture.md has the table)."""
+
+    name: str
+    # the node: pure transitions
+    boot: Callable  # (c, node_id, index, now) -> n
+    wake_at: Callable  # (c, n) -> int, -1 for never
+    on_tick: Callable  # (c, n, now, draw) -> (n, outs)
+    on_request: Callable  # (c, n, msg, rpc_id, now) -> (n, reply | None, outs)
+    on_response: Callable  # (c, n, ctx, peer_id, reply | None, now) -> (n, outs)
+    on_message: Callable | None  # (c, n, msg, peer_id, now) -> (n, outs), one-way messages
+    crash: Callable  # (c, n, kind) -> n, what survives a "process", "os" or "disk" crash
+    restart: Callable  # (c, n, now) -> n
+    # history variables for properties; nodes never read them
+    ghost_init: Callable  # (cfg) -> ghost
+    ghost_update: Callable  # (ghost, world_before_ghost, node_index, obs) -> ghost
+    observe: Callable  # (c, n, alive) -> dict, the trace's per-node observable state
+    # configuration
+    make_config: Callable  # (nodes, overrides: dict) -> WorldConfig with that protocol's defaults
+    load_config: Callable  # (dict from dump_config) -> the protocol config record
+    profiles: tuple = ()  # FaultProfiles calibrated for this protocol (override the shared ones by name)
+    branches: tuple = ()  # the result codes a fuzz run's branch coverage counts (enum members)
+    bench_nodes: tuple[int, ...] = (3,)  # cluster sizes `rmqspec bench` and `fuzz` use
+    default_nodes: int = 3  # `--nodes` when the command line gives none
+    script_action: Callable | None = None  # (world, do, node_index, args) -> (world, obs): protocol actions
+    script_actions: tuple[str, ...] = ()  # the names script_action understands
+    # Protocol-specific world events (e.g. a TCP stream delivering a segment of bytes):
+    ext_init: Callable | None = None  # (cfg) -> the initial World.ext
+    ext_deadline: Callable | None = None  # (world) -> earliest time one of its events is due, -1: none
+    ext_events: Callable | None = None  # (world, horizon) -> its events enabled by the horizon
+    ext_apply: Callable | None = None  # (world, event, now) -> (world, observations)
+    # Protocol-specific fault kinds (FaultProfile.ext names their weights); applied through ext_apply,
+    # which should record them as faults (History.last_fault_ms):
+    ext_faults: Callable | None = None  # (world, kind) -> the fault events of that kind enabled now
+    # (c, n, since) -> ms: how much later than its wake time a node's tick may fire under
+    # Java timing, `since` being when the node's wake time was set (a condition falling due
+    # while DLedger's StateMaintainer sleeps its 10 ms is noticed at its next loop); None:
+    # ticks fire on time.
+    tick_slack: Callable | None = None
+    # (c, n) -> bool for a down node: True when its machine is off, so it neither refuses
+    # connections nor resets them and RPCs to it time out (None: a down node always refuses).
+    down_is_silent: Callable | None = None
+    # Readable output (the timeline and summary); None: the election-style defaults.
+    describe: Callable | None = None  # (node_id, observed now, observed before | None) -> timeline text | None
+    describe_obs: Callable | None = None  # (world, node_id, observation) -> timeline text | None
+    final_line: Callable | None = None  # (observed state of every node) -> the summary's "final:" text
+
+
+_REGISTRY: dict[str, Callable[[], Protocol]] = {}
+_LOADED: dict[str, Protocol] = {}
+
+
+def register(name: str, loader: Callable[[], Protocol]) -> None:
+    _REGISTRY[name] = loader
+
+
+def protocol(name: str) -> Protocol:
+    p = _LOADED.get(name)
+    if p is None:
+        if name not in _REGISTRY:
+            raise KeyError(name)
+        p = _LOADED[name] = _REGISTRY[name]()
+    return p
+
+
+def protocol_names() -> list[str]:
+    return sorted(_REGISTRY)

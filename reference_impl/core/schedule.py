@@ -1,0 +1,322 @@
+"""Time, and what may happen next in a world.
+
+Theory of operation
+-------------------
+Time advances only through events. Each node says when it next has work to do
+(`wake_at`, and never before that wake time was set: `World.since`); under Java timing
+its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
+it; the start-up stagger for a node's first tick), so a tick is a window like a
+delivery. Each message may be delivered within the delay window of the fault profile;
+each open RPC fails at its deadline, an invokeAsync timeout within one scan period of
+Netty's response table after it (reference_impl.core.network); a scenario script pins
+actions at given times. The *horizon* is the earliest time by which something must
+have happened: the earliest end of those windows and deadlines. Every tick, delivery
+and RPC failure whose window has opened by the horizon is enabled, in any order;
+script actions and the quiet tail are enabled when they are due exactly at the
+horizon. A delivery happens at the earliest time its window allows; a tick or an RPC
+failure at its wake time or deadline plus the `late` it carries (`tick_window` and
+`rpc_window` say which values are possible). Faults (crash, partition, loss,
+duplication, ...) are enabled at the present instant while the profile allows them.
+
+`enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
+seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
+is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
+
+Memos keep the hot path cheap without changing any answer: `_WAKES` remembers a node
+state's wake time and slack (keyed by the state's identity and kept only while that
+very object is in the memo, so a reused id cannot alias), and `_LAST` / `_LAST_WAKES`
+remember the horizon and the wake times of the last world asked, since the chooser and
+`step` ask several times about the same world. All are memos of pure functions of
+immutable values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from reference_impl.core import network as net_mod
+from reference_impl.core.events import (
+    Calm,
+    Crash,
+    CutLink,
+    Deliver,
+    Drop,
+    Duplicate,
+    Heal,
+    Partition,
+    Restart,
+    RpcFail,
+    Scripted,
+    Tick,
+)
+from reference_impl.core.faults import FAULT_KINDS
+from reference_impl.core.plugin import protocol
+from reference_impl.core.world import World, wake_of
+
+CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
+
+_WAKES: dict[int, tuple] = {}  # id(node state) -> (node state, slack function, since, (wake, slack))
+_LAST: list = [None, -1]  # [world, its horizon]
+_LAST_WAKES: list = [None, None]  # [world, its _wakes]
+
+
+def wake_times(w: World) -> list[int]:
+    """When each node's next tick may fire at the earliest (-1: down, or nothing to do):
+    its `wake_at`, but never before that wake time was set (`World.since`)."""
+    return [wake for wake, _ in _wakes(w)]
+
+
+def _wakes(w: World) -> list[tuple[int, int]]:
+    """(earliest tick time, slack) per node; slack is how much later the tick may fire: the
+    protocol's `tick_slack` under Java timing, at least the start-up stagger for a node
+    that has not run since it (re)started, 0 under pinned timing."""
+    if _LAST_WAKES[0] is w:
+        return _LAST_WAKES[1]
+    p = protocol(w.cfg.protocol)
+    c = w.cfg.proto
+    java = w.cfg.profile.timing == "java"
+    slack_of = p.tick_slack if java else None
+    stagger = w.cfg.profile.stagger_ms if java else 0
+    out = []
+    for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
+        if not up:
+            out.append((-1, 0))
+            continue
+        since = w.since[i]
+        hit = _WAKES.get(id(n))
+        if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since:
+            out.append(hit[3])
+            continue
+        t = wake_of(w, n)
+        if t < 0:
+            ws = (-1, 0)
+        else:
+            slack = slack_of(c, n, since) if slack_of is not None else 0
+            if stagger > slack and i in w.fresh:
+                slack = stagger
+            ws = (max(t, since), slack)
+        if len(_WAKES) > 4096:
+            _WAKES.clear()
+        _WAKES[id(n)] = (n, slack_of, since, ws)
+        out.append(ws)
+    _LAST_WAKES[0], _LAST_WAKES[1] = w, out
+    return out
+
+
+def horizon(w: World) -> int:
+    """The earliest time something must happen; -1 if nothing ever will."""
+    if _LAST[0] is w:
+        return _LAST[1]
+    return _remember(w, _horizon(w, _wakes(w)))
+
+
+def _remember(w: World, h: int) -> int:
+    _LAST[0], _LAST[1] = w, h
+    return h
+
+
+def tick_window(w: World, i: int) -> tuple[int, int]:
+    """The `late` values node i's tick may carry now, in ms after its wake time: (earliest,
+    latest); empty (lo > hi) when it is not enabled. Earliest makes it fire no sooner than now."""
+    wake, slack = _wakes(w)[i]
+    h = horizon(w)
+    if wake < 0 or h < 0 or wake > h:
+        return 1, 0
+    lo = max(0, w.now - wake)
+    return lo, max(lo, min(slack, h - wake))  # overdue beyond its slack: now, and only now
+
+
+def rpc_window(w: World, rpc_id: int) -> tuple[int, int]:
+    """The `late` values an RpcFail of open RPC `rpc_id` may carry now, in ms after its
+    deadline (an invokeAsync timeout: up to one response-table scan period under Java
+    timing); empty when it is not enabled."""
+    rpc = net_mod.find_rpc(w.net, rpc_id)
+    h = horizon(w)
+    if rpc is None or h < 0 or rpc.deadline_ms > h:
+        return 1, 0
+    window = rpc.window if w.cfg.profile.timing == "java" else 0
+    lo = max(0, w.now - rpc.deadline_ms)
+    return lo, max(lo, min(window, h - rpc.deadline_ms))
+
+
+def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
+    h = -1
+    for t, slack in wakes:
+        if t >= 0 and (h < 0 or t + slack < h):
+            h = t + slack
+    dmax = delay_window(w)[1]
+    for env in w.net.flight:
+        t = env.sent_ms + dmax
+        if h < 0 or t < h:
+            h = t
+    java = w.cfg.profile.timing == "java"
+    for rpc in w.net.rpcs:
+        t = rpc.deadline_ms + rpc.window if java else rpc.deadline_ms
+        if h < 0 or t < h:
+            h = t
+    script = w.cfg.script
+    if w.script_pos < len(script):
+        t = script[w.script_pos].at_ms
+        if h < 0 or t < h:
+            h = t
+    calm_at = w.cfg.profile.calm_at_ms
+    if calm_at is not None and not w.history.calm and (h < 0 or calm_at < h):
+        h = calm_at
+    if w.ext is not None:
+        t = protocol(w.cfg.protocol).ext_deadline(w)
+        if t >= 0 and (h < 0 or t < h):
+            h = t
+    return max(h, w.now) if h >= 0 else -1
+
+
+def delay_window(w: World) -> tuple[int, int]:
+    return CALM_DELAY_MS if w.history.calm else w.cfg.profile.delay_ms
+
+
+# --- what may happen next ---
+
+
+def enabled(w: World) -> list:
+    """Every event that may happen next: protocol events, then faults."""
+    return protocol_events(w) + fault_events(w)
+
+
+_TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share the common ones
+
+
+def protocol_events(w: World) -> list:
+    """Ticks, deliveries, RPC failures, the script and the quiet tail that are due by the horizon."""
+    wakes = _wakes(w)
+    h = _remember(w, _horizon(w, wakes))
+    if h < 0:
+        return []
+    events: list = []
+    if w.cfg.profile.calm_at_ms == h and not w.history.calm:
+        events.append(Calm())
+    if w.script_pos < len(w.cfg.script) and w.cfg.script[w.script_pos].at_ms == h:
+        events.append(Scripted(index=w.script_pos))
+    for i, (t, _) in enumerate(wakes):
+        if 0 <= t <= h:
+            events.append(_TICKS[i])
+    dmin, dmax = delay_window(w)
+    cut = w.net.cut
+    for env in w.net.flight:
+        if cut and (env.src, env.dst) in cut:
+            if env.sent_ms + dmax <= h:
+                events.append(Drop(env=env.id))  # its window closed behind a cut link: lost
+        elif env.sent_ms + dmin <= h:
+            events.append(Deliver(env=env.id))
+    for rpc in w.net.rpcs:
+        if rpc.deadline_ms <= h:
+            events.append(RpcFail(rpc=rpc.id))
+    if w.ext is not None:
+        events += protocol(w.cfg.protocol).ext_events(w, h)
+    return events
+
+
+def crashable(w: World) -> list[int]:
+    """Live nodes random faults may crash."""
+    allowed = w.cfg.crashable
+    return [i for i, up in enumerate(w.alive) if up and (not allowed or i in allowed)]
+
+
+def fault_kinds(w: World) -> list[str]:
+    """The fault kinds (FaultProfile weight names) that have at least one event now."""
+    prof = w.cfg.profile
+    if w.history.calm:
+        return []
+    kinds = []
+    flight, cut = w.net.flight, w.net.cut
+    if prof.loss and any(not (cut and (e.src, e.dst) in cut) for e in flight):
+        kinds.append("loss")
+    if prof.duplicate and flight:
+        kinds.append("duplicate")
+    up = bool(crashable(w)) if prof.crash or prof.os_crash or prof.disk_loss else False
+    if prof.crash and up:
+        kinds.append("crash")
+    if prof.os_crash and up:
+        kinds.append("os_crash")
+    if prof.disk_loss and up:
+        kinds.append("disk_loss")
+    if prof.restart and not all(w.alive):
+        kinds.append("restart")
+    n = len(w.nodes)
+    if prof.partition and n > 1:
+        kinds.append("partition")
+    if prof.one_way and len(cut) < n * (n - 1):
+        kinds.append("one_way")
+    if prof.heal and cut:
+        kinds.append("heal")
+    if prof.ext:
+        ext_faults = protocol(w.cfg.protocol).ext_faults
+        for kind, weight in prof.ext:
+            if weight and ext_faults is not None and ext_faults(w, kind):
+                kinds.append(kind)
+    return kinds
+
+
+def fault_events(w: World, kinds: Sequence[str] | None = None) -> list:
+    """Faults the profile allows now (none once the quiet tail has begun), optionally of given kinds only."""
+    events: list = []
+    cut = w.net.cut
+    n = len(w.nodes)
+    for kind in fault_kinds(w) if kinds is None else kinds:
+        if kind == "loss":
+            events.extend(Drop(env=e.id) for e in w.net.flight if not (cut and (e.src, e.dst) in cut))
+        elif kind == "duplicate":
+            events.extend(Duplicate(env=e.id) for e in w.net.flight)
+        elif kind in ("crash", "os_crash", "disk_loss"):
+            events.extend(Crash(node=i, os=kind != "crash", disk=kind == "disk_loss") for i in crashable(w))
+        elif kind == "restart":
+            events.extend(Restart(node=i) for i in range(n) if not w.alive[i])
+        elif kind == "partition":
+            events.extend(Partition(groups=g) for g in isolations(n))
+        elif kind == "one_way":
+            events.extend(CutLink(src=a, dst=b) for a in range(n) for b in range(n) if a != b and (a, b) not in cut)
+        elif kind == "heal":
+            events.append(Heal())
+        elif kind not in FAULT_KINDS:
+            events.extend(protocol(w.cfg.protocol).ext_faults(w, kind))
+    return events
+
+
+def isolations(n: int) -> list[tuple[tuple[int, ...], ...]]:
+    """The symmetric partitions the fault chooser picks from: each node alone, and
+    (for 4+ nodes) each split into a minority and a majority of consecutive ids."""
+    out = [((i,), tuple(j for j in range(n) if j != i)) for i in range(n)]
+    if n >= 4:
+        for size in range(2, (n - 1) // 2 + 1):
+            for start in range(n):
+                minority = tuple(sorted((start + k) % n for k in range(size)))
+                rest = tuple(j for j in range(n) if j not in minority)
+                g = (minority, rest)
+                if g not in out:
+                    out.append(g)
+    return out
+
+
+def is_enabled(w: World, event: Any) -> bool:
+    """Whether `event` (with any draw, and a `late` its window allows) may happen next;
+    used to validate replayed traces."""
+    if isinstance(event, Tick):
+        lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
+        return lo <= event.late <= hi and _TICKS[event.node] in enabled(w)
+    if isinstance(event, RpcFail):
+        lo, hi = rpc_window(w, event.rpc)
+        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in enabled(w)
+    return event in enabled(w)
+
+
+def event_time(w: World, event: Any) -> int:
+    """The time at which `event` happens: the horizon for due events, earlier for deliveries."""
+    if isinstance(event, Deliver):
+        env = net_mod.find(w.net, event.env)
+        return max(w.now, env.sent_ms + delay_window(w)[0])
+    if isinstance(event, Tick):
+        return max(w.now, wake_times(w)[event.node] + event.late)
+    if isinstance(event, RpcFail):
+        return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
+    if isinstance(event, (Scripted, Calm)):
+        return horizon(w)
+    return w.now

@@ -1,0 +1,123 @@
+"""A world: the nodes of one protocol, the network between them, faults, and ghost history.
+
+Theory of operation
+-------------------
+A world is one immutable value. It changes only through `step(world, event)`
+(reference_impl.core.transitions), and `enabled(world)` (reference_impl.core.schedule) lists
+every event that may happen next. All nondeterminism is the choice among those events
+(plus the `draw` a tick carries), so one world serves the Hypothesis machines, the
+seeded fuzzer, the exhaustive explorer and trace replay.
+
+A protocol plugs in through a `Protocol` value (reference_impl.core.plugin): how to
+boot, tick, answer requests and replies, crash and restart a node, what its ghost
+variables record, and what its observable state (the trace's `state`) is. Ghost
+variables exist only so properties can be stated; nothing in a protocol's transitions
+reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl.core.faults import FaultProfile
+from reference_impl.core.network import Network
+from reference_impl.core.plugin import protocol
+from reference_impl.core.state import EMPTY, FrozenMap, record
+
+
+@record
+class History:
+    """Ghost variables every world keeps, for bounded properties and reports."""
+
+    last_fault_ms: int = -1
+    crashes: int = 0
+    os_crashes: int = 0
+    disk_losses: int = 0
+    lost_writes: frozenset[int] = frozenset()  # nodes that ever lost unsynced writes (OS crash or disk loss)
+    calm: bool = False
+    calm_at_ms: int = -1
+
+
+@record
+class WorldConfig:
+    protocol: str
+    ids: tuple[str, ...]
+    proto: Any  # the protocol's own config record
+    profile: FaultProfile = FaultProfile()
+    # Scenario actions (reference_impl.core.scenario.Action), sorted by time. Each carries
+    # its own `apply`, so the world runs a script without knowing the script language.
+    script: tuple = ()
+    down: tuple[int, ...] = ()  # nodes not started at time 0
+    crashable: tuple[int, ...] = ()  # nodes random faults may crash; empty: all
+
+
+@record
+class World:
+    cfg: WorldConfig
+    now: int
+    nodes: tuple
+    alive: tuple[bool, ...]
+    net: Network
+    ghost: Any
+    history: History = History()
+    script_pos: int = 0
+    vars: FrozenMap = EMPTY  # scenario bindings (`let`)
+    ext: Any = None  # protocol-specific world state (e.g. HA's TCP byte streams); see Protocol.ext_*
+    # Java timing (reference_impl.core.schedule): when each node's wake time last changed,
+    # since a thread cannot act on a condition before the state that makes it due exists;
+    # and the nodes whose threads have not run since they (re)started, whose first tick may
+    # come up to the profile's start-up stagger late (processes never start at the same instant).
+    since: tuple[int, ...] = ()
+    fresh: frozenset[int] = frozenset()
+
+
+def init(cfg: WorldConfig) -> World:
+    p = protocol(cfg.protocol)
+    nodes = tuple(p.boot(cfg.proto, node_id, i, 0) for i, node_id in enumerate(cfg.ids))
+    alive = tuple(i not in cfg.down for i in range(len(cfg.ids)))
+    return World(cfg=cfg, now=0, nodes=nodes, alive=alive, net=Network(), ghost=p.ghost_init(cfg),
+                 ext=p.ext_init(cfg) if p.ext_init is not None else None, since=(0,) * len(nodes),
+                 fresh=frozenset(i for i, up in enumerate(alive) if up))
+
+
+def set_node(w: World, i: int, n: Any) -> World:
+    """Node i's state becomes `n` at `w.now`."""
+    nodes = w.nodes
+    if n is nodes[i]:
+        return w
+    return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:], since=since_after(w, i, n, w.now))
+
+
+_WAKE: dict[int, tuple[Any, int]] = {}  # id(node state) -> (node state, its wake_at); a memo of a pure function
+
+
+def wake_of(w: World, n: Any) -> int:
+    """The protocol's `wake_at` of node state `n` (memoised by the state's identity while
+    that very object is in the memo)."""
+    hit = _WAKE.get(id(n))
+    if hit is not None and hit[0] is n:
+        return hit[1]
+    t = protocol(w.cfg.protocol).wake_at(w.cfg.proto, n)
+    if len(_WAKE) > 4096:
+        _WAKE.clear()
+    _WAKE[id(n)] = (n, t)
+    return t
+
+
+def since_after(w: World, i: int, n: Any, now: int) -> tuple[int, ...]:
+    """`World.since` once node i's state becomes `n` at `now`: its entry moves to now when
+    the node's wake time changed (a condition that was already due stays due since then)."""
+    if wake_of(w, n) == wake_of(w, w.nodes[i]):
+        return w.since
+    return w.since[:i] + (now,) + w.since[i + 1:]
+
+
+_INDEX: dict[tuple[str, ...], dict[str, int]] = {}  # ids -> {id: index}; a memo of a pure function
+
+
+def index_of(cfg: WorldConfig) -> dict[str, int]:
+    """Node id -> node index (protocols address nodes by id, the network by index)."""
+    d = _INDEX.get(cfg.ids)
+    if d is None:
+        d = _INDEX[cfg.ids] = {node_id: i for i, node_id in enumerate(cfg.ids)}
+    return d

@@ -1,0 +1,360 @@
+"""The dledger_commitlog world: RocketMQ brokers on DLedger (reference_impl.dledger_commitlog.broker), a name
+server, producers and consumers (reference_impl.dledger_commitlog.clients).
+
+Nodes: brokers `n0..` (one DLedger group, one broker name), `ns0`, producers `p0..`,
+consumers `c0..`. Random faults crash brokers only. A broker may start from an old,
+plain commitlog (`old_messages`), which it seals and keeps below
+`dividedCommitlogOffset` when it first starts on DLedger (the upgrade); those messages
+count as acknowledged before the history began.
+
+Ghost variables (`CommitLogGhost`) extend the log world's (`LogGhost`, so the LOG
+properties read them too) with what the DCL properties need: the PUT_OK answers
+(message key -> offset), offsets acknowledged for two keys, appends that landed at or
+below an offset acknowledged before them, the offsets each message key was committed
+at, which keys a producer retried after which answer, each broker's old commitlog as
+sealed at the upgrade, and the first send acknowledged after faults stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import core, rocketmq
+from reference_impl.core.state import EMPTY, FrozenMap, check_fields, record
+from reference_impl.dledger_commitlog import broker as bk
+from reference_impl.dledger_commitlog import clients as cc
+from reference_impl.dledger_commitlog import commitlog as cl
+from reference_impl.dledger_log import store as st
+from reference_impl.dledger_log import world as lw
+from reference_impl.election import records as el
+
+DEFAULT_PROPERTIES_LENGTH = 52  # "UNIQ_KEY\1<32 hex>\2WAIT\1true\2": the properties a producer sends
+
+
+@record
+class CommitLogWorldConfig:
+    node: st.NodeConfig
+    broker: bk.BrokerConfig = bk.BrokerConfig()
+    producers: int = 1
+    consumers: int = 1
+    send_interval_ms: int = 500
+    pull_interval_ms: int = 1000
+    queues: int = 2
+    topic: str = "TopicTest"
+    body_size: int = 16
+    properties_length: int = DEFAULT_PROPERTIES_LENGTH
+    old_messages: int = 0  # messages in the plain commitlog before the upgrade (0: none)
+    forced_leader: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        for name in ("send_interval_ms", "pull_interval_ms", "queues"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+
+    @property
+    def message_length(self) -> int:
+        return cl.message_length(self.body_size, self.topic, self.properties_length)
+
+
+@record
+class CommitLogGhost(lw.LogGhost):
+    put_ok: FrozenMap = EMPTY  # message key -> offsets answered PUT_OK for it
+    put_ok_index: FrozenMap = EMPTY  # offset answered PUT_OK -> its DLedger index (-1: the old commitlog)
+    acked_offsets: FrozenMap = EMPTY  # offset -> the key first answered PUT_OK there
+    offset_conflicts: FrozenMap = EMPTY  # offset -> later keys answered PUT_OK at the same offset
+    max_acked_offset: int = -1
+    order_violations: tuple = ()  # (key, offset, highest offset acked before it was appended)
+    appended_floor: FrozenMap = EMPTY  # (key, offset) -> highest offset acked when it was appended
+    committed_keys: FrozenMap = EMPTY  # message key -> frozenset of offsets it was committed at
+    retries: FrozenMap = EMPTY  # message key -> tuple of (attempt, code) answers that were retried
+    duplicated_sends: frozenset = frozenset()  # message keys whose SEND request the network duplicated
+    sealed_old: FrozenMap = EMPTY  # broker id -> its old commitlog as sealed at the upgrade
+    sends_ok: int = 0
+    sends_failed: int = 0
+    consumed: int = 0
+    first_send_after_calm_ms: int = -1
+
+
+def _is_broker(node_id: str) -> bool:
+    return node_id[0] == "n"
+
+
+# --- the protocol ---
+
+
+def boot(c: CommitLogWorldConfig, node_id: str, i: int, now: int) -> Any:
+    if node_id == bk.NAMESRV:
+        return cc.NameServer(self_id=node_id)
+    if node_id[0] == "p":
+        return cc.Producer(self_id=node_id, next_send_ms=now + c.send_interval_ms)
+    if node_id[0] == "c":
+        return cc.Consumer(self_id=node_id, offsets=(0,) * c.queues)
+    return bk.boot(c.node, c.broker, node_id, now, store=old_store(c), forced_leader=c.forced_leader)
+
+
+def old_store(c: CommitLogWorldConfig) -> cl.MessageStore | None:
+    """The plain commitlog (and its consume queues) a broker had before the upgrade."""
+    if not c.old_messages:
+        return None
+    msgs, next_offset = [], {}
+    for k in range(c.old_messages):
+        q = k % c.queues
+        msgs.append(cl.Message(key=f"old-{k}", topic=c.topic, queue_id=q, queue_offset=next_offset.get(q, 0),
+                               length=c.message_length))
+        next_offset[q] = next_offset.get(q, 0) + 1
+    old = cl.build_old_commitlog(tuple(msgs), c.broker.mapped_file_size_commit_log)
+    ms = cl.MessageStore(old=old)
+    for m in old.messages:
+        ms = cl.put_unit(ms, m)
+    return ms
+
+
+def wake_at(c: CommitLogWorldConfig, n: Any) -> int:
+    if isinstance(n, bk.Broker):
+        return bk.wake_at(c.node, n)
+    if isinstance(n, cc.Producer):
+        return cc.producer_wake_at(n)
+    if isinstance(n, cc.Consumer):
+        return cc.consumer_wake_at(n)
+    return -1
+
+
+def tick_slack(c: CommitLogWorldConfig, n: Any, since: int) -> int:
+    return bk.wake_slack(c.node, n, since) if isinstance(n, bk.Broker) else 0
+
+
+def on_tick(c: CommitLogWorldConfig, n: Any, now: int, draw: int):
+    if isinstance(n, bk.Broker):
+        return bk.on_tick(c.node, c.broker, n, now, draw)
+    if isinstance(n, cc.Producer):
+        return cc.producer_on_tick(c, n, now)
+    return cc.consumer_on_tick(c, n, now)
+
+
+def on_request(c: CommitLogWorldConfig, n: Any, msg: Any, rpc: int, now: int):
+    if isinstance(n, bk.Broker):
+        return bk.on_request(c.node, c.broker, n, msg, rpc, now)
+    if isinstance(n, cc.NameServer):
+        n, reply = cc.namesrv_on_request(n, msg)
+        return n, reply, ()
+    raise TypeError(f"{n.self_id} serves no requests: {msg!r}")
+
+
+def on_response(c: CommitLogWorldConfig, n: Any, ctx: Any, peer: str, resp: Any, now: int):
+    if isinstance(n, bk.Broker):
+        return bk.on_response(c.node, n, ctx, peer, resp, now)
+    if isinstance(n, cc.Producer):
+        return cc.producer_on_response(c, n, ctx, peer, resp, now)
+    return cc.consumer_on_response(c, n, ctx, peer, resp, now)
+
+
+def on_message(c: CommitLogWorldConfig, n: Any, msg: Any, peer: str, now: int):
+    """One-way messages: registerBrokerAll(oneway = true) to the name server."""
+    if isinstance(n, cc.NameServer) and isinstance(msg, bk.RegisterBroker):
+        return cc.register_broker(n, msg), ()
+    return n, ()
+
+
+def crash(c: CommitLogWorldConfig, n: Any, kind: str) -> Any:
+    if isinstance(n, bk.Broker):
+        return bk.crash(c.node, n, kind)
+    if isinstance(n, cc.NameServer):
+        return cc.NameServer(self_id=n.self_id)  # RouteInfoManager is memory only
+    if isinstance(n, cc.Producer):
+        return n.evolve(sending=None)
+    return n.evolve(waiting=False)
+
+
+def restart(c: CommitLogWorldConfig, n: Any, now: int) -> Any:
+    if isinstance(n, bk.Broker):
+        return bk.restart(c.node, c.broker, n, now, forced_leader=c.forced_leader)
+    if isinstance(n, cc.Producer):
+        return n.evolve(next_send_ms=now + c.send_interval_ms, next_poll_ms=now + 10)
+    if isinstance(n, cc.Consumer):
+        return n.evolve(next_pull_ms=now, next_poll_ms=now + 10)
+    return n
+
+
+# --- ghost ---
+
+
+def ghost_init(cfg: core.WorldConfig) -> CommitLogGhost:
+    c = cfg.proto
+    g = CommitLogGhost()
+    ms = old_store(c)
+    if ms is not None:  # the old log's messages were acknowledged before the history began
+        for m in ms.old.messages:
+            g = _ack(g, m.key, m.phys_offset)
+    return g
+
+
+def _ack(g: CommitLogGhost, key: str, offset: int) -> CommitLogGhost:
+    first = g.acked_offsets.get(offset)
+    if first is None:
+        g = g.evolve(acked_offsets=g.acked_offsets.set(offset, key))
+    elif first != key:
+        g = g.evolve(offset_conflicts=g.offset_conflicts.set(offset, g.offset_conflicts.get(offset, ()) + (key,)))
+    return g.evolve(put_ok=g.put_ok.set(key, g.put_ok.get(key, ()) + (offset,)),
+                    max_acked_offset=max(g.max_acked_offset, offset))
+
+
+def ghost_update(g: CommitLogGhost, w: core.World, i: int, obs: Any) -> CommitLogGhost:
+    g = lw.ghost_update(g, w, i, obs)
+    if isinstance(obs, bk.PutResult):
+        if obs.status is rocketmq.PutMessageStatus.PUT_OK:
+            floor = g.appended_floor.get((obs.key, obs.offset), -1)
+            if obs.offset <= floor:
+                g = g.evolve(order_violations=g.order_violations + ((obs.key, obs.offset, floor),))
+            g = _ack(g, obs.key, obs.offset).evolve(put_ok_index=g.put_ok_index.set(obs.offset, obs.index))
+    elif isinstance(obs, bk.Appended):
+        g = g.evolve(appended_floor=g.appended_floor.set((obs.key, obs.offset), g.max_acked_offset))
+    elif isinstance(obs, cc.SendAttempt) and obs.retried:
+        g = g.evolve(retries=g.retries.set(obs.key, g.retries.get(obs.key, ()) + ((obs.attempt, obs.code),)))
+    elif isinstance(obs, cc.SendDone):
+        if obs.status == "SEND_OK":
+            g = g.evolve(sends_ok=g.sends_ok + 1)
+            if w.history.calm and g.first_send_after_calm_ms < 0:
+                g = g.evolve(first_send_after_calm_ms=w.now)
+        else:
+            g = g.evolve(sends_failed=g.sends_failed + 1)
+    elif isinstance(obs, core.Duplicate):
+        env = next((e for e in w.net.flight if e.id == obs.env), None)
+        if env is not None and isinstance(env.msg, bk.SendMessageRequest):
+            g = g.evolve(duplicated_sends=g.duplicated_sends | {env.msg.key})
+    elif isinstance(obs, cc.Consumed):
+        g = g.evolve(consumed=g.consumed + 1)
+    elif isinstance(obs, bk.BecameMaster) or isinstance(obs, bk.BecameSlave):
+        old = w.nodes[i].store.old
+        if old is not None and old.sealed and w.cfg.ids[i] not in g.sealed_old:
+            g = g.evolve(sealed_old=g.sealed_old.set(w.cfg.ids[i], old))
+    if isinstance(obs, lw.dn.CommitAdvanced):
+        s = lw.store_of(w, i)
+        for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
+            e = s.entries[index - s.begin_index]
+            if not isinstance(e.body, cl.Message):
+                continue  # a no-op (enable_fast_advance_commit_index)
+            key, offset = e.body.key, e.pos + st.BODY_OFFSET
+            if offset not in g.committed_keys.get(key, frozenset()):
+                g = g.evolve(committed_keys=g.committed_keys.set(key, g.committed_keys.get(key, frozenset())
+                                                                 | {offset}))
+    return g
+
+
+# --- observable state (trace-format.md) ---
+
+
+def observe(c: CommitLogWorldConfig, n: Any, alive: bool) -> dict:
+    if isinstance(n, bk.Broker):
+        d = lw.observe(c, n.node, alive)
+        d.update(broker_role=n.broker_role.value if alive else None, broker_id=n.broker_id,
+                 divided_offset=n.store.divided_offset, max_phy_offset=cl.get_max_offset(n.node.store),
+                 dispatched=cl.dispatch_behind_bytes(n.node.store, n.store) == 0, master_addr=n.master_addr,
+                 queue_max_offsets=[len(n.store.consume_queues.get(q, ())) for q in range(c.queues)])
+        return d
+    if isinstance(n, cc.NameServer):
+        return {"alive": alive, "role": "NAMESRV", "broker_addrs": {str(k): v for k, v in n.broker_addrs.items()}}
+    if isinstance(n, cc.Producer):
+        return {"alive": alive, "role": "PRODUCER", "sent": n.seq}
+    return {"alive": alive, "role": "CONSUMER", "offsets": list(n.offsets)}
+
+
+# --- scenario actions: the RocketMQ store tests' direct calls ---
+
+
+def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.World, tuple]:
+    c = w.cfg.proto
+    b = w.nodes[i]
+    if not isinstance(b, bk.Broker):
+        raise ValueError(f"{do} needs a broker, {w.cfg.ids[i]} is not one")
+    outs: tuple = ()
+    if do == "put":
+        # DefaultMessageStore#putMessage, `count` times (the tests' doPutMessages): queue, body size, topic
+        length = cl.message_length(args.get("body_size", c.body_size), args.get("topic", c.topic),
+                                   args.get("properties_length", 0), args.get("ipv6", False))
+        for k in range(args.get("count", 1)):
+            req = bk.SendMessageRequest(key=f"s{w.script_pos}-{k}", topic=args.get("topic", c.topic),
+                                        queue_id=args.get("queue_id", 0), length=length)
+            b, _, o = bk.handle_send(c.node, b, req, 0, w.now)
+            outs += o
+    elif do == "delete_expired_files":
+        ms, _ = cl.delete_expired_file(b.store)
+        b = b.evolve(store=ms)
+    elif do == "force_role":
+        m = lw.dn.forced_member(c.node, b.node.member.self_id, args["leader"], w.now).evolve(
+            curr_term=args.get("term", 0), ledger_end_index=b.node.store.end_index,
+            ledger_end_term=b.node.store.end_term)
+        b = b.evolve(node=b.node.evolve(member=m))
+    elif do == "shutdown":
+        # DefaultMessageStore#shutdown: DLedger flushes and checkpoints, then the process stops
+        b = b.evolve(node=b.node.evolve(store=st.shutdown(b.node.store, w.now)))
+        return core.apply_fault(core.set_node(w, i, b), core.Crash(node=i))
+    else:
+        raise ValueError(f"unknown dledger_commitlog action {do!r}")
+    return core.apply_outs(core.set_node(w, i, b), i, outs)
+
+
+SCRIPT_ACTIONS = ("put", "delete_expired_files", "force_role", "shutdown")
+
+
+# --- configs ---
+
+WORLD_KEYS = {a.name for a in CommitLogWorldConfig.__attrs_attrs__} - {"node", "broker"}
+BROKER_KEYS = {a.name for a in bk.BrokerConfig.__attrs_attrs__}
+
+
+def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConfig:
+    """Brokers n0..n{nodes-1}, ns0, `producers` producers p0.. and `consumers` consumers c0..;
+    overrides take DLedgerConfig, LogConfig, BrokerConfig and the world's own field names."""
+    opts = dict(overrides or {})
+    world = {k: opts.pop(k) for k in list(opts) if k in WORLD_KEYS}
+    broker = {k: opts.pop(k) for k in list(opts) if k in BROKER_KEYS}
+    log = {k: opts.pop(k) for k in list(opts) if k in lw.LOG_KEYS}
+    unknown = set(opts) - {a.name for a in el.DLedgerConfig.__attrs_attrs__}
+    if unknown:
+        raise ValueError(f"unknown dledger_commitlog config key(s): {', '.join(sorted(unknown))}")
+    if "peers" in opts:
+        raise ValueError("peers are the world's brokers; set the number of nodes instead")
+    peers = tuple(f"n{i}" for i in range(nodes))
+    if world.get("forced_leader") is not None:
+        if world["forced_leader"] not in peers:
+            raise ValueError(f"forced_leader {world['forced_leader']!r} is not one of {list(peers)}")
+        opts.setdefault("enable_leader_elector", False)
+    for k in ("producers", "consumers"):
+        if not isinstance(world.get(k, 1), int) or not 0 <= world.get(k, 1) <= 4:
+            raise ValueError(f"{k} must be an integer in 0..4")
+    # DLedgerCommitLog: dLedgerConfig.setMappedFileSizeForEntryData(mappedFileSizeCommitLog)
+    log.setdefault("mapped_file_size_for_entry_data", broker.get("mapped_file_size_commit_log",
+                                                                 bk.BrokerConfig().mapped_file_size_commit_log))
+    node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **opts), log=st.LogConfig(**log))
+    proto = CommitLogWorldConfig(node=node, broker=bk.BrokerConfig(**broker), **world)
+    ids = peers + (bk.NAMESRV,) + tuple(f"p{k}" for k in range(proto.producers)) + tuple(
+        f"c{k}" for k in range(proto.consumers))
+    return core.WorldConfig(protocol="dledger_commitlog", ids=ids, proto=proto, crashable=tuple(range(nodes)))
+
+
+def load_config(d: dict) -> CommitLogWorldConfig:
+    node = d["node"]
+    dl = {k: v for k, v in node["dledger"].items() if k != "type"}
+    dl["peers"] = tuple(dl["peers"])
+    log = {k: v for k, v in node["log"].items() if k != "type"}
+    broker = {k: v for k, v in d.get("broker", {}).items() if k != "type"}
+    world = {k: v for k, v in d.items() if k in WORLD_KEYS}
+    return CommitLogWorldConfig(node=st.NodeConfig(dledger=el.DLedgerConfig(**dl), log=st.LogConfig(**log)),
+                                broker=bk.BrokerConfig(**broker), **world)
+
+
+# Result codes where the Java code switches: a fuzz run's branch coverage counts each one.
+_PUT, _RC = rocketmq.PutMessageStatus, rocketmq.ResponseCode
+BRANCHES = (*rocketmq.BrokerRole, *el.Code, *el.ParseResult, *el.Role, *el.VoteResult,
+            _PUT.PUT_OK, _PUT.SERVICE_NOT_AVAILABLE, _PUT.OS_PAGECACHE_BUSY, _PUT.UNKNOWN_ERROR,
+            _RC.SUCCESS, _RC.SYSTEM_ERROR, _RC.SERVICE_NOT_AVAILABLE, _RC.PULL_NOT_FOUND,
+            _RC.PULL_RETRY_IMMEDIATELY, _RC.PULL_OFFSET_MOVED)
+
+
+PROTOCOL = core.Protocol(
+    name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
+    on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
+    ghost_update=ghost_update, observe=observe, make_config=make_config, load_config=load_config,
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
+    profiles=lw.PROFILES, branches=BRANCHES)

@@ -1,0 +1,245 @@
+"""A DLedger server (DLedgerServer, 0.2.6): the election member plus the log.
+
+Theory of operation
+-------------------
+A node is the election `Member` (reference_impl.election, unchanged), its `Store`, the
+leader-side `Pusher` (dispatchers, quorum ack checker, pending appends) and the
+follower-side `EntryHandler`. One `Tick` runs every thread that is due, in a fixed
+order: the state maintainer, the entry handler, the dispatchers, the quorum ack
+checker, the flush service. Java runs them concurrently; here each one's work is
+atomic and the world interleaves nodes, not the threads of one node.
+
+The member's `ledger_end_index/term` follow the store after every change
+(`MemberState#updateLedgerIndexAndTerm`), so votes carry the real log ends, and its
+`peer_water_marks` follow the pusher's current-term marks when a preferred leader is
+configured (checkPreferredLeader reads them).
+
+Crash: the member keeps its term file unless the OS goes down; the store keeps what
+`dledger_store.crash` says. Restart: `recover`, then fresh threads.
+
+The DLedger tests' harness (`launchServer(..., leaderId, FILE)`: elector off, term 0,
+role forced) is `boot(..., forced_leader=...)`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl.core.network import Respond
+from reference_impl.core.state import FrozenMap, record
+from reference_impl.dledger_log import entry_dispatcher as ed
+from reference_impl.dledger_log import entry_handler as eh
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import store as st
+from reference_impl.election import member_state as mstate
+from reference_impl.election import records as el
+from reference_impl.election import server as srv
+
+
+@record
+class DLedgerNode:
+    member: mstate.Member
+    store: st.Store
+    pusher: ep.Pusher
+    handler: eh.EntryHandler
+
+
+@record
+class CommitAdvanced:
+    """Observation: the store's committedIndex moved (for ghost variables). `term` is the
+    node's current term, `leader` whether it committed as leader (by counting marks)."""
+
+    old: int
+    new: int
+    term: int
+    leader: bool
+    entry_term: int  # the term of the entry at the new committed index
+
+
+def forced_member(cfg: st.NodeConfig, self_id: str, leader: str, now: int) -> mstate.Member:
+    """ServerTestHarness#launchServer(..., leaderId, storeType): setCurrTermForTest(0) and the role forced."""
+    m = srv.boot(cfg.dledger, self_id, now)
+    if leader == self_id:
+        return m.evolve(role=el.Role.LEADER, leader_id=self_id)
+    return m.evolve(role=el.Role.FOLLOWER, leader_id=leader, last_leader_heart_beat_time=now)
+
+
+def boot(cfg: st.NodeConfig, self_id: str, now: int, store: st.Store | None = None, forced_leader: str | None = None,
+         curr_term: int = 0, curr_vote_for: str | None = None) -> DLedgerNode:
+    """DLedgerServer#startup: load the term file, recover the store, start the threads."""
+    s = store if store is not None else st.empty(now=now)
+    if forced_leader is not None:
+        m = forced_member(cfg, self_id, forced_leader, now)
+    else:
+        m = srv.boot(cfg.dledger, self_id, now, curr_term, curr_vote_for)
+    s = st.recover(cfg.log, s, m.curr_term, now)
+    m = mstate.update_ledger_index_and_term(m, s.end_index, s.end_term)
+    return DLedgerNode(member=m, store=s, pusher=ep.new_pusher(cfg, self_id, now), handler=eh.EntryHandler(
+        last_check_fast_forward_ms=now))
+
+
+def crash(cfg: st.NodeConfig, n: DLedgerNode, kind: str) -> DLedgerNode:
+    """The process (or the machine, or its disk) goes down; what survives is on disk."""
+    m = srv.crash(n.member, lose_term_file=kind != "process")
+    return n.evolve(member=m, store=st.crash(n.store, kind))
+
+
+def restart(cfg: st.NodeConfig, n: DLedgerNode, now: int, forced_leader: str | None = None) -> DLedgerNode:
+    m = n.member
+    return boot(cfg, m.self_id, now, n.store, forced_leader, m.curr_term, m.curr_vote_for)
+
+
+def shutdown(cfg: st.NodeConfig, n: DLedgerNode, now: int) -> DLedgerNode:
+    """DLedgerServer#shutdown: a clean stop flushes and checkpoints the store."""
+    return crash(cfg, n.evolve(store=st.shutdown(n.store, now)), "process")
+
+
+# --- keeping the member in step with the store and the pusher ---
+
+
+def sync(cfg: st.NodeConfig, before: DLedgerNode, n: DLedgerNode) -> tuple[DLedgerNode, tuple]:
+    """MemberState#updateLedgerIndexAndTerm after store changes; CommitAdvanced when the commit moved."""
+    s, m = n.store, n.member
+    if s.end_index != m.ledger_end_index or s.end_term != m.ledger_end_term:
+        m = mstate.update_ledger_index_and_term(m, s.end_index, s.end_term)
+    if cfg.dledger.preferred_leader_ids is not None:
+        marks = n.pusher.water_marks.get(m.curr_term)
+        pwm = FrozenMap(zip(cfg.dledger.peers, marks)) if marks is not None else FrozenMap()
+        if pwm != m.peer_water_marks:
+            m = m.evolve(peer_water_marks=pwm)
+    if m is not n.member:
+        n = n.evolve(member=m)
+    old = before.store.committed_index
+    if s.committed_index != old and s.committed_index >= 0:
+        e = st.entry_at(s, s.committed_index)
+        return n, (CommitAdvanced(old=old, new=s.committed_index, term=m.curr_term,
+                                  leader=m.role is el.Role.LEADER, entry_term=e.term if e else -1),)
+    return n, ()
+
+
+def fast_advance_commit_index(cfg: st.NodeConfig, n: DLedgerNode, now: int) -> DLedgerNode:
+    """DLedgerServer.FastAdvanceCommitIndexService (0.4.0): a new leader with uncommitted entries
+    appends a no-op of its term (a raft-log read), which commits them by the current-term rule."""
+    s, m = n.store, n.member
+    if s.committed_index >= s.end_index:
+        return n
+    try:
+        s, entry = st.append_as_leader(cfg.log, s, m, st.NOOP, now)
+    except st.DLedgerError:
+        return n
+    p = ep.update_peer_water_mark(cfg, n.pusher, entry.term, m.self_id, entry.index)
+    return n.evolve(store=s, pusher=p, member=mstate.update_ledger_index_and_term(m, s.end_index, s.end_term))
+
+
+# --- the node as the world sees it ---
+
+
+def wake_at(cfg: st.NodeConfig, n: DLedgerNode) -> int:
+    """The earliest time one of the node's threads has something to do (-1: never)."""
+    m, s, p = n.member, n.store, n.pusher
+    wake = srv.wake_at(cfg.dledger, m)
+    for t in (eh.wake_at(cfg, m, s, n.handler), st.flush_wake_at(s)):
+        if t >= 0 and (wake < 0 or t < wake):
+            wake = t
+    if m.role is el.Role.LEADER:
+        for d in p.dispatchers:
+            t = ed.dispatcher_wake_at(cfg, m, s, p, d)
+            if t >= 0 and (wake < 0 or t < wake):
+                wake = t
+        t = ep.checker_wake_at(cfg, m, p)
+        if t >= 0 and (wake < 0 or t < wake):
+            wake = t
+    return wake
+
+
+def wake_slack(cfg: st.NodeConfig, n: DLedgerNode, since: int) -> int:
+    """How much later than `wake_at` Java may act: the state maintainer's slack when it is
+    the thread that falls due (srv.wake_slack); the replication threads poll every 1 ms
+    and the flush service runs on its interval, so they act on time."""
+    m_wake = srv.wake_at(cfg.dledger, n.member)
+    return srv.wake_slack(cfg.dledger, n.member, since) if 0 <= m_wake == wake_at(cfg, n) else 0
+
+
+def answer_clients(outs: tuple) -> tuple:
+    """An AppendFuture completing answers the client's APPEND RPC it came from (the
+    AppendResult stays in the outputs as an observation)."""
+    extra = tuple(Respond(rpc=o.rpc, msg=ep.AppendEntryResponse(code=o.code, index=o.index, pos=o.pos, term=o.term))
+                  for o in outs if isinstance(o, ep.AppendResult) and o.rpc)
+    return outs + extra if extra else outs
+
+
+def on_tick(cfg: st.NodeConfig, n: DLedgerNode, now: int, draw: int) -> tuple[DLedgerNode, tuple]:
+    """Run every thread that is due at `now`."""
+    before = n
+    outs: tuple = ()
+    m = n.member
+    if 0 <= srv.wake_at(cfg.dledger, m) <= now:
+        m, o = srv.on_tick(cfg.dledger, m, now, draw)
+        n = n.evolve(member=m)
+        outs += o
+        if cfg.log.enable_fast_advance_commit_index and m.role is el.Role.LEADER and any(
+                isinstance(x, el.RoleChanged) and x.role is el.Role.LEADER for x in o):
+            n = fast_advance_commit_index(cfg, n, now)
+    if 0 <= eh.wake_at(cfg, m, n.store, n.handler) <= now:
+        s, h, o = eh.do_work(cfg, m, n.store, n.handler, now)
+        n = n.evolve(store=s, handler=h)
+        outs += o
+        n, o = sync(cfg, before, n)
+        before, m = n, n.member
+        outs += o
+    if m.role is el.Role.LEADER:
+        p = n.pusher
+        for k, d in enumerate(p.dispatchers):
+            if 0 <= ed.dispatcher_wake_at(cfg, m, n.store, p, d) <= now:
+                p, o = ed.dispatcher_do_work(cfg, m, n.store, p, k, now)
+                outs += o
+        if 0 <= ep.checker_wake_at(cfg, m, p) <= now:
+            s, p, o = ep.quorum_ack_checker(cfg, m, n.store, p, now)
+            n = n.evolve(store=s)
+            outs += o
+        n = n.evolve(pusher=p)
+    if 0 <= st.flush_wake_at(n.store) <= now:
+        n = n.evolve(store=st.on_flush_tick(n.store, now))
+    n, o = sync(cfg, before, n)
+    return n, answer_clients(outs + o)
+
+
+def on_request(cfg: st.NodeConfig, n: DLedgerNode, msg: Any, rpc: int, now: int
+               ) -> tuple[DLedgerNode, Any, tuple]:
+    """Dispatch an incoming RPC: pushes to the entry handler, the rest to the elector."""
+    if isinstance(msg, ep.PushEntryRequest):
+        h, reply = eh.handle_push(cfg, n.member, n.store, n.handler, msg, rpc, now)
+        return n.evolve(handler=h), reply, ()
+    if isinstance(msg, ep.AppendEntryRequest):
+        before = n
+        s, p, pos, done = ep.handle_append(cfg, n.member, n.store, n.pusher, msg, now, rpc=rpc)
+        n, outs = sync(cfg, before, n.evolve(store=s, pusher=p))
+        if done is None:
+            return n, None, outs
+        reply = ep.AppendEntryResponse(code=done.code, index=done.index, pos=done.pos, term=done.term,
+                                       leader_id=n.member.leader_id)
+        return n, reply, (done,) + outs
+    m, reply, outs = srv.on_request(cfg.dledger, n.member, msg, rpc, now)
+    return n.evolve(member=m), reply, outs
+
+
+def on_response(cfg: st.NodeConfig, n: DLedgerNode, ctx: Any, peer: str, resp: Any, now: int
+                ) -> tuple[DLedgerNode, tuple]:
+    """Complete the future of an RPC this node sent (None: it failed or timed out)."""
+    if ctx[0] == "push":
+        p, outs = ed.on_push_response(cfg, n.member, n.store, n.pusher, ctx, resp, now)
+        return n.evolve(pusher=p), outs
+    m, outs = srv.on_response(cfg.dledger, n.member, ctx, peer, resp, now)
+    return n.evolve(member=m), outs
+
+
+def handle_append(cfg: st.NodeConfig, n: DLedgerNode, body: Any, now: int, hook: Any = None, ref: Any = None
+                  ) -> tuple[DLedgerNode, int, tuple]:
+    """DLedgerServer#handleAppend from a local caller (DLedger's client RPC, or RocketMQ's
+    DLedgerCommitLog): the future's pos (-1: rejected) and the outputs (an AppendResult when
+    it completed at once)."""
+    before = n
+    req = ep.AppendEntryRequest(group=cfg.dledger.group, remote_id=n.member.self_id, body=body)
+    s, p, pos, done = ep.handle_append(cfg, n.member, n.store, n.pusher, req, now, hook, ref=ref)
+    n, outs = sync(cfg, before, n.evolve(store=s, pusher=p))
+    return n, pos, ((done,) if done is not None else ()) + outs

@@ -1,0 +1,414 @@
+"""The dledger_log world: DLedger servers (reference_impl.dledger_log.server) and appending clients.
+
+Nodes `n0..` are DLedger servers; nodes `c0..` are clients, each a DLedgerClient
+appending one entry at a time: it sends APPEND to the server it believes leads, waits
+for the answer (the server answers when the append's future completes; the RPC times
+out after 3 s), learns the leader from NOT_LEADER answers, and appends again
+`client_interval_ms` later. Random faults crash servers only.
+
+Ghost variables (`LogGhost`) record what properties need and no node can see: the
+leaders of each term, the first entry ever committed at each index, later different
+entries committed there, the indexes a leader committed by counting replicas of an
+entry from an older term (research section 2.8), the appends answered SUCCESS, and the
+committed or acknowledged indexes a node may have lost in an OS crash. Nodes never read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import core
+from reference_impl.core.network import Send
+from reference_impl.core.state import EMPTY, FrozenMap, check_fields, record
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import server as dn
+from reference_impl.dledger_log import store as st
+from reference_impl.election import leader_elector as elector
+from reference_impl.election import records as el
+
+CLIENT_RPC_TIMEOUT_MS = 3000  # DLedgerClientRpcNettyService: invokeAsync(..., 3000, ...)
+
+
+@record
+class LogWorldConfig:
+    node: st.NodeConfig
+    clients: int = 2
+    client_interval_ms: int = 500
+    body_size: int = 16
+    forced_leader: str | None = None  # the DLedger tests' harness: elector off, term 0, this node leads
+
+    def __attrs_post_init__(self) -> None:
+        check_fields(self)
+        if self.client_interval_ms <= 0 or self.body_size < 0:
+            raise ValueError("client_interval_ms must be positive and body_size not negative")
+
+
+@record
+class LogClient:
+    """DLedgerClient: one append at a time to the server it believes leads."""
+
+    self_id: str
+    leader_id: str | None
+    next_append_ms: int = 0
+    seq: int = 0
+    waiting: bool = False
+
+
+@record
+class ClientResult:
+    """Observation: the client got the answer to its append (code None: the RPC failed)."""
+
+    key: str
+    server: str
+    code: el.Code | None
+    index: int
+
+
+@record
+class LogGhost:
+    elected: FrozenMap = EMPTY  # term -> frozenset of server ids that became LEADER in it
+    regressed: FrozenMap = EMPTY  # term -> a higher term that had a leader before this one led it
+    committed: FrozenMap = EMPTY  # index -> the first entry any node committed there
+    conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
+    counted: frozenset = frozenset()  # indexes committed by a leader whose commit-index entry was of an older term
+    acked: FrozenMap = EMPTY  # index -> frozenset of entries a leader answered SUCCESS for at that index
+    os_lost: tuple = ()  # (server, lo, hi): its OS crash may have lost indexes lo+1..hi (hi: the others' max end)
+    appends: int = 0
+    results: FrozenMap = EMPTY  # AppendResult code name -> count
+    first_ack_after_calm_ms: int = -1
+
+
+def servers(w: core.World) -> range:
+    return range(w.cfg.proto.node.dledger.peer_size())
+
+
+def store_of(w: core.World, i: int) -> st.Store:
+    """Server i's log (in dledger_commitlog, the broker's DLedger node's)."""
+    n = w.nodes[i]
+    return getattr(n, "node", n).store
+
+
+# --- the client ---
+
+
+def client_wake_at(c: LogWorldConfig, k: LogClient) -> int:
+    return -1 if k.waiting else k.next_append_ms
+
+
+def client_on_tick(c: LogWorldConfig, k: LogClient, now: int, draw: int) -> tuple[LogClient, tuple]:
+    """DLedgerClient#append: send the next body to the believed leader (the first peer if none is known)."""
+    if k.waiting or now < k.next_append_ms:
+        return k, ()
+    peers = c.node.dledger.peers
+    target = k.leader_id if k.leader_id is not None else peers[draw % len(peers)]
+    seq = k.seq + 1
+    body = st.Body(key=f"{k.self_id}-{seq}", length=max(c.body_size, 1))
+    req = ep.AppendEntryRequest(group=c.node.dledger.group, remote_id=target, body=body)
+    return k.evolve(seq=seq, waiting=True), (Send(dst=target, msg=req, ctx=("append", body.key),
+                                                  timeout_ms=CLIENT_RPC_TIMEOUT_MS),)
+
+
+def client_on_response(c: LogWorldConfig, k: LogClient, ctx: Any, peer: str, resp: Any, now: int
+                       ) -> tuple[LogClient, tuple]:
+    """The append's answer: a NOT_LEADER answer names the leader to try next; a failure forgets it."""
+    leader = k.leader_id
+    if resp is None:
+        leader = None
+    elif resp.code is el.Code.NOT_LEADER:
+        leader = resp.leader_id
+    elif resp.code is el.Code.SUCCESS:
+        leader = peer
+    result = ClientResult(key=ctx[1], server=peer, code=None if resp is None else resp.code,
+                          index=-1 if resp is None else resp.index)
+    return k.evolve(waiting=False, leader_id=leader, next_append_ms=now + c.client_interval_ms), (result,)
+
+
+# --- the protocol ---
+
+
+def boot(c: LogWorldConfig, node_id: str, i: int, now: int) -> Any:
+    if node_id.startswith("c"):
+        return LogClient(self_id=node_id, leader_id=c.forced_leader, next_append_ms=now + c.client_interval_ms)
+    return dn.boot(c.node, node_id, now, forced_leader=c.forced_leader)
+
+
+def wake_at(c: LogWorldConfig, n: Any) -> int:
+    return client_wake_at(c, n) if isinstance(n, LogClient) else dn.wake_at(c.node, n)
+
+
+def on_tick(c: LogWorldConfig, n: Any, now: int, draw: int):
+    return client_on_tick(c, n, now, draw) if isinstance(n, LogClient) else dn.on_tick(c.node, n, now, draw)
+
+
+def on_request(c: LogWorldConfig, n: Any, msg: Any, rpc: int, now: int):
+    if isinstance(n, LogClient):
+        raise TypeError(f"a client serves no requests: {msg!r}")
+    return dn.on_request(c.node, n, msg, rpc, now)
+
+
+def on_response(c: LogWorldConfig, n: Any, ctx: Any, peer: str, resp: Any, now: int):
+    if isinstance(n, LogClient):
+        return client_on_response(c, n, ctx, peer, resp, now)
+    return dn.on_response(c.node, n, ctx, peer, resp, now)
+
+
+def crash(c: LogWorldConfig, n: Any, kind: str) -> Any:
+    if isinstance(n, LogClient):
+        return n.evolve(waiting=False)
+    return dn.crash(c.node, n, kind)
+
+
+def restart(c: LogWorldConfig, n: Any, now: int) -> Any:
+    if isinstance(n, LogClient):
+        return n.evolve(waiting=False, next_append_ms=now + c.client_interval_ms)
+    return dn.restart(c.node, n, now, forced_leader=c.forced_leader)
+
+
+# --- ghost ---
+
+
+def ghost_init(cfg: core.WorldConfig) -> LogGhost:
+    return LogGhost()
+
+
+def _commit(g: LogGhost, index: int, e: st.Entry) -> LogGhost:
+    first = g.committed.get(index)
+    if first is None:
+        return g.evolve(committed=g.committed.set(index, e))
+    if first != e:
+        return g.evolve(conflicts=g.conflicts.set(index, g.conflicts.get(index, frozenset()) | {e}))
+    return g
+
+
+def _see_committed_prefix(g: LogGhost, s: st.Store, lo: int, hi: int) -> LogGhost:
+    """Entries (lo, hi] of a store whose committed index covers them."""
+    for index in range(max(lo, s.begin_index - 1) + 1, min(hi, s.end_index) + 1):
+        g = _commit(g, index, s.entries[index - s.begin_index])
+    return g
+
+
+def ghost_update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
+    if isinstance(obs, dn.CommitAdvanced):
+        s = store_of(w, i)
+        g = _see_committed_prefix(g, s, obs.old, obs.new)
+        if obs.leader and obs.entry_term < obs.term:
+            g = g.evolve(counted=g.counted | set(range(obs.old + 1, obs.new + 1)))
+    elif isinstance(obs, ep.AppendResult):
+        name = obs.code.name
+        g = g.evolve(results=g.results.set(name, g.results.get(name, 0) + 1))
+        if obs.code is el.Code.SUCCESS:
+            e = st.entry_at(store_of(w, i), obs.index)
+            if e is not None:
+                g = g.evolve(acked=g.acked.set(obs.index, g.acked.get(obs.index, frozenset()) | {e}))
+            if w.history.calm and g.first_ack_after_calm_ms < 0:
+                g = g.evolve(first_ack_after_calm_ms=w.now)
+    elif isinstance(obs, el.RoleChanged) and obs.role is el.Role.LEADER:
+        node_id = w.cfg.ids[i]
+        higher = max((t for t in g.elected if t > obs.term), default=None)
+        if higher is not None:
+            g = g.evolve(regressed=g.regressed.set(obs.term, higher))
+        g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
+    elif isinstance(obs, ClientResult):
+        g = g.evolve(appends=g.appends + 1)
+    elif isinstance(obs, core.Crash) and obs.os and obs.node in servers(w):
+        # What the crash dropped is past the surviving end; an entry that can be (or was) committed
+        # or acknowledged was also in another node's log then (the leader's at least).
+        end = store_of(w, obs.node).end_index
+        others = max((store_of(w, j).end_index for j in servers(w) if j != obs.node), default=-1)
+        if others > end:
+            g = g.evolve(os_lost=g.os_lost + ((w.cfg.ids[obs.node], end, others),))
+    elif isinstance(obs, (core.Restart, core.Calm)):
+        for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
+            if w.alive[j]:
+                s = store_of(w, j)
+                g = _see_committed_prefix(g, s, -1, s.committed_index)
+    return g
+
+
+# --- observable state (trace-format.md, protocol dledger_log) ---
+
+
+def observe(c: LogWorldConfig, n: Any, alive: bool) -> dict:
+    if isinstance(n, LogClient):
+        return {"alive": alive, "role": "CLIENT", "leader": n.leader_id, "appended": n.seq}
+    m, s = n.member, n.store
+    return {
+        "alive": alive,
+        "role": m.role.value if alive else None,
+        "term": m.curr_term,
+        "voted_for": m.curr_vote_for,
+        "leader": m.leader_id if alive else None,
+        "ledger_begin_index": s.begin_index,
+        "ledger_end_index": s.end_index,
+        "ledger_end_term": s.end_term,
+        "committed_index": s.committed_index,
+        "committed_pos": s.committed_pos,
+        "max_wrote_pos": st.max_wrote_pos(s),
+        "log_terms": [e.term for e in s.entries],
+    }
+
+
+# --- scenario actions: the DLedger tests' direct calls ---
+
+
+@record
+class Reply:
+    """The answer a scenario got from a direct call (shown in timelines, checked by `expect`)."""
+
+    request: Any
+    reply: Any
+
+
+@record
+class AppendReply:
+    """The last handleAppend's future: `code` None while it is still pending."""
+
+    code: el.Code | None
+    index: int
+    pos: int
+
+
+def _body(w: core.World, args: dict, k: int) -> st.Body:
+    size = args.get("body_size", w.cfg.proto.body_size)
+    return st.Body(key=f"s{w.script_pos}-{k}", length=size)
+
+
+def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.World, tuple]:
+    c = w.cfg.proto.node
+    n = w.nodes[i]
+    if isinstance(n, LogClient):
+        raise ValueError(f"{do} needs a server, {w.cfg.ids[i]} is a client")
+    outs: tuple = ()
+    if do == "append":
+        # DLedgerServer#handleAppend, `count` times (the tests' loops); replies are the futures' states
+        count, pos = args.get("count", 1), -1
+        for k in range(count):
+            n, pos, o = dn.handle_append(c, n, _body(w, args, k), w.now)
+            outs += o
+        last = [o for o in outs if isinstance(o, ep.AppendResult) and o.ref.key == f"s{w.script_pos}-{count - 1}"]
+        outs += (Reply(request=args, reply=AppendReply(
+            code=last[0].code if last else None, index=n.store.end_index, pos=pos)),)
+    elif do == "append_as_leader":
+        s = n.store
+        for k in range(args.get("count", 1)):
+            s, _ = st.append_as_leader(c.log, s, n.member, _body(w, args, k), w.now)
+        n, outs = dn.sync(c, n, n.evolve(store=s))
+    elif do == "copy_entries":
+        # appendAsFollower(entries.get(i), term, leader) with entries read from another node's store
+        src = w.nodes[w.cfg.ids.index(args["from"])].store
+        s = n.store
+        for index in range(args.get("first", 0), args["last"] + 1):
+            s = st.append_as_follower(c.log, s, n.member, st.get(src, index), args.get("term", 0),
+                                      args["leader"], w.now)
+        n, outs = dn.sync(c, n, n.evolve(store=s))
+    elif do == "revote":
+        # DLedgerLeaderElector#testRevote (LeaderElectorTest makes a chosen node stand this way)
+        m, outs = elector.test_revote(c.dledger, n.member, args["term"])
+        n = n.evolve(member=m)
+    elif do == "update_committed_index":
+        s = st.update_committed_index(c.log, n.store, args["term"], n.member.curr_term, args["index"], w.now)
+        n, outs = dn.sync(c, n, n.evolve(store=s))
+    elif do == "shutdown":
+        # DLedgerServer#shutdown: flush and checkpoint, then the process stops
+        w = core.set_node(w, i, n.evolve(store=st.shutdown(n.store, w.now)))
+        return core.apply_fault(w, core.Crash(node=i))
+    elif do == "force_role":
+        # what ServerTestHarness#launchServer(..., leaderId, FILE) does to MemberState before startup:
+        # setCurrTermForTest(term), then changeToLeader / changeToFollower (no role-change handlers)
+        m = dn.forced_member(c, n.member.self_id, args["leader"], w.now).evolve(
+            curr_term=args.get("term", 0), curr_vote_for=n.member.curr_vote_for,
+            ledger_end_index=n.store.end_index, ledger_end_term=n.store.end_term)
+        n = n.evolve(member=m)
+    else:
+        raise ValueError(f"unknown dledger_log action {do!r}")
+    return core.apply_outs(core.set_node(w, i, n), i, outs)
+
+
+SCRIPT_ACTIONS = ("append", "append_as_leader", "copy_entries", "update_committed_index", "revote", "shutdown",
+                  "force_role")
+
+
+# --- configs ---
+
+LOG_KEYS = {a.name for a in st.LogConfig.__attrs_attrs__}
+WORLD_KEYS = {"clients", "client_interval_ms", "body_size", "forced_leader"}
+
+
+def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConfig:
+    """Servers n0..n{nodes-1} plus `clients` clients c0..; `overrides` takes DLedgerConfig and
+    LogConfig field names (e.g. dledger_version) and the world's own keys."""
+    opts = dict(overrides or {})
+    world = {k: opts.pop(k) for k in list(opts) if k in WORLD_KEYS}
+    log = {k: opts.pop(k) for k in list(opts) if k in LOG_KEYS}
+    unknown = set(opts) - {a.name for a in el.DLedgerConfig.__attrs_attrs__}
+    if unknown:
+        raise ValueError(f"unknown dledger_log config key(s): {', '.join(sorted(unknown))}")
+    if "peers" in opts:
+        raise ValueError("peers are the world's servers; set the number of nodes instead")
+    peers = tuple(f"n{i}" for i in range(nodes))
+    leader = world.get("forced_leader")
+    if leader is not None:
+        if leader not in peers:
+            raise ValueError(f"forced_leader {leader!r} is not one of {list(peers)}")
+        opts.setdefault("enable_leader_elector", False)
+    clients = world.get("clients", 2)
+    if not isinstance(clients, int) or not 0 <= clients <= 8:
+        raise ValueError("clients must be an integer in 0..8")
+    node = st.NodeConfig(dledger=el.DLedgerConfig(peers=peers, **opts), log=st.LogConfig(**log))
+    ids = peers + tuple(f"c{k}" for k in range(clients))
+    return core.WorldConfig(protocol="dledger_log", ids=ids, proto=LogWorldConfig(node=node, **world),
+                            crashable=tuple(range(nodes)))
+
+
+def load_config(d: dict) -> LogWorldConfig:
+    node = d["node"]
+    dl = {k: v for k, v in node["dledger"].items() if k != "type"}
+    dl["peers"] = tuple(dl["peers"])
+    log = {k: v for k, v in node["log"].items() if k != "type"}
+    world = {k: v for k, v in d.items() if k in WORLD_KEYS}
+    return LogWorldConfig(node=st.NodeConfig(dledger=el.DLedgerConfig(**dl), log=st.LogConfig(**log)), **world)
+
+
+# A 3-server world with two clients takes about 2,500 events per simulated minute (the
+# election world 200-500), so the per-step weights are a sixth of the generic ones: a
+# 60 s fault window still holds several crashes and partitions.
+CALM_AT_MS = 60_000
+PROFILES = (
+    core.FaultProfile(name="lockstep", delay_ms=(1, 1),
+                      description="No faults; every message takes exactly 1 ms (for scripts that time a step "
+                                "between an acknowledgement and a flush)."),
+    core.FaultProfile(name="gentle", delay_ms=(1, 20), loss=0.002, crash=0.001, restart=0.01, calm_at_ms=CALM_AT_MS,
+                      description="Rare message loss and the odd process crash; delays up to 20 ms."),
+    core.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.005, restart=0.01, calm_at_ms=CALM_AT_MS,
+                      description="Process crashes and restarts only (the page cache survives: nothing is lost)."),
+    core.FaultProfile(name="os_crash", delay_ms=(1, 10), crash=0.002, os_crash=0.003, restart=0.01,
+                      calm_at_ms=CALM_AT_MS,
+                      description="Process and OS crashes: an OS crash loses the unflushed tail, the checkpoint and "
+                                "the currterm file (LOG-2/3/5/6 violations are expected)."),
+    core.FaultProfile(name="partition", delay_ms=(1, 10), partition=0.005, one_way=0.003, heal=0.01,
+                      calm_at_ms=CALM_AT_MS,
+                      description="Symmetric partitions and one-way link cuts, then heals."),
+    core.FaultProfile(name="lossy", delay_ms=(1, 200), loss=0.03, duplicate=0.02, calm_at_ms=CALM_AT_MS,
+                      description="Loss, duplication and reordering of pushes, votes and heartbeats."),
+    core.FaultProfile(name="standard", delay_ms=(1, 50), loss=0.01, duplicate=0.004, crash=0.004, restart=0.01,
+                      partition=0.004, one_way=0.003, heal=0.01, calm_at_ms=CALM_AT_MS,
+                      description="Everything but OS crashes: loss, duplication, reordering, crashes, partitions."),
+    core.FaultProfile(name="hostile", delay_ms=(1, 500), loss=0.02, duplicate=0.01, crash=0.004, os_crash=0.002,
+                      restart=0.015, partition=0.005, one_way=0.004, heal=0.008, calm_at_ms=2 * CALM_AT_MS,
+                      description="standard, harsher, plus OS crashes that lose unflushed entries and term files."),
+)
+
+
+# Result codes where the Java code switches: a fuzz run's branch coverage counts each one.
+BRANCHES = (*el.Code, *el.ParseResult, *ep.PushType, *el.Role, *el.VoteResult)
+
+
+def tick_slack(c: LogWorldConfig, n: Any, since: int) -> int:
+    return dn.wake_slack(c.node, n, since) if isinstance(n, dn.DLedgerNode) else 0
+
+
+PROTOCOL = core.Protocol(
+    name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
+    on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
+    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
+    script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES)

@@ -1,0 +1,239 @@
+"""The election world: DLedger members (reference_impl.election) on the generic world.
+
+Ghost variables (`ElectionGhost`) record history that properties need and no node
+can see: which nodes became leader in each term, which candidates each voter granted
+in each term (across crashes), since when each node has been cut off from a quorum,
+and when the cluster first settled after the quiet tail began. The members never read
+them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import core
+from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.election import leader_elector as elector
+from reference_impl.election import member_state as mstate
+from reference_impl.election import records as el
+from reference_impl.election import server as srv
+
+
+@record
+class ElectionConfig:
+    """The election world's config: DLedger's own, plus what the store would hand back."""
+
+    dledger: el.DLedgerConfig
+    ledger_end_index: tuple[int, ...] = ()  # per node; empty: -1 everywhere (an empty log)
+    ledger_end_term: tuple[int, ...] = ()
+
+
+@record
+class ElectionGhost:
+    elected: FrozenMap = EMPTY  # term -> frozenset of ids that became LEADER in it
+    grants: FrozenMap = EMPTY  # (voter id, term) -> frozenset of candidates it ACCEPTed
+    cut_since: tuple[int, ...] = ()  # per node: since when it cannot reach a quorum both ways (-1: it can)
+    settled_ms: int = -1  # first time after the quiet tail began that a leader had a quorum of followers
+
+
+def boot(c: ElectionConfig, node_id: str, i: int, now: int) -> mstate.Member:
+    lei = c.ledger_end_index[i] if c.ledger_end_index else -1
+    let = c.ledger_end_term[i] if c.ledger_end_term else -1
+    return srv.boot(c.dledger, node_id, now, ledger_end_index=lei, ledger_end_term=let)
+
+
+def wake_at(c: ElectionConfig, m: mstate.Member) -> int:
+    return srv.wake_at(c.dledger, m)
+
+
+def on_tick(c: ElectionConfig, m: mstate.Member, now: int, draw: int):
+    return srv.on_tick(c.dledger, m, now, draw)
+
+
+def on_request(c: ElectionConfig, m: mstate.Member, msg: Any, rpc: int, now: int):
+    return srv.on_request(c.dledger, m, msg, rpc, now)
+
+
+def on_response(c: ElectionConfig, m: mstate.Member, ctx: Any, peer: str, resp: Any, now: int):
+    return srv.on_response(c.dledger, m, ctx, peer, resp, now)
+
+
+def crash(c: ElectionConfig, m: mstate.Member, kind: str) -> mstate.Member:
+    """An OS crash (or a lost disk) loses the currterm file, which is written without fsync.
+    The ledger ends are inputs of this world and survive (the log is another protocol)."""
+    return srv.crash(m, lose_term_file=kind != "process")
+
+
+def restart(c: ElectionConfig, m: mstate.Member, now: int) -> mstate.Member:
+    return srv.restart(c.dledger, m, now)
+
+
+def ghost_init(cfg: core.WorldConfig) -> ElectionGhost:
+    return ElectionGhost(cut_since=(-1,) * len(cfg.ids))
+
+
+def ghost_update(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionGhost:
+    if isinstance(obs, el.RoleChanged):
+        if obs.role is el.Role.LEADER:
+            node_id = w.cfg.ids[i]
+            g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
+        if w.history.calm and g.settled_ms < 0 and obs.role is not el.Role.CANDIDATE and settled(w):
+            g = g.evolve(settled_ms=w.now)
+    elif isinstance(obs, el.VoteGranted):
+        key = (w.cfg.ids[i], obs.term)
+        g = g.evolve(grants=g.grants.set(key, g.grants.get(key, frozenset()) | {obs.candidate}))
+    elif isinstance(obs, core.FAULT_EVENTS + (core.Calm,)):
+        g = g.evolve(cut_since=cut_since(w, g.cut_since))
+        if isinstance(obs, core.Calm) and settled(w):
+            g = g.evolve(settled_ms=w.now)
+    return g
+
+
+def settled(w: core.World) -> bool:
+    """A live leader has a quorum of live members (itself included) following it in its term."""
+    cfg = w.cfg.proto.dledger
+    for m, up in zip(w.nodes, w.alive):
+        if up and m.role is el.Role.LEADER:
+            followers = sum(1 for f, f_up in zip(w.nodes, w.alive)
+                            if f_up and f.role is el.Role.FOLLOWER and f.leader_id == m.self_id
+                            and f.curr_term == m.curr_term)
+            if cfg.is_quorum(followers + 1):
+                return True
+    return False
+
+
+def reaches_quorum(w: core.World, i: int) -> bool:
+    """Node i can exchange messages both ways with a quorum of live members (itself included)."""
+    cut = w.net.cut
+    peers = sum(1 for j, up in enumerate(w.alive)
+                if j != i and up and (i, j) not in cut and (j, i) not in cut)
+    return w.cfg.proto.dledger.is_quorum(peers + 1)
+
+
+def cut_since(w: core.World, before: tuple[int, ...]) -> tuple[int, ...]:
+    out = []
+    for i, since in enumerate(before):
+        if w.alive[i] and not reaches_quorum(w, i):
+            out.append(since if since >= 0 else w.now)
+        else:
+            out.append(-1)
+    return tuple(out)
+
+
+def observe(c: ElectionConfig, m: mstate.Member, alive: bool) -> dict:
+    """The observable state of one member (trace-format.md, protocol `election`)."""
+    return {
+        "alive": alive,
+        "role": m.role.value if alive else None,
+        "term": m.curr_term,
+        "voted_for": m.curr_vote_for,
+        "leader": m.leader_id if alive else None,
+        "ledger_end_index": m.ledger_end_index,
+        "ledger_end_term": m.ledger_end_term,
+        "committed_index": -1,
+        "log_terms": [],
+    }
+
+
+# --- scenario hooks: the DLedger tests' direct calls ---
+
+
+@record
+class Reply:
+    """The answer to a request a scenario handed straight to a node's handler."""
+
+    request: Any
+    reply: Any
+
+
+def request_from(cfg: el.DLedgerConfig, node_id: str, spec: dict) -> tuple[Any, bool]:
+    """Build a VoteRequest / HeartBeatRequest from a scenario's `request` object.
+    Defaults are what the Java tests leave unset or set to the addressee."""
+    kind = spec["type"]
+    group = spec.get("group", cfg.group)
+    remote = spec.get("remote_id", node_id)
+    if kind == "VoteRequest":
+        return el.VoteRequest(group=group, remote_id=remote, leader_id=spec["leader_id"], term=spec["term"],
+                              ledger_end_index=spec.get("ledger_end_index", -1),
+                              ledger_end_term=spec.get("ledger_end_term", -1)), bool(spec.get("self", False))
+    if kind == "HeartBeatRequest":
+        return el.HeartBeatRequest(group=group, local_id=spec.get("local_id", spec["leader_id"]), remote_id=remote,
+                                   leader_id=spec["leader_id"], term=spec["term"]), False
+    raise ValueError(f"unknown request type {kind!r} (VoteRequest, HeartBeatRequest)")
+
+
+def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.World, tuple]:
+    """Election-specific scenario actions, each a Java test hook or direct handler call."""
+    c = w.cfg.proto.dledger
+    m = w.nodes[i]
+    if do == "revote":
+        m, outs = elector.test_revote(c, m, args["term"])
+    elif do == "change_to_candidate":
+        # MemberState#changeToCandidate alone (VoteRequestTest calls it directly): no handlers fire.
+        if args["term"] < m.curr_term:
+            raise ValueError(f"changeToCandidate({args['term']}) below currTerm {m.curr_term}")
+        m, outs = m.evolve(role=el.Role.CANDIDATE, leader_id=None, transferee=None,
+                           known_max_term_in_group=max(m.known_max_term_in_group, args["term"])), ()
+    elif do == "set_vote_for":
+        m, outs = m.evolve(curr_vote_for=args["leader_id"]), ()
+    elif do == "update_ledger":
+        m, outs = mstate.update_ledger_index_and_term(m, args["index"], args["term"]), ()
+    elif do == "transfer_leadership":
+        m, reply, outs = elector.handle_leadership_transfer(c, m, m.curr_term, args["transferee"])
+        if reply is not None:
+            outs += (Reply(request=args, reply=reply),)
+    elif do == "request":
+        req, self_vote = request_from(c, w.cfg.ids[i], args["request"])
+        if isinstance(req, el.VoteRequest):
+            m, reply, outs = (elector.handle_vote(c, m, req, True) if self_vote else srv.server_handle_vote(c, m, req))
+        else:
+            m, reply, outs = srv.server_handle_heart_beat(c, m, req, w.now)
+        outs += (Reply(request=req, reply=reply),)
+    else:
+        raise ValueError(f"unknown election action {do!r}")
+    return core.apply_outs(core.set_node(w, i, m), i, outs)
+
+
+SCRIPT_ACTIONS = ("revote", "change_to_candidate", "set_vote_for", "update_ledger", "transfer_leadership", "request")
+
+
+def make_config(nodes: int = 3, overrides: dict | None = None) -> core.WorldConfig:
+    """A world of members n0..n{nodes-1} with DLedgerConfig defaults. `overrides` takes
+    DLedgerConfig field names, plus `ledger_end_index` / `ledger_end_term` (one per node)."""
+    ids = tuple(f"n{i}" for i in range(nodes))
+    opts = dict(overrides or {})
+    ledger = {k: tuple(opts.pop(k)) for k in ("ledger_end_index", "ledger_end_term") if k in opts}
+    for k, v in ledger.items():
+        if len(v) != nodes:
+            raise ValueError(f"{k} needs one value per node ({nodes}), got {len(v)}")
+    unknown = set(opts) - {a.name for a in el.DLedgerConfig.__attrs_attrs__}
+    if unknown:
+        raise ValueError(f"unknown election config key(s): {', '.join(sorted(unknown))}")
+    if "peers" in opts:
+        raise ValueError("peers are the world's nodes; set the number of nodes instead")
+    return core.WorldConfig(protocol="election", ids=ids,
+                            proto=ElectionConfig(dledger=el.DLedgerConfig(peers=ids, **opts), **ledger))
+
+
+def load_config(d: dict) -> ElectionConfig:
+    dl = {k: v for k, v in d["dledger"].items() if k != "type"}
+    if not isinstance(dl.get("peers"), list):
+        raise ValueError("dledger.peers must be a list of node ids")
+    dl["peers"] = tuple(dl["peers"])
+    return ElectionConfig(dledger=el.DLedgerConfig(**dl), ledger_end_index=tuple(d.get("ledger_end_index", ())),
+                          ledger_end_term=tuple(d.get("ledger_end_term", ())))
+
+
+# Result codes where the Java code switches: a fuzz run's branch coverage counts each one.
+BRANCHES = (*el.Code, *el.ParseResult, *el.Role, *el.VoteResult)
+
+
+def tick_slack(c: ElectionConfig, m: mstate.Member, since: int) -> int:
+    return srv.wake_slack(c.dledger, m, since)
+
+
+PROTOCOL = core.Protocol(
+    name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
+    on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
+    observe=observe, make_config=make_config, load_config=load_config, script_action=script_action,
+    script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)

@@ -1,0 +1,315 @@
+"""Ghost variables of the nameserver world: history that properties and reports need.
+
+Nothing here is read by a node. The ghost records, per NameServer, which broker
+addresses registered with it and were not removed since (NS-2); which clients could
+reach which NameServer since when, and when a NameServer last answered each client's
+route fetch (NS-11); every message's stored copies and failed attempts (duplicates,
+NS-5/9/10); when each broker died and when a send was last routed to it, and when each
+NameServer dropped it (the measured figures); and the concrete causes of RocketMQ's
+known violations (a MQFaultStrategy fallback, a rewritten shared MessageQueue, a role
+change registered oneway, an unregister by id, a reset registration).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import core
+from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.nameserver import broker as nb
+from reference_impl.nameserver import client_routes as cr
+from reference_impl.nameserver import namesrv as ns
+from reference_impl.nameserver import producer as pr
+from reference_impl.nameserver import remoting as rm
+from reference_impl.nameserver import route_info as ri
+
+RETIRE_MS = 2000  # a finished send's record is kept this long for copies still in flight
+FALLBACK_PATHS = ("fault_pick_one_at_least", "fault_fallback")
+
+
+def repeats_failed_broker(o: pr.QueueSelected) -> bool:
+    """NS-4's violation: a retry chose the broker that had just failed although the queue list it
+    chose from held a queue of another broker."""
+    return (o.attempt > 0 and o.last_broker is not None and o.broker == o.last_broker
+            and any(b != o.last_broker for b in o.brokers))
+
+
+@record
+class Roles:
+    """Node indices by role, from the node ids (ns*, b*-m / b*-s*, p*, c*)."""
+
+    namesrvs: tuple
+    brokers: tuple
+    producers: tuple
+    consumers: tuple
+    index: FrozenMap  # node id -> index
+
+    @property
+    def clients(self) -> tuple:
+        return self.producers + self.consumers
+
+
+_ROLES: dict[tuple, Roles] = {}
+_LAST_ROLES: list = [None, None]  # (ids, roles) of the last call: worlds keep their ids tuple
+
+
+def roles(ids: tuple) -> Roles:
+    if _LAST_ROLES[0] is ids:
+        return _LAST_ROLES[1]
+    r = _ROLES.get(ids)
+    _LAST_ROLES[0] = ids
+    if r is None:
+        def pick(prefix: str) -> tuple:
+            return tuple(i for i, x in enumerate(ids) if x.startswith(prefix))
+        r = _ROLES[ids] = Roles(namesrvs=pick("ns"), brokers=pick("b"), producers=pick("p"), consumers=pick("c"),
+                                index=FrozenMap((x, i) for i, x in enumerate(ids)))
+    _LAST_ROLES[1] = r
+    return r
+
+
+@record
+class DeathWindow:
+    died_ms: int
+    silent: bool  # crashed with its machine (no FIN)
+    last_routed_ms: int = -1
+    removed_by: frozenset = frozenset()  # NameServers that dropped it since
+
+
+@record
+class MsgGhost:
+    producer: str
+    started_ms: int
+    stale: bool  # began while a dead broker was still in the producer's route
+    copies: int = 0
+    stored_attempts: frozenset = frozenset()
+    failed_attempts: frozenset = frozenset()
+    done_ms: int = -1
+    ok: bool = False
+
+
+@record
+class SendStats:
+    started: int = 0
+    ok: int = 0
+    failed: int = 0
+    stale_started: int = 0
+    stale_ok: int = 0
+    stale_failed: int = 0
+    duplicated_msgs: int = 0  # messages stored more than once
+    retry_dups: int = 0  # extra copies made by a retry after an attempt the producer saw fail
+    stale_retry_dups: int = 0
+    unexplained_dups: int = 0  # extra copies no failed attempt explains
+    failed_but_stored: int = 0  # sends reported failed whose message was stored anyway
+
+
+@record
+class NsGhost:
+    registered: FrozenMap = EMPTY  # namesrv -> frozenset of broker addresses (NS-2)
+    unregistered_by_id: frozenset = frozenset()  # (namesrv, addr): unregisterBroker removed another id
+    resets: FrozenMap = EMPTY  # (namesrv, peer) -> last time its request was reset
+    role_changes: FrozenMap = EMPTY  # broker addr -> time of its last role change
+    msgs: FrozenMap = EMPTY  # msg id -> MsgGhost, for sends not yet retired
+    stats: SendStats = SendStats()
+    dead: FrozenMap = EMPTY  # broker addr -> DeathWindow, while it is down
+    dead_routed_ms: tuple = ()  # per finished death: last send routed to it - death
+    ns_detect: tuple = ()  # (silent, ms from death to a NameServer dropping it)
+    # NS-4: the cause of the latest retry that went back to the broker that just failed through the
+    # fault strategy's fallback, and the first such retry no fallback explains. A step can make
+    # several selections, so a later one that repeats nothing must not erase an earlier repeat's cause.
+    fallback_repeat: str | None = None
+    unexplained_repeat: str | None = None
+    rewritten: frozenset = frozenset()  # (producer, topic, publish-info epoch) whose list was rewritten
+    reach_since: FrozenMap = EMPTY  # (client, namesrv) -> since when both are up and linked both ways
+    last_answer: FrozenMap = EMPTY  # client -> last time a NameServer answered its route fetch
+    call_timeouts: FrozenMap = EMPTY  # client -> last "invokeSync call timeout" after connecting
+
+
+def ghost_init(cfg: core.WorldConfig) -> NsGhost:
+    r = roles(cfg.ids)
+    reach = FrozenMap(((cfg.ids[c], cfg.ids[n]), 0) for c in r.clients for n in r.namesrvs
+                      if c not in cfg.down and n not in cfg.down)
+    return NsGhost(registered=FrozenMap((cfg.ids[n], frozenset()) for n in r.namesrvs), reach_since=reach,
+                   last_answer=FrozenMap((cfg.ids[c], 0) for c in r.clients))
+
+
+def reach_since(w: core.World, before: FrozenMap) -> FrozenMap:
+    r = roles(w.cfg.ids)
+    ids, cut, alive = w.cfg.ids, w.net.cut, w.alive
+    out = {}
+    for c in r.clients:
+        for n in r.namesrvs:
+            if alive[c] and alive[n] and (c, n) not in cut and (n, c) not in cut:
+                key = (ids[c], ids[n])
+                out[key] = before.get(key, w.now)
+    return FrozenMap(out)
+
+
+def stale_route(w: core.World, p: pr.Producer, topic: str) -> bool:
+    """A broker the producer would send to (the master address it knows) is down."""
+    info = p.publish.get(topic)
+    if info is None:
+        return False
+    index = roles(w.cfg.ids).index
+    for name in {q.broker_name for q in info.message_queue_list}:
+        addr = cr.find_broker_address_in_publish(p.client, name)
+        if addr is not None and addr in index and not w.alive[index[addr]]:
+            return True
+    return False
+
+
+def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
+    if i < 0:
+        return _world_event(g, w, obs)
+    me = w.cfg.ids[i]
+    t = type(obs)
+    if t is pr.QueueSelected:
+        if not repeats_failed_broker(obs):
+            return g
+        if obs.path in FALLBACK_PATHS:
+            return g.evolve(fallback_repeat=(
+                f"{me} has sendLatencyFaultEnable and every broker was marked unavailable, so MQFaultStrategy "
+                f"fell back ({obs.path}), which ignores lastBrokerName: retry {obs.attempt} of {obs.msg_id} "
+                f"went back to {obs.broker}"))
+        if g.unexplained_repeat is not None:
+            return g
+        return g.evolve(unexplained_repeat=(
+            f"{me}'s retry {obs.attempt} of {obs.msg_id} went back to {obs.broker}, which had just failed, by "
+            f"{obs.path} although {', '.join(b for b in obs.brokers if b != obs.broker)} had a queue in its list"))
+    if t is pr.AttemptSent:
+        d = g.dead.get(obs.broker_addr)
+        return g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(last_routed_ms=w.now))) if d is not None else g
+    if t is pr.AttemptFailed:
+        m = g.msgs.get(obs.msg_id)
+        if m is None:
+            return g
+        return g.evolve(msgs=g.msgs.set(obs.msg_id, m.evolve(failed_attempts=m.failed_attempts | {obs.attempt})))
+    if t is nb.MessageStored:
+        return _stored(g, w, obs)
+    if t is pr.SendStarted:
+        return _started(g, w, i, obs)
+    if t is pr.SendDone:
+        return _done(g, w, obs)
+    if t is cr.RouteRefreshed:
+        if obs.outcome in ("changed", "unchanged", "TOPIC_NOT_EXIST", "error"):
+            return g.evolve(last_answer=g.last_answer.set(me, w.now))
+        if obs.outcome == rm.CALL_TIMEOUT_EXCEPTION:
+            return g.evolve(call_timeouts=g.call_timeouts.set(me, w.now))
+        return g
+    if t is ns.BrokerRegistered:
+        regs = g.registered.get(me, frozenset())
+        return g if obs.broker_addr in regs else g.evolve(registered=g.registered.set(me, regs | {obs.broker_addr}))
+    if t is ns.BrokerRemoved:
+        g = g.evolve(registered=g.registered.set(me, g.registered.get(me, frozenset()) - {obs.broker_addr}))
+        d = g.dead.get(obs.broker_addr)
+        if d is not None and me not in d.removed_by:
+            g = g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(removed_by=d.removed_by | {me})),
+                         ns_detect=g.ns_detect + ((d.silent, w.now - d.died_ms),))
+        return g
+    if t is ns.BrokerUnregistered:
+        if obs.removed_addr != obs.broker_addr:  # another address, or nothing, was under that id
+            return g.evolve(unregistered_by_id=g.unregistered_by_id | {(me, obs.broker_addr)})
+        return g
+    if t is ns.ConnectionReset:
+        return g.evolve(resets=g.resets.set((me, obs.peer), w.now))
+    if t is nb.RoleChanged:
+        return g.evolve(role_changes=g.role_changes.set(me, w.now))
+    if t is pr.QueueRewritten:
+        info = w.nodes[i].publish.get(obs.topic)
+        return g.evolve(rewritten=g.rewritten | {(me, obs.topic, info.epoch if info is not None else -1)})
+    return g
+
+
+def _world_event(g: NsGhost, w: core.World, ev: Any) -> NsGhost:
+    """Faults and the quiet tail: reachability, deaths and restarts."""
+    r = roles(w.cfg.ids)
+    g = g.evolve(reach_since=reach_since(w, g.reach_since))
+    if isinstance(ev, core.Crash):
+        node = w.cfg.ids[ev.node]
+        if ev.node in r.namesrvs:
+            g = g.evolve(registered=g.registered.set(node, frozenset()))
+        elif ev.node in r.brokers:
+            g = g.evolve(dead=g.dead.set(node, DeathWindow(died_ms=w.now, silent=ev.os)))
+        else:
+            g = g.evolve(last_answer=g.last_answer.set(node, -1))  # a client that is down is owed nothing
+    elif isinstance(ev, (core.Restart, core.Calm)):
+        g = _revived(g, w, [ev.node] if isinstance(ev, core.Restart) else range(len(w.nodes)))
+    return g
+
+
+def _revived(g: NsGhost, w: core.World, nodes) -> NsGhost:
+    r = roles(w.cfg.ids)
+    for k in nodes:
+        if not w.alive[k]:
+            continue
+        node = w.cfg.ids[k]
+        d = g.dead.get(node)
+        if d is not None:
+            routed = d.last_routed_ms - d.died_ms if d.last_routed_ms >= 0 else 0
+            g = g.evolve(dead=g.dead.without(node), dead_routed_ms=g.dead_routed_ms + (routed,))
+        if k in r.clients and g.last_answer.get(node, 0) < 0:
+            g = g.evolve(last_answer=g.last_answer.set(node, w.now))  # a restarted client starts afresh
+    return g
+
+
+def _started(g: NsGhost, w: core.World, i: int, obs: pr.SendStarted) -> NsGhost:
+    p = w.nodes[i]
+    stale = stale_route(w, p, w.cfg.proto.producer.topic)
+    msgs = g.msgs
+    if len(msgs) > 64:  # prune now and then: finished sends whose copies can no longer arrive
+        msgs = FrozenMap((k, m) for k, m in msgs.items() if m.done_ms < 0 or w.now - m.done_ms <= RETIRE_MS)
+    msgs = msgs.set(obs.msg_id, MsgGhost(producer=w.cfg.ids[i], started_ms=w.now, stale=stale))
+    s = g.stats
+    s = s.evolve(started=s.started + 1, stale_started=s.stale_started + stale)
+    return g.evolve(msgs=msgs, stats=s)
+
+
+def _done(g: NsGhost, w: core.World, obs: pr.SendDone) -> NsGhost:
+    m = g.msgs.get(obs.msg_id)
+    if m is None:
+        return g
+    ok = obs.status == "SEND_OK"
+    s = g.stats
+    s = s.evolve(ok=s.ok + ok, failed=s.failed + (not ok), stale_ok=s.stale_ok + (ok and m.stale),
+                 stale_failed=s.stale_failed + (not ok and m.stale),
+                 failed_but_stored=s.failed_but_stored + (not ok and m.copies > 0))
+    return g.evolve(msgs=g.msgs.set(obs.msg_id, m.evolve(done_ms=w.now, ok=ok)), stats=s)
+
+
+def _stored(g: NsGhost, w: core.World, obs: nb.MessageStored) -> NsGhost:
+    m = g.msgs.get(obs.msg_id)
+    if m is None:
+        m = MsgGhost(producer=obs.producer, started_ms=w.now, stale=False)
+    s = g.stats
+    if m.copies >= 1:
+        earlier = [a for a in m.stored_attempts if a < obs.attempt]
+        explained = obs.attempt not in m.stored_attempts and bool(earlier) and all(
+            a in m.failed_attempts for a in m.stored_attempts)
+        if m.copies == 1:
+            s = s.evolve(duplicated_msgs=s.duplicated_msgs + 1)
+        if explained:
+            s = s.evolve(retry_dups=s.retry_dups + 1, stale_retry_dups=s.stale_retry_dups + m.stale)
+        else:
+            s = s.evolve(unexplained_dups=s.unexplained_dups + 1)
+    if m.done_ms >= 0 and not m.ok and m.copies == 0:
+        s = s.evolve(failed_but_stored=s.failed_but_stored + 1)
+    m = m.evolve(copies=m.copies + 1, stored_attempts=m.stored_attempts | {obs.attempt})
+    return g.evolve(msgs=g.msgs.set(obs.msg_id, m), stats=s)
+
+
+def route_expected(w: core.World) -> FrozenMap:
+    """What every NameServer should list once all brokers registered: name -> {id: addr} of live brokers."""
+    r = roles(w.cfg.ids)
+    table: dict = {}
+    for b in r.brokers:
+        if w.alive[b]:
+            n = w.nodes[b]
+            table.setdefault(n.broker_name, {})[n.broker_id] = n.self_id
+    return FrozenMap((name, FrozenMap(addrs)) for name, addrs in table.items())
+
+
+def listed(rim: ri.RouteInfo) -> frozenset:
+    """Every broker address a NameServer lists: live entries and route addresses."""
+    addrs = set(rim.broker_live_table)
+    for bd in rim.broker_addr_table.values():
+        addrs.update(bd.broker_addrs.values())
+    return frozenset(addrs)

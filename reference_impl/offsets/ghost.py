@@ -1,0 +1,333 @@
+"""Ghost variables of the `offsets` world: what the group consumed, what the brokers held, and why
+an offset went back. Nothing in the node transitions reads them (spec/offsets.py does).
+
+- `consumed[(q, o)]`: how many times the group consumed message `o` of queue `q`;
+  `done[q]`: the first offset of `q` the group has not consumed (everything below has been).
+- `peak[(broker, q)]`: the highest offset `broker` ever held for `q` (accepted or synced);
+  `lowered[(broker, q)]`: the latest time its value fell below that peak, and why
+  (`Lowering`: a slave sync's putAll, a restart that loaded an older consumerOffset.json,
+  a lower commit accepted).
+- `regressions`: each time a consumer resumed a queue below the highest offset any broker
+  had held for it (OFF-2), with the cause read from the above; `skips`: each time it
+  resumed past a message the group had not consumed (OFF-1).
+- `resumed[(consumer, q)]`: the offset the consumer resumed from and the highest held
+  offset then, so a duplicate is attributed to a regression or to at-least-once delivery
+  (consumed but not yet committed when the queue changed hands or the consumer died).
+- `answers[(consumer, q)]`: the QUERY_CONSUMER_OFFSET answers brokers gave the consumer
+  for the queue since it last resumed it (`Answer`: when, which broker, the answer, what
+  that broker held then, the highest offset any broker had held then), each with the
+  commits that raised that highest offset after the answer (`Raise`: when, where, which
+  consumer committed it and whether that consumer had taken the queue). A resume below
+  the highest held offset is the rebalance race `commit-after-read` only when the
+  consumer resumed from exactly such an answer, the broker answered what it held, and
+  everything above what was held when it answered came from other owners' commits
+  accepted after the answer (docs/offsets.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import core
+from reference_impl.core import network as net_mod
+from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.offsets.broker import key_of
+from reference_impl.offsets.records import (
+    Appended,
+    Broker,
+    Consumed,
+    OffsetCommitted,
+    OffsetQueried,
+    OffsetRead,
+    OffsetsLoaded,
+    OffsetsSynced,
+)
+
+
+@record
+class Lowering:
+    at_ms: int
+    old: int
+    new: int
+    code: str  # slave-sync, master-restart, lower-commit
+    cause: str
+
+
+@record
+class Regression:
+    at_ms: int
+    consumer: str
+    queue_id: int
+    resumed: int
+    held: int  # the highest offset any broker had held for the queue
+    broker: str | None
+    code: str | None  # None: no known cause
+    cause: str | None
+
+
+@record
+class Raise:
+    """A commit that raised the highest offset any broker had held for a queue."""
+
+    at_ms: int
+    broker: str
+    offset: int
+    client: str  # the consumer whose request carried it ("": unknown)
+    via: str
+    owner: bool  # that consumer had taken the queue (resumed it) before
+
+
+@record
+class Answer:
+    """A broker answered a consumer's QUERY_CONSUMER_OFFSET for a queue (RemoteBrokerOffsetStore#readOffset
+    READ_FROM_STORE), and what happened to the queue's offsets after."""
+
+    at_ms: int
+    broker: str
+    offset: int  # the answer (-1: QUERY_NOT_FOUND)
+    value: int  # what the broker held for the queue then (-1: nothing)
+    held: int  # the highest offset any broker had held for the queue then
+    code_then: str | None  # the cause of a gap (offset, held] already there at the answer (None: none known)
+    cause_then: str | None
+    late: tuple = ()  # (first, last) Raise after the answer; () if none
+    late_by_others: bool = True  # every such raise was a commit of another consumer that had taken the queue
+
+
+@record
+class Ghost:
+    consumed: FrozenMap = EMPTY
+    done: tuple[int, ...] = ()
+    stored: tuple[int, ...] = ()  # messages the master stored per queue
+    peak: FrozenMap = EMPTY
+    lowered: FrozenMap = EMPTY
+    regressions: tuple[Regression, ...] = ()
+    skips: tuple[str, ...] = ()
+    resumed: FrozenMap = EMPTY
+    duplicates: int = 0
+    duplicates_regression: int = 0
+    syncs: int = 0
+    commits_to_slave: int = 0
+    incarnations: FrozenMap = EMPTY  # broker -> the incarnation whose consumerOffset.json load was seen
+    answers: FrozenMap = EMPTY  # (consumer, q) -> tuple of Answer since it last resumed q
+
+
+def init(cfg: Any) -> Ghost:
+    """Nothing consumed, nothing held."""
+    q = cfg.proto.queues
+    return Ghost(done=(0,) * q, stored=(0,) * q)
+
+
+def held_max(g: Ghost, queue_id: int) -> int:
+    """The highest offset any broker has held for the queue (-1: none)."""
+    return max((v for (_, q), v in g.peak.items() if q == queue_id), default=-1)
+
+
+def _value(b: Broker, queue_id: int) -> int:
+    """A broker's offset for the group's queue (-1: none)."""
+    inner = b.offset_table.get(key_of())
+    return inner.get(queue_id, -1) if inner is not None else -1
+
+
+def _see_value(g: Ghost, broker: str, queue_id: int, old: int, new: int, now: int, code: str, why: str) -> Ghost:
+    """A broker's value for a queue changed from `old` to `new`: raise its peak, or record why
+    it fell (only when this change lowered it below its peak)."""
+    k = (broker, queue_id)
+    peak = g.peak.get(k, -1)
+    if new > peak:
+        return g.evolve(peak=g.peak.set(k, new))
+    if new < peak and new < old:
+        return g.evolve(lowered=g.lowered.set(k, Lowering(at_ms=now, old=peak, new=new, code=code, cause=why)))
+    return g
+
+
+def _broker_role(w: Any, broker: str) -> str:
+    """Which of the two brokers `broker` is."""
+    return "master" if broker == w.cfg.proto.brokers[0] else "slave"
+
+
+def _regression_cause(g: Ghost, w: Any, broker: str | None, queue_id: int, answer: int
+                      ) -> tuple[str | None, str | None]:
+    """Why `broker` answered `answer`, below the highest offset held for the queue: it held more
+    once and lost it (a lowering), and/or another broker holds more than it ever did. The code
+    names the cause of the top of the gap; the text gives every cause found."""
+    if broker is None:
+        return None, None
+    mine = g.peak.get((broker, queue_id), -1)
+    found = []
+    if answer < mine:
+        low = g.lowered.get((broker, queue_id))
+        if low is None:
+            return None, None
+        found.append((low.code, low.cause))
+    others = [(v, b) for (b, q), v in g.peak.items() if q == queue_id and b != broker and v > max(answer, mine)]
+    if others:
+        top, other = max(others)
+        if _broker_role(w, broker) == "master":
+            found.append(("commits-on-slave-only",
+                          f"{other} took offsets up to {top} that {broker} never had: commits go to the slave while "
+                          f"the master is out of the consumer's route, and no broker copies a slave's offsets to the "
+                          f"master (#2513)"))
+        else:
+            found.append(("slave-lag", f"the slave never had the master's {top}: syncConsumerOffset runs every 10 s, "
+                                       f"and not at all while masterAddr is null"))
+    if not found:
+        return None, None
+    return found[-1][0], "; ".join(text for _, text in found)
+
+
+def _requester(w: Any, rpc: int) -> str:
+    """The node that sent the RPC `rpc` while it is open ("": unknown): the channel a broker's request
+    came in on."""
+    r = net_mod.find_rpc(w.net, rpc) if rpc >= 0 else None
+    return w.cfg.ids[r.requester] if r is not None else ""
+
+
+MAX_ANSWERS = 4  # answers kept per (consumer, queue) between two resumes (duplicated queries answer twice)
+
+
+def _note_raise(g: Ghost, queue_id: int, r: Raise) -> Ghost:
+    """The highest held offset of the queue rose: note it in every answer still waiting for its resume."""
+    table = g.answers
+    for k, answers in g.answers.items():
+        if k[1] != queue_id:
+            continue
+        by_others = r.client not in ("", k[0]) and r.owner
+        table = table.set(k, tuple(a.evolve(late=(a.late[0] if a.late else r, r),
+                                            late_by_others=a.late_by_others and by_others) for a in answers))
+    return g.evolve(answers=table)
+
+
+def _commit_after_read(g: Ghost, consumer: str, o: Any, held: int) -> tuple[str | None, str | None, int]:
+    """The rebalance race of at-least-once delivery (docs/offsets.md, `commit-after-read`): the consumer
+    resumed from exactly what `o.addr` answered it, that broker answered what it held, and every offset
+    above what any broker had held at the answer was first held after it, through commits of other
+    consumers that had taken the queue before (its previous owner dropping it, or still committing it).
+    Returns (code, cause, the highest offset held at the answer), or (None, None, held)."""
+    for a in reversed(g.answers.get((consumer, o.queue_id), ())):
+        if a.broker != o.addr or a.offset != o.answer or o.offset != max(a.offset, 0):
+            continue  # not the answer it resumed from
+        if not (a.value == a.offset or (a.value < 0 and a.offset <= 0)):
+            continue  # the broker answered something else than what it held
+        if not a.late or not a.late_by_others or a.late[1].offset != held:
+            continue  # nothing rose after the answer, or not only by other owners' commits
+        if a.offset < a.held and a.code_then is None:
+            continue  # part of the gap was there at the answer already, with no known cause
+        first, last = a.late
+        text = (f"{o.addr} answered {consumer}'s query for queue {o.queue_id} with {a.offset} at t={a.at_ms} ms, "
+                f"when no broker had held more than {a.held}; then {first.client}, which had taken the queue "
+                f"before, committed {first.offset} to "
+                f"{first.broker} ({first.via}, accepted at t={first.at_ms} ms)"
+                + (f", up to {last.client}'s {last.offset} at t={last.at_ms} ms" if last is not first else "")
+                + ": the previous owner's commit is not ordered with the new owner's readOffset "
+                  "(RebalanceImpl/RebalancePushImpl: persist one-way on dropping the queue, readOffset "
+                  "READ_FROM_STORE on taking it; at-least-once on a rebalance)")
+        if a.offset < a.held:
+            text = f"{a.cause_then}; {text}"
+        return "commit-after-read", text, a.held
+    return None, None, held
+
+
+def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
+    """Fold one observation (or a fault event, node -1) into the ghost."""
+    t = type(o)
+    now = w.now
+    if t is Consumed:
+        k = (o.queue_id, o.queue_offset)
+        n = g.consumed.get(k, 0) + 1
+        g = g.evolve(consumed=g.consumed.set(k, n))
+        if n > 1:
+            r = g.resumed.get((w.cfg.ids[i], o.queue_id))
+            by_regression = r is not None and r[0] <= o.queue_offset < r[1]
+            g = g.evolve(duplicates=g.duplicates + 1, duplicates_regression=g.duplicates_regression + by_regression)
+        d = g.done[o.queue_id]
+        if o.queue_offset == d:
+            while g.consumed.get((o.queue_id, d), 0):
+                d += 1
+            g = g.evolve(done=g.done[:o.queue_id] + (d,) + g.done[o.queue_id + 1:])
+        return g
+    if t is OffsetCommitted:
+        broker = w.cfg.ids[i]
+        top = held_max(g, o.queue_id) if g.answers else -1
+        g = _see_value(g, broker, o.queue_id, o.old, o.offset, now, "lower-commit",
+                       f"{broker} accepted a commit of {o.offset} below its {o.old} (commitOffset takes lower offsets)")
+        if g.answers and o.offset > top:
+            client = o.client or _requester(w, o.rpc)
+            g = _note_raise(g, o.queue_id, Raise(at_ms=now, broker=broker, offset=o.offset, client=client,
+                                                 via=o.via, owner=(client, o.queue_id) in g.resumed))
+        if _broker_role(w, broker) == "slave":
+            g = g.evolve(commits_to_slave=g.commits_to_slave + 1)
+        return g
+    if t is OffsetsSynced:
+        broker = w.cfg.ids[i]
+        b = w.nodes[i]
+        before = o.before.get(key_of())
+        for queue_id in range(len(g.done)):
+            new = _value(b, queue_id)
+            old = before.get(queue_id, -1) if before is not None else -1
+            g = _see_value(g, broker, queue_id, old, new, now, "slave-sync",
+                           f"syncConsumerOffset put the master's table into {broker}'s (putAll) at t={now} ms: "
+                           f"{broker}'s offset fell to {new}")
+        return g.evolve(syncs=g.syncs + 1)
+    if t is OffsetQueried:
+        broker = w.cfg.ids[i]
+        held = held_max(g, o.queue_id)
+        code, cause = (_regression_cause(g, w, broker, o.queue_id, o.offset) if o.offset < held
+                       else (None, None))
+        a = Answer(at_ms=now, broker=broker, offset=o.offset, value=_value(w.nodes[i], o.queue_id), held=held,
+                   code_then=code, cause_then=cause)
+        k = (_requester(w, o.rpc), o.queue_id)
+        if not k[0]:
+            return g  # an RPC no longer open (a duplicated request): nobody takes this answer
+        return g.evolve(answers=g.answers.set(k, (g.answers.get(k, ()) + (a,))[-MAX_ANSWERS:]))
+    if (t is core.Crash or t is core.Restart) and 0 <= o.node < len(w.cfg.ids):  # a consumer's queries die with it
+        consumer = w.cfg.ids[o.node]
+        stale = [k for k in g.answers if k[0] == consumer]
+        if stale:
+            table = g.answers
+            for k in stale:
+                table = table.without(k)
+            g = g.evolve(answers=table)
+    if t is core.Restart or t is core.Calm:  # a broker restart loads consumerOffset.json
+        for j, n in enumerate(w.nodes):
+            if type(n) is Broker and g.incarnations.get(n.id, 0) != n.incarnation:
+                g = update(g.evolve(incarnations=g.incarnations.set(n.id, n.incarnation)), w, j,
+                           OffsetsLoaded(table=n.offset_table))
+        return g
+    if t is OffsetsLoaded:
+        broker = w.cfg.ids[i]
+        for queue_id in range(len(g.done)):
+            inner = o.table.get(key_of())
+            new = inner.get(queue_id, -1) if inner is not None else -1
+            g = _see_value(g, broker, queue_id, g.peak.get((broker, queue_id), -1), new, now,
+                           "master-restart" if _broker_role(w, broker) == "master"
+                           else "slave-restart",
+                           f"{broker} restarted and loaded consumerOffset.json ({new}): commits since its last "
+                           f"persist (every 5 s) were lost with the process")
+        return g
+    if t is OffsetRead:
+        consumer = w.cfg.ids[i]
+        held = held_max(g, o.queue_id)
+        k = (consumer, o.queue_id)
+        answers = g.answers
+        if k in answers:
+            g = g.evolve(answers=answers.without(k))
+        if o.offset < 0:
+            return g
+        g = g.evolve(resumed=g.resumed.set(k, (o.offset, held)))
+        if o.offset > g.done[o.queue_id]:
+            g = g.evolve(skips=g.skips + (f"{consumer} resumed queue {o.queue_id} at {o.offset} (read from {o.addr}) "
+                                          f"but the group has not consumed offset {g.done[o.queue_id]}",))
+        if o.offset < held:
+            answer = o.answer if o.answer >= 0 else -1
+            code, cause = _regression_cause(g, w, o.addr, o.queue_id, answer)
+            if code is None:  # the rebalance race: judged on the answers as they stood before this resume
+                code, cause, floor = _commit_after_read(g.evolve(answers=answers), consumer, o, held)
+                if code is not None:  # duplicates above what was held at the answer are at-least-once
+                    g = g.evolve(resumed=g.resumed.set(k, (o.offset, floor)))
+            g = g.evolve(regressions=g.regressions + (Regression(
+                at_ms=now, consumer=consumer, queue_id=o.queue_id, resumed=o.offset, held=held, broker=o.addr,
+                code=code, cause=cause),))
+        return g
+    if t is Appended:
+        return g.evolve(stored=g.stored[:o.queue_id] + (o.queue_offset + 1,) + g.stored[o.queue_id + 1:])
+    return g
