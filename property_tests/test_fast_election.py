@@ -1,8 +1,8 @@
-"""The compiled election twin (fast_proto) against the reference: a bounded cross-check.
+"""The compiled election twin (histories.fast) against the reference: a bounded cross-check.
 
 Every history here runs in both worlds and must match event for event (kind, ids, time,
 draw, observations), in verdicts, stats, fault counts and the whole final world. The
-long check is `python -m fast_proto.crosscheck` (fast_proto/README.md). The first run
+long check is `python -m histories.fast.crosscheck` (histories.fast/README.md). The first run
 in a fresh checkout compiles the kernel (about 30 s); later runs load it from Numba's cache.
 """
 
@@ -15,10 +15,11 @@ import pytest
 
 numba = pytest.importorskip("numba")
 
-from fast_proto import crosscheck as xc  # noqa: E402
-from fast_proto import mt  # noqa: E402
-from fast_proto import run as fast  # noqa: E402
-from reference_impl import election_world, faults  # noqa: E402
+from histories.fast import crosscheck as xc  # noqa: E402
+from histories.fast import mt  # noqa: E402
+from histories.fast import run as fast  # noqa: E402
+from reference_impl.core import faults  # noqa: E402
+from reference_impl.election import world as election_world  # noqa: E402
 
 STEPS = 600
 
@@ -100,7 +101,7 @@ def test_expected_violations_carry_the_references_cause():
 
 def test_java_timing_slack_matches_the_planned_reference_model():
     """slack > 0 (ticks fire up to slack ms late, the late value drawn by the chooser), against
-    the reference patched with the planned semantics (fast_proto.java_timing)."""
+    the reference patched with the planned semantics (histories.fast.java_timing)."""
     for profile, nodes in (("standard", 3), ("hostile", 5), ("none", 3)):
         assert xc.compare(xc.config(profile, nodes), 2, STEPS, None, slack=10) == [], (profile, nodes)
     r = fast.run_history(xc.config("standard", 3), 2, STEPS, log=True, slack=10)

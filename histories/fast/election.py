@@ -18,11 +18,10 @@ branches are in the reference's order so that a change there maps to one place h
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
-from fast_proto.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
+from histories.fast.common import borrow
+from histories.fast.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
 
 # --- enums as the reference declares them ---
 
@@ -310,30 +309,6 @@ L_DRAW = 4
 L_LATE = 5
 L_NOBS = 6
 LF = 7
-
-
-@intrinsic
-def borrow(typingctx, arr):
-    """A view of `arr` without its memory-manager pointer, so that Numba's reference counting
-    on it becomes a null check instead of an atomic add (most of the kernel's time otherwise).
-    Safe only while something else owns `arr`: every array of the kernel comes from the
-    Python caller, which holds them for the whole call; the kernel allocates nothing."""
-    if not isinstance(arr, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        src = context.make_array(arr)(context, builder, value=args[0])
-        out = context.make_array(arr)(context, builder)
-        out.meminfo = cgutils.get_null_value(out.meminfo.type)
-        out.parent = cgutils.get_null_value(out.parent.type)
-        out.nitems = src.nitems
-        out.itemsize = src.itemsize
-        out.data = src.data
-        out.shape = src.shape
-        out.strides = src.strides
-        return out._getvalue()
-
-    return arr(arr), codegen
 
 
 # =====================================================================================

@@ -4,13 +4,13 @@ history). The cross-check compares them whole."""
 
 from __future__ import annotations
 
-from reference_impl import election as el
-from reference_impl import election_world as ew
-from reference_impl import network as net
-from reference_impl import world as wm
-from reference_impl.state import EMPTY, FrozenMap
-
-from fast_proto import election as K
+from histories.fast import election as K
+from reference_impl import core
+from reference_impl.core import network as net
+from reference_impl.core.state import EMPTY, FrozenMap
+from reference_impl.election import member_state as ms
+from reference_impl.election import records as el
+from reference_impl.election import world as ew
 
 ROLES = (el.Role.CANDIDATE, el.Role.LEADER, el.Role.FOLLOWER)
 PARSE = tuple(el.ParseResult[name] for name in K.PARSE_NAMES)
@@ -21,20 +21,20 @@ def _id(ids, i):
     return ids[int(i)] if i >= 0 else None
 
 
-def member(cfg, nd, live, wmk, i) -> el.Member:
+def member(cfg, nd, live, wmk, i) -> ms.Member:
     ids = cfg.ids
     dl = cfg.proto.dledger
     r = nd[i]
     n = len(ids)
     rnd = None
     if r[K.RTYPE] == K.RT_VOTE:
-        rnd = el.VoteRound(seq=int(r[K.RSEQ]), term=int(r[K.RTERM]), deadline=int(r[K.RDEADLINE]),
+        rnd = ms.VoteRound(seq=int(r[K.RSEQ]), term=int(r[K.RTERM]), deadline=int(r[K.RDEADLINE]),
                            known_max_term_in_group=int(r[K.RKMAX]), all_num=int(r[K.RALL]),
                            valid_num=int(r[K.RVALID]), accepted_num=int(r[K.RACC]),
                            not_ready_term_num=int(r[K.RNR]), bigger_ledger_num=int(r[K.RBIG]),
                            already_has_leader=bool(r[K.RHASL]), released_at=int(r[K.RREL]))
     elif r[K.RTYPE] == K.RT_HB:
-        rnd = el.HeartBeatRound(seq=int(r[K.RSEQ]), term=int(r[K.RTERM]), deadline=int(r[K.RDEADLINE]),
+        rnd = ms.HeartBeatRound(seq=int(r[K.RSEQ]), term=int(r[K.RTERM]), deadline=int(r[K.RDEADLINE]),
                                 all_num=int(r[K.RALL]), succ_num=int(r[K.RSUCC]), not_ready_num=int(r[K.RNR]),
                                 max_term=int(r[K.RMAXT]), inconsist_leader=bool(r[K.RINC]),
                                 released_at=int(r[K.RREL]))
@@ -44,11 +44,11 @@ def member(cfg, nd, live, wmk, i) -> el.Member:
                                            transfer_id=_id(ids, r[K.TL_FROM]), transferee_id=ids[i],
                                            take_leadership_ledger_index=int(r[K.TL_IDX]),
                                            leader_id=_id(ids, r[K.TL_LEADER]))
-        take = el.TakeLeadershipWait(rpc=int(r[K.TL_RPC]), request=req, started=int(r[K.TL_STARTED]),
+        take = ms.TakeLeadershipWait(rpc=int(r[K.TL_RPC]), request=req, started=int(r[K.TL_STARTED]),
                                      waiting_for_index=bool(r[K.TL_WAITING]))
     table = {ids[j]: bool(live[i, j]) for j in range(n) if live[i, j] >= 0}
     marks = {ids[j]: int(wmk[i, j]) for j in range(n) if wmk[i, j] != -1}
-    return el.Member(
+    return ms.Member(
         self_id=ids[i], curr_term=int(r[K.TERM]), curr_vote_for=_id(ids, r[K.VOTE]), role=ROLES[int(r[K.ROLE])],
         leader_id=_id(ids, r[K.LEADER_ID]), ledger_end_index=int(r[K.LEI]), ledger_end_term=int(r[K.LET]),
         known_max_term_in_group=int(r[K.KMAX]), peers_live_table=FrozenMap(table) if table else EMPTY,
@@ -94,7 +94,7 @@ def ctx(cfg, row):
     return ("transfer", int(row[K.R_C1]), cfg.ids[int(row[K.R_C2])], int(row[K.R_C3]))
 
 
-def world(p, s) -> wm.World:
+def world(p, s) -> core.World:
     cfg = p.cfg
     ids = cfg.ids
     n = len(ids)
@@ -115,9 +115,9 @@ def world(p, s) -> wm.World:
                         for t in range(top) for v in range(n) if s.grants[t, v]})
     ghost = ew.ElectionGhost(elected=elected, grants=grants, cut_since=tuple(int(x) for x in s.cs),
                              settled_ms=int(ws[K.W_SETTLED]))
-    history = wm.History(last_fault_ms=int(ws[K.W_LAST_FAULT]), crashes=int(ws[K.W_CRASHES]),
+    history = core.History(last_fault_ms=int(ws[K.W_LAST_FAULT]), crashes=int(ws[K.W_CRASHES]),
                          os_crashes=int(ws[K.W_OS_CRASHES]), disk_losses=int(ws[K.W_DISK_LOSSES]),
                          lost_writes=frozenset(i for i in range(n) if ws[K.W_LOST] >> i & 1),
                          calm=bool(ws[K.W_CALM]), calm_at_ms=int(ws[K.W_CALM_AT]))
-    return wm.World(cfg=cfg, now=int(ws[K.W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive),
+    return core.World(cfg=cfg, now=int(ws[K.W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive),
                     net=network, ghost=ghost, history=history)

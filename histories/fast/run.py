@@ -17,8 +17,14 @@ from typing import Any
 import attrs
 import numpy as np
 
-from fast_proto import election as K
-from fast_proto import mt as mt_mod
+from histories.fast import decode
+from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
+from histories.fast import election as K
+from histories.fast import mt as mt_mod
+from reference_impl import core
+from reference_impl.core import faults
+from reference_impl.election import world as election_world
+from spec.election import TERM_FILE_LOST
 
 MAX_NODES = 62  # node sets are int64 bit masks
 DEFAULT_FLIGHT = 1024
@@ -29,25 +35,6 @@ STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
 OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
                   K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
                   K.OVERFLOW_EVENTS: "enabled events", K.OVERFLOW_LOG: "event log"}
-FAULT_NAMES = ("drop", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "cut", "heal")
-PROFILE_KINDS = ("loss", "duplicate", "crash", "os_crash", "disk_loss", "restart", "partition", "one_way", "heal")
-TERM_FILE_LOST = ("{who} lost its currterm file in an OS crash: DLedger 0.2.6 persists currTerm/currVoteFor "
-                  "without fsync (IOUtils.string2File), so it forgot its term and vote")
-
-
-class Unsupported(ValueError):
-    """A config the twin does not model; run it through the reference instead."""
-
-
-class CapacityError(RuntimeError):
-    """A bounded capacity of the twin overflowed; the history must go to the reference."""
-
-    def __init__(self, what: str, step: int, result: FastResult) -> None:
-        super().__init__(f"fast election twin: capacity of {what} exceeded at step {step}; "
-                         f"hand this history to the reference (or raise the capacity)")
-        self.what = what
-        self.step = step
-        self.result = result
 
 
 @attrs.frozen
@@ -77,8 +64,6 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
     hit = _PREPARED.get(key)
     if hit is not None and hit.cfg is cfg:
         return hit
-    from reference_impl import world as wm
-
     if cfg.protocol != "election":
         raise Unsupported(f"the fast twin models the election protocol only, not {cfg.protocol!r}")
     if cfg.script:
@@ -141,7 +126,7 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
     preferred = dl.preferred()
     pref = np.array([ids.index(p) for p in preferred if p in ids], np.int64)
     self_pref = np.array([1 if node_id in preferred else 0 for node_id in ids], np.int64)
-    isolations = tuple(wm.isolations(n))
+    isolations = tuple(core.isolations(n))
     isol = np.array([sum(1 << i for i in g[0]) for g in isolations], np.int64)  # each minority, as a mask
     lei = np.array(pc.ledger_end_index if pc.ledger_end_index else (-1,) * n, np.int64)
     let = np.array(pc.ledger_end_term if pc.ledger_end_term else (-1,) * n, np.int64)
@@ -217,51 +202,6 @@ def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
                  s.oc, s.touched, s.prev_terms, int(steps), -1 if until_ms is None else int(until_ms))
 
 
-@attrs.frozen
-class FastViolation:
-    property: str
-    step: int
-    t_ms: int
-    expected: str | None  # the known cause (spec.election's text), None: unexpected
-    who: tuple[str, ...] = ()  # the nodes the cause names
-
-
-@attrs.define
-class FastResult:
-    steps: int
-    t_ms: int
-    stopped: str  # "steps", "until", "idle"; "overflow:<what>" if capacities ran out (strict=False)
-    violations: list[FastViolation]
-    stats: dict  # spec.election.measure + meter: settle_ms (None if not measured), elections, ...
-    faults: dict  # fault counts as spark_harness.history's Probe counts them (zero counts omitted)
-    log: np.ndarray | None  # (kind, a, b, t_ms, draw, late, observations) per event
-    prepared: Prepared
-    state: State | None
-    seconds: float = 0.0  # CPU time in the kernel
-
-    @property
-    def unexpected(self) -> list[FastViolation]:
-        return [v for v in self.violations if v.expected is None]
-
-    @property
-    def overflow(self) -> bool:
-        return self.stopped.startswith("overflow")
-
-    def world(self):
-        """The final world as reference objects (`reference_impl.world.World`)."""
-        from fast_proto import decode
-
-        if self.state is None:
-            raise ValueError("this result keeps no state (Runner); use run_history for the final world")
-        return decode.world(self.prepared, self.state)
-
-    def events(self) -> list[tuple]:
-        """The event log as tuples (name, a, b, t_ms, draw, late, observations)."""
-        if self.log is None:
-            return []
-        return [(K.EVENT_NAMES[int(r[0])],) + tuple(int(x) for x in r[1:]) for r in self.log]
-
-
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, slack: int = 0,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
                 strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG) -> FastResult:
@@ -308,7 +248,7 @@ def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     stopped = STOP_NAMES.get(code) or f"overflow:{OVERFLOW_NAMES.get(code, code)}"
     log = s.log[:int(ws[K.W_NLOG])].copy() if p.C[K.C_LOG] == 1 else None
     r = FastResult(steps=steps, t_ms=now, stopped=stopped, violations=violations, stats=stats, faults=faults,
-                   log=log, prepared=p, state=s, seconds=seconds)
+                   log=log, prepared=p, state=s, seconds=seconds, world_of=decode.world)
     if code < 0 and strict:
         raise CapacityError(OVERFLOW_NAMES.get(code, str(code)), steps, r)
     return r
@@ -333,42 +273,8 @@ class Runner:
         return r
 
 
-_RUNNERS: dict[tuple, Runner] = {}
-
-
-def history_summary(spec, **kw) -> dict:
-    """spark_harness.history.run_history's summary for a HistorySpec, from the twin: the same
-    keys, with coverage (actions, branches, kinds) and the state sketch left empty (the
-    reference computes those) and violation details reduced to the cause."""
-    from spark_harness import history as hist
-
-    cfg = hist.config_of(spec)
-    key = (id(cfg), tuple(sorted(kw.items())))
-    runner = _RUNNERS.get(key)
-    if runner is None or runner.p.cfg is not cfg:
-        if len(_RUNNERS) > 64:
-            _RUNNERS.clear()
-        runner = _RUNNERS[key] = Runner(cfg, **kw)
-    r = runner.run(spec.seed, spec.steps, hist.until_ms(cfg, spec.tail_ms))
-    if r.overflow:
-        raise CapacityError(r.stopped.split(":", 1)[1], r.steps, r)
-    return {
-        "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
-        "steps": r.steps, "t_ms": r.t_ms, "stopped": r.stopped,
-        "violations": [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
-                        "detail": ""} for v in r.violations],
-        "unexpected": sum(v.expected is None for v in r.violations),
-        "expected": sum(v.expected is not None for v in r.violations),
-        "faults": dict(sorted(r.faults.items())),
-        "stats": {k: float(v) for k, v in r.stats.items() if v is not None},
-        "actions": [], "branches": [], "kinds": [], "states": 0, "state_sketch": b"",
-    }
-
-
 def compile_seconds() -> float:
     """Wall time to get the kernel ready in this process (compile, or load from the cache)."""
-    from reference_impl import election_world, faults
-
     cfg = election_world.make_config(3).evolve(profile=faults.profile("standard", "election"))
     t0 = time.perf_counter()
     run_history(cfg, 0, 10)

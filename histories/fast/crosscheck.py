@@ -1,19 +1,23 @@
-"""Cross-check the compiled twin against the reference, history by history.
+"""Cross-check a fast world against the reference, history by history.
 
 For each (config, seed) both worlds run the same history: the reference through
-`rmqspec.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` with a hook that
-records every event, the twin through `fast_proto.run_history(..., log=True)`. They must
-agree on every event (kind, node / envelope / RPC ids, time, tick draw, number of
-observations), the stop reason, the verdicts (first violation of each property: step,
-time, expected cause), the measured stats and fault counts, and the whole final world
-(nodes, network, ghost variables, fault history: decoded twin world == reference world).
+`histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` with a hook that
+records every event, the twin through `histories.fast.run_history(..., log=True)`. They
+must agree on every event (kind, node / envelope / RPC ids, time, tick draw, lateness,
+number of observations), the stop reason, the verdicts (first violation of each
+property: step, time, expected cause), the measured stats and fault counts, and the
+whole final world (nodes, network, ghost variables, fault history, `since`, `fresh`:
+the decoded twin world == the reference world).
 
-    python -m fast_proto.crosscheck                      # 100 seeds x 5000 events x 7 profiles x 3, 5 nodes
-    python -m fast_proto.crosscheck --seeds 10 --profiles standard,hostile --nodes 3
-    python -m fast_proto.crosscheck --until fuzz         # fuzz-length histories (quiet tail + 60 s)
-    python -m fast_proto.crosscheck --config preferred_leader_ids=n1
+    python -m histories.fast.crosscheck                  # 100 seeds x 5000 events x 7 profiles x 3, 5 nodes
+    python -m histories.fast.crosscheck --seeds 10 --profiles standard,hostile --nodes 3
+    python -m histories.fast.crosscheck --timing pinned  # or java (the default), or java,pinned
+    python -m histories.fast.crosscheck --until fuzz     # fuzz-length histories (quiet tail + 60 s)
+    python -m histories.fast.crosscheck --config preferred_leader_ids=n1
 
-Exit status 1 on the first difference, which is printed (step, both events).
+Exit status 1 on the first difference, which is printed (step, both events). The
+election mutants (property_tests/support/election_mutants.py) are cross-checked by
+property_tests/test_fast_election.py, which installs each in the reference.
 """
 
 from __future__ import annotations
@@ -25,13 +29,13 @@ import sys
 import time
 from typing import Any
 
-from reference_impl import chooser, election_world, faults
-from reference_impl import world as wm
-from rmqspec import runner
+from histories import runner
+from histories.fast import election as K
+from histories.fast import run as fast
+from reference_impl import core
+from reference_impl.core import chooser, faults
+from reference_impl.election import world as election_world
 from spec import properties as props
-
-from fast_proto import election as K
-from fast_proto import run as fast
 
 PROFILES = ("none", "gentle", "crash", "partition", "lossy", "standard", "hostile")
 # Config overrides the check covers besides the defaults: preferred leaders (transfers),
@@ -52,30 +56,30 @@ CONFIGS = {
 }
 
 
-def event_key(w: wm.World, ev: Any) -> tuple[int, int, int]:
+def event_key(w: core.World, ev: Any) -> tuple[int, int, int]:
     """A reference event as the twin's log encodes it: (kind, a, b)."""
     t = type(ev)
-    if isinstance(ev, wm.Tick):  # java_timing.LateTick too
+    if t is core.Tick:
         return K.EV_TICK, ev.node, 0
-    if t is wm.Deliver:
+    if t is core.Deliver:
         return K.EV_DELIVER, ev.env, 0
-    if t is wm.Drop:
+    if t is core.Drop:
         return K.EV_DROP, ev.env, 0
-    if t is wm.Duplicate:
+    if t is core.Duplicate:
         return K.EV_DUP, ev.env, 0
-    if t is wm.RpcFail:
+    if t is core.RpcFail:
         return K.EV_RPCFAIL, ev.rpc, 0
-    if t is wm.Crash:
+    if t is core.Crash:
         return K.EV_CRASH, ev.node, 2 if ev.disk else 1 if ev.os else 0
-    if t is wm.Restart:
+    if t is core.Restart:
         return K.EV_RESTART, ev.node, 0
-    if t is wm.Partition:
-        return K.EV_PARTITION, wm.isolations(len(w.nodes)).index(ev.groups), 0
-    if t is wm.CutLink:
+    if t is core.Partition:
+        return K.EV_PARTITION, core.isolations(len(w.nodes)).index(ev.groups), 0
+    if t is core.CutLink:
         return K.EV_CUT, ev.src, ev.dst
-    if t is wm.Heal:
+    if t is core.Heal:
         return K.EV_HEAL, 0, 0
-    if t is wm.Calm:
+    if t is core.Calm:
         return K.EV_CALM, 0, 0
     raise TypeError(f"the twin has no event {ev!r}")
 
@@ -90,10 +94,10 @@ class Recorder:
         self.events: list[tuple] = []
         self.faults: collections.Counter = collections.Counter()
 
-    def __call__(self, i: int, before: wm.World, ev: Any, after: wm.World, obs: tuple) -> None:
+    def __call__(self, i: int, before: core.World, ev: Any, after: core.World, obs: tuple) -> None:
         k, a, b = event_key(before, ev)
         draw = ev.draw if k == K.EV_TICK else 0
-        late = getattr(ev, "late", 0) if k == K.EV_TICK else 0
+        late = ev.late if k in (K.EV_TICK, K.EV_RPCFAIL) else 0
         self.events.append((k, a, b, after.now, draw, late, len(obs)))
         if k == K.EV_CRASH:
             self.faults[_CRASH_OF[b]] += 1
@@ -101,7 +105,7 @@ class Recorder:
             self.faults[_FAULT_OF[k]] += 1
 
 
-def reference_run(cfg: wm.WorldConfig, seed: Any, steps: int, until_ms: int | None):
+def reference_run(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None):
     rec = Recorder()
     meter = props.meter("election", cfg)
     result = runner.run(cfg, chooser.SeededChooser(seed).choose, steps, until_ms, hooks=(rec, meter))
@@ -115,20 +119,20 @@ def describe(e: tuple | None) -> str:
     k, a, b, t, draw, late, nobs = e
     name = K.EVENT_NAMES.get(k, str(k))
     arg = {K.EV_TICK: f"node={a} draw={draw}" + (f" late={late}" if late else ""), K.EV_DELIVER: f"env={a}",
-           K.EV_DROP: f"env={a}", K.EV_DUP: f"env={a}", K.EV_RPCFAIL: f"rpc={a}",
+           K.EV_DROP: f"env={a}", K.EV_DUP: f"env={a}", K.EV_RPCFAIL: f"rpc={a}" + (f" late={late}" if late else ""),
            K.EV_CRASH: f"node={a} kind={_CRASH_OF.get(b)}", K.EV_RESTART: f"node={a}",
            K.EV_PARTITION: f"isolation #{a}", K.EV_CUT: f"{a}->{b}"}.get(k, "")
     return f"{name}({arg}) at t={t} ms, {nobs} observation(s)"
 
 
-def _world_diff(ref: wm.World, twin: wm.World) -> list[str]:
+def _world_diff(ref: core.World, twin: core.World) -> list[str]:
     out = []
     for i, (a, b) in enumerate(zip(ref.nodes, twin.nodes)):
         if a != b:
             fields = [f for f in a.__attrs_attrs__ if getattr(a, f.name) != getattr(b, f.name)]
             out.append(f"node {i}: " + "; ".join(f"{f.name}: reference {getattr(a, f.name)!r} twin "
                                                   f"{getattr(b, f.name)!r}" for f in fields))
-    for name in ("now", "alive", "net", "ghost", "history"):
+    for name in ("now", "alive", "net", "ghost", "history", "since", "fresh"):
         if getattr(ref, name) != getattr(twin, name):
             if name == "net":
                 for part in ("flight", "rpcs", "cut", "next_id"):
@@ -139,18 +143,13 @@ def _world_diff(ref: wm.World, twin: wm.World) -> list[str]:
     return out
 
 
-def compare(cfg: wm.WorldConfig, seed: Any, steps: int, until_ms: int | None, slack: int = 0,
-            out: dict | None = None, mutant: str | None = None) -> list[str]:
+def compare(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None, out: dict | None = None,
+            mutant: str | None = None) -> list[str]:
     """Differences between the reference and the twin on one history ([] when identical);
-    `out` receives the number of events."""
-    if slack:
-        from fast_proto.java_timing import java_timing
-
-        with java_timing(slack):
-            ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
-    else:
-        ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
-    tw = fast.run_history(cfg, seed, steps, until_ms, log=True, slack=slack, mutant=mutant)
+    `out` receives the number of events and the unexpected verdicts. `mutant`: the name of
+    the election mutant the caller installed in the reference (the twin runs its own copy)."""
+    ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
+    tw = fast.run_history(cfg, seed, steps, until_ms, log=True, mutant=mutant)
     twin_events = [tuple(int(x) for x in row) for row in tw.log]
     if out is not None:
         out["steps"] = len(rec.events)
@@ -184,31 +183,23 @@ def compare(cfg: wm.WorldConfig, seed: Any, steps: int, until_ms: int | None, sl
     return problems
 
 
-def config(profile: str, nodes: int, overrides: dict | None = None) -> wm.WorldConfig:
+def config(profile: str, nodes: int, overrides: dict | None = None, timing: str = "java",
+           stagger_ms: int | None = None) -> core.WorldConfig:
+    """An election world config: a named fault profile under `timing`, DLedger overrides
+    (per-node tuples are cut to the cluster size)."""
     o = {k: v[:nodes] if isinstance(v, tuple) else v for k, v in (overrides or {}).items()}
-    return election_world.make_config(nodes, o).evolve(profile=faults.profile(profile, "election"))
+    prof = faults.profile(profile, "election").evolve(timing=timing)
+    if stagger_ms is not None:
+        prof = prof.evolve(stagger_ms=stagger_ms)
+    return election_world.make_config(nodes, o).evolve(profile=prof)
 
 
-def mutant_cases():
-    """property_tests/mutants.py's cases: (property, function name, mutant name, config, seeds, steps)."""
-    from property_tests import mutants
-
-    return [(prop, fn, m.__name__, cfg, seeds, steps) for prop, fn, m, cfg, seeds, steps in mutants.MUTANTS]
-
-
-def compare_mutant(fn: str, mutant: str, cfg: wm.WorldConfig, seed: Any, steps: int, out: dict | None = None
-                   ) -> list[str]:
-    """`compare` with the mutant installed in the reference (as test_mutants does) and in the twin."""
-    from property_tests import mutants
-
-    from reference_impl import election as el
-
-    saved = getattr(el, fn)
-    setattr(el, fn, getattr(mutants, mutant))
-    try:
-        return compare(cfg, seed, steps, None, out=out, mutant=mutant)
-    finally:
-        setattr(el, fn, saved)
+def _until(cfg: core.WorldConfig, until: str) -> int | None:
+    if until == "none":
+        return None
+    if until == "fuzz":
+        return (cfg.profile.calm_at_ms or faults.CALM_AT_MS) + 60_000
+    return int(until)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,13 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--until", default="none", help="'none' (steps only), 'fuzz' (quiet tail + 60 s) or ms")
     ap.add_argument("--profiles", default=",".join(PROFILES))
     ap.add_argument("--nodes", default="3,5")
+    ap.add_argument("--timing", default="java", help="java, pinned, or java,pinned")
+    ap.add_argument("--stagger", type=int, default=None, help="FaultProfile.stagger_ms (default: the profile's)")
     ap.add_argument("--configs", default="default", help=f"named override sets: {', '.join(CONFIGS)}, all")
     ap.add_argument("--config", action="append", default=[], help="KEY=VALUE DLedgerConfig override (JSON value)")
     ap.add_argument("--keep-going", action="store_true", help="check every history, report all differences")
-    ap.add_argument("--slack", type=int, default=0,
-                    help="Java timing: ticks up to SLACK ms late (the reference through fast_proto.java_timing)")
-    ap.add_argument("--mutants", action="store_true",
-                    help="also run property_tests/mutants.py's cases (their seeds and steps) in both worlds")
     args = ap.parse_args(argv)
     names = list(CONFIGS) if args.configs == "all" else args.configs.split(",")
     sets = [(name, CONFIGS[name]) for name in names]
@@ -241,53 +230,29 @@ def main(argv: list[str] | None = None) -> int:
     total = bad = events = 0
     t0 = time.perf_counter()
     for set_name, overrides in sets:
-        for profile in args.profiles.split(","):
-            for nodes in (int(x) for x in args.nodes.split(",")):
-                cfg = config(profile, nodes, overrides)
-                if args.until == "none":
-                    until = None
-                elif args.until == "fuzz":
-                    until = (cfg.profile.calm_at_ms or faults.CALM_AT_MS) + 60_000
-                else:
-                    until = int(args.until)
-                n_ev = 0
-                for seed in range(args.first_seed, args.first_seed + args.seeds):
-                    got: dict = {}
-                    problems = compare(cfg, seed, args.steps, until, out=got, slack=args.slack)
-                    total += 1
-                    if problems:
-                        bad += 1
-                        print(f"DIFFERENT: config={set_name} profile={profile} nodes={nodes} seed={seed}")
-                        for p in problems:
-                            print("  " + p)
-                        if not args.keep_going:
-                            return 1
-                    else:
-                        n_ev += got["steps"]
-                events += n_ev
-                print(f"{set_name:>10} {profile:>9} {nodes} nodes: {args.seeds} seeds, {n_ev} events identical",
-                      flush=True)
-    if args.mutants:
-        for prop, fn, mutant, cfg, seeds, steps in mutant_cases():
-            n_ev = 0
-            found = 0
-            for seed in range(seeds):
-                got = {}
-                problems = compare_mutant(fn, mutant, cfg, seed, steps, out=got)
-                total += 1
-                if problems:
-                    bad += 1
-                    print(f"DIFFERENT: mutant={mutant} seed={seed}")
-                    for p in problems:
-                        print("  " + p)
-                    if not args.keep_going:
-                        return 1
-                else:
-                    n_ev += got["steps"]
-                    found += prop in got.get("unexpected", ())
-            events += n_ev
-            print(f"mutant {mutant} ({prop}): {seeds} seeds, {n_ev} events identical, "
-                  f"{found} with {prop} unexpected", flush=True)
+        for timing in args.timing.split(","):
+            for profile in args.profiles.split(","):
+                for nodes in (int(x) for x in args.nodes.split(",")):
+                    cfg = config(profile, nodes, overrides, timing, args.stagger)
+                    until = _until(cfg, args.until)
+                    n_ev = 0
+                    for seed in range(args.first_seed, args.first_seed + args.seeds):
+                        got: dict = {}
+                        problems = compare(cfg, seed, args.steps, until, out=got)
+                        total += 1
+                        if problems:
+                            bad += 1
+                            print(f"DIFFERENT: config={set_name} timing={timing} profile={profile} nodes={nodes} "
+                                  f"seed={seed}")
+                            for p in problems:
+                                print("  " + p)
+                            if not args.keep_going:
+                                return 1
+                        else:
+                            n_ev += got["steps"]
+                    events += n_ev
+                    print(f"{set_name:>10} {timing:>6} {profile:>9} {nodes} nodes: {args.seeds} seeds, {n_ev} events "
+                          "identical", flush=True)
     print(f"{total - bad}/{total} histories identical ({events} events) in {time.perf_counter() - t0:.0f} s")
     return 1 if bad else 0
 
