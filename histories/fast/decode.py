@@ -1,4 +1,4 @@
-"""The twin's arrays as reference objects: a `reference_impl.world.World` equal (==) to the
+"""The twin's arrays as reference objects: a `core.World` equal (==) to the
 reference's world after the same history, field for field (nodes, network, ghost,
 history). The cross-check compares them whole."""
 
@@ -104,7 +104,7 @@ def world(p, s) -> core.World:
                                 sent_ms=int(r[K.E_SENT]), rpc=int(r[K.E_RPC]), reply=bool(r[K.E_REPLY]))
                    for r in s.fl[:int(ws[K.W_NF])])
     rpcs = tuple(net.Rpc(id=int(r[K.R_ID]), requester=int(r[K.R_REQ]), responder=int(r[K.R_RESP]),
-                         deadline_ms=int(r[K.R_DEADLINE]), ctx=ctx(cfg, r))
+                         deadline_ms=int(r[K.R_DEADLINE]), ctx=ctx(cfg, r), window=int(r[K.R_WINDOW]))
                  for r in s.rp[:int(ws[K.W_NR])])
     cut = frozenset((a, b) for a in range(n) for b in range(n) if s.cut[a, b])
     network = net.Network(flight=flight, rpcs=rpcs, cut=cut, next_id=int(ws[K.W_NEXT_ID]))
@@ -120,4 +120,5 @@ def world(p, s) -> core.World:
                          lost_writes=frozenset(i for i in range(n) if ws[K.W_LOST] >> i & 1),
                          calm=bool(ws[K.W_CALM]), calm_at_ms=int(ws[K.W_CALM_AT]))
     return core.World(cfg=cfg, now=int(ws[K.W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive),
-                    net=network, ghost=ghost, history=history)
+                    net=network, ghost=ghost, history=history, since=tuple(int(x) for x in s.sn),
+                    fresh=frozenset(i for i in range(n) if int(ws[K.W_FRESH]) >> i & 1))

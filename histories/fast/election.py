@@ -67,6 +67,8 @@ INTERNAL_ERROR = 500
 LEADER_TRANSFERRING = 506
 
 LONG_AGO_MS = 1 << 40
+SCAN_GRACE_MS = 1000  # network.SCAN_GRACE_MS: an invokeAsync timeout fires once begin + timeout + 1000 <= now
+SCAN_PERIOD_MS = 1000  # network.SCAN_PERIOD_MS: ... at the response-table scan, every 1000 ms
 VOTE_WAIT_BASE_MS = 2000  # maintainAsCandidate: voteLatch.await(2000 + random.nextInt(maxVoteIntervalMs))
 CALM_DELAY_MAX = 5  # world.CALM_DELAY_MS
 CALM_DELAY_MIN = 1
@@ -156,7 +158,8 @@ R_CK = 4  # ctx kind: 1 ("hb", seq), 2 ("vote", seq), 3 ("transfer", term, trans
 R_C1 = 5
 R_C2 = 6
 R_C3 = 7
-RF = 8
+R_WINDOW = 8  # network.Rpc.window: how much later than its deadline its failure may fire
+RF = 9
 CK_HB = 1
 CK_VOTE = 2
 CK_TRANSFER = 3
@@ -194,14 +197,15 @@ C_CPLI = 13  # check_preferred_leader_interval_ms
 C_DMIN = 14
 C_DMAX = 15
 C_CALM_AT = 16  # -1: no quiet tail
-C_SLACK = 17  # Java timing: a due tick may fire up to this late (0: today's reference)
+C_JAVA = 17  # FaultProfile.timing: 1 "java" (ticks and scanned RPC failures fire within windows), 0 "pinned"
 C_HB1Q = 18  # spec.election.hb1_quiet_ms
 C_HB2B = 19  # spec.election.hb2_bound_ms
 C_CRASHABLE = 20  # bit mask of nodes random crashes may pick
 C_TCAP = 21  # capacity of the per-term ghost tables
 C_LOG = 22  # 1: write the event log
 C_MUTANT = 23  # 0: the reference; k > 0: property_tests/mutants.py's mutant k (MUTANTS below)
-CF = 24
+C_STAGGER = 24  # FaultProfile.stagger_ms (the first tick of a node after it (re)starts)
+CF = 25
 
 # property_tests/mutants.py, by the name of the function each replaces (test-only: they
 # let the cross-check compare unexpected verdicts of every property)
@@ -254,7 +258,8 @@ W_METER_TOTAL = 20
 W_METER_EPISODES = 21
 W_FAULT0 = 22  # fault counts: drop, duplicate, crash, os_crash, disk_loss, restart, partition, cut, heal
 W_NLOG = 31
-W_EVENTS_TICK = 32  # event counts by kind (diagnostics)
+W_EVENTS_TICK = 32  # event counts by kind (diagnostics), 32 + EV_* (up to 43)
+W_FRESH = 44  # World.fresh as a bit mask: nodes that have not ticked since they (re)started
 WF = 48
 
 STOP_STEPS = 0
@@ -938,22 +943,38 @@ def _due(since, interval):
 
 
 @njit(cache=True, inline='always')
+def _maintainer_due(C, nd, i):
+    """server.maintainer_due"""
+    role = nd[i, ROLE]
+    if role == LEADER:
+        return _due(nd[i, LSHB], C[C_HBI])
+    if role == FOLLOWER:
+        return _due(nd[i, LLHB], max(2, C[C_LEAK]) * C[C_HBI])
+    if nd[i, NEEDINC] == 1:
+        return 0
+    return nd[i, NTRV]
+
+
+@njit(cache=True, inline='always')
+def _wake_slack(C, nd, i, since, wake):
+    """server.wake_slack (`wake`: this node's wake_at)"""
+    if nd[i, RTYPE] != 0 or C[C_ELECTOR] == 0:
+        return 0
+    md = _maintainer_due(C, nd, i)
+    due = max(md, since)
+    if due <= nd[i, NEXTLOOP] or wake < max(md, nd[i, NEXTLOOP]):
+        return 0
+    return C[C_SLEEP]
+
+
+@njit(cache=True, inline='always')
 def wake_at(C, nd, i):
-    """election.wake_at"""
+    """server.wake_at"""
     wake = -1
     if nd[i, RTYPE] != 0:
         wake = nd[i, RREL] if nd[i, RREL] >= 0 else nd[i, RDEADLINE]
     elif C[C_ELECTOR] == 1:
-        role = nd[i, ROLE]
-        if role == LEADER:
-            due = _due(nd[i, LSHB], C[C_HBI])
-        elif role == FOLLOWER:
-            due = _due(nd[i, LLHB], max(2, C[C_LEAK]) * C[C_HBI])
-        elif nd[i, NEEDINC] == 1:
-            due = 0
-        else:
-            due = nd[i, NTRV]
-        wake = max(due, nd[i, NEXTLOOP])
+        wake = max(_maintainer_due(C, nd, i), nd[i, NEXTLOOP])
     if C[C_PREF] == 1 and nd[i, ROLE] == LEADER and nd[i, TIF] == 0:
         wake = nd[i, NCP] if wake < 0 else min(wake, nd[i, NCP])
     if nd[i, TLW] == 1 and nd[i, TL_WAITING] == 1:
@@ -993,7 +1014,8 @@ def _on_tick(C, nd, live, wmk, i, now, draw, pref, self_pref, ob, oc):
 
 @njit(cache=True, inline='always')
 def _net_send(ws, fl, rp, now, src, ob, k, timeout):
-    """network.send of output row k (every election Send is an RPC)."""
+    """network.send of output row k (every election Send is a scanned RPC: DLedger's
+    invokeAsync vote, heartbeat and leadership-transfer requests)."""
     nf = ws[W_NF]
     nr = ws[W_NR]
     if nf >= fl.shape[0]:
@@ -1015,7 +1037,8 @@ def _net_send(ws, fl, rp, now, src, ob, k, timeout):
     rp[nr, R_ID] = nid
     rp[nr, R_REQ] = src
     rp[nr, R_RESP] = ob[k, 1]
-    rp[nr, R_DEADLINE] = now + timeout
+    rp[nr, R_DEADLINE] = now + timeout + SCAN_GRACE_MS
+    rp[nr, R_WINDOW] = SCAN_PERIOD_MS
     rp[nr, R_CK] = ob[k, 8]
     rp[nr, R_C1] = ob[k, 9]
     rp[nr, R_C2] = ob[k, 10]
@@ -1100,6 +1123,7 @@ def _node_down(ws, fl, rp, node, now):
                     rp[w, f] = rp[r, f]
             if rp[w, R_RESP] == node and rp[w, R_DEADLINE] > now:
                 rp[w, R_DEADLINE] = now
+                rp[w, R_WINDOW] = 0
             w += 1
     ws[W_NR] = w
 
@@ -1297,7 +1321,7 @@ def _fault(ws):
 
 
 @njit(cache=True)
-def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, ws, vi):
+def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, ws, vi, sn):
     """world.init(cfg) in place over arrays a previous history used (or fresh ones)."""
     n = C[C_N]
     top = min(ws[W_MAXTERM_SEEN] + 1, elected.shape[0]) if ws[W_STEPS] > 0 else elected.shape[0]
@@ -1318,6 +1342,10 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
     ws[W_LAST_FAULT] = -1
     ws[W_SETTLED] = -1
     ws[W_METER_SINCE] = 0
+    for i in range(n):
+        sn[i] = 0  # World.since
+        if alive[i] == 1:
+            ws[W_FRESH] |= 1 << i
     for p in range(vi.shape[0]):
         for f in range(vi.shape[1]):
             vi[p, f] = -1
@@ -1326,7 +1354,7 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
 
 @njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
-               log, evk, eva, fev_a, fev_b, kinds, wakes, ob, oc, touched, prev_terms, steps, until_ms):
+               sn, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms, steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch
     arrays (evk .. prev_terms) come from the caller too (`run.new_state`): see `borrow`.
     evk/eva: the protocol events (kind; node, flight row or rpc row); fev_a/fev_b: the fault
@@ -1356,12 +1384,15 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     fev_b = borrow(fev_b)
     kinds = borrow(kinds)
     wakes = borrow(wakes)
+    slk = borrow(slk)
+    sn = borrow(sn)
     ob = borrow(ob)
     oc = borrow(oc)
     touched = borrow(touched)
     prev_terms = borrow(prev_terms)
     n = C[C_N]
-    slack = C[C_SLACK]
+    java = C[C_JAVA] == 1
+    stagger = C[C_STAGGER] if java else 0
     want_log = C[C_LOG] == 1
     fcap = fl.shape[0]
     for j in range(n):
@@ -1372,13 +1403,20 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     while step < steps:
         now = ws[W_NOW]
         calm = ws[W_CALM] == 1
-        # --- the horizon (world._horizon, with the Java-timing slack on ticks) ---
+        # --- the horizon (schedule._wakes and _horizon): wakes[j] is node j's wake_at (-1:
+        # down or nothing to do), its tick may fire from max(wake_at, since) (`eff`) up to
+        # slk[j] ms later ---
         h = -1
+        fresh = ws[W_FRESH]
         for j in range(n):
             t = wake_at(C, nd, j) if alive[j] == 1 else -1
             wakes[j] = t
             if t >= 0:
-                t += slack
+                sl = _wake_slack(C, nd, j, sn[j], t) if java else 0
+                if stagger > sl and (fresh >> j) & 1:
+                    sl = stagger
+                slk[j] = sl
+                t = max(t, sn[j]) + sl
                 if h < 0 or t < h:
                     h = t
         dmax = CALM_DELAY_MAX if calm else C[C_DMAX]
@@ -1390,7 +1428,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 h = t
         nr = ws[W_NR]
         for r in range(nr):
-            t = rp[r, R_DEADLINE]
+            t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
             if h < 0 or t < h:
                 h = t
         calm_at = C[C_CALM_AT]
@@ -1409,7 +1447,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 eva[nev] = 0
                 nev += 1
             for j in range(n):
-                if 0 <= wakes[j] <= h:
+                if wakes[j] >= 0 and max(wakes[j], sn[j]) <= h:
                     evk[nev] = EV_TICK
                     eva[nev] = j
                     nev += 1
@@ -1569,6 +1607,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 vote = -1 if forget or C[C_MUTANT] == MUT_CRASH_LOSES_VOTE else nd[a, VOTE]
                 _boot(C, nd, live, a, 0, term, vote, nd[a, LEI], nd[a, LET], 0)
                 nd[a, NEXTLOOP] = 0
+                if wake_at(C, nd, a) != wakes[a]:  # core.set_node: since_after
+                    sn[a] = now
                 alive[a] = 0
                 _node_down(ws, fl, rp, a, now)
                 ws[W_CRASHES] += 1
@@ -1588,6 +1628,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 ev_a = a
                 _boot(C, nd, live, a, now, nd[a, TERM], nd[a, VOTE], nd[a, LEI], nd[a, LET], now + C[C_CPLI])
                 alive[a] = 1
+                sn[a] = now  # transitions._up: a restarted process starts its threads now
+                ws[W_FRESH] |= 1 << a
                 _fault(ws)
                 ws[W_FAULT0 + 5] += 1
                 nobs = 1
@@ -1627,18 +1669,22 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
             k = evk[q]
             a = eva[q]
             if k == EV_TICK:
+                # the chooser's draw, then schedule.tick_window and its lateness
                 draw = getrandbits(mt, 16)
-                wake = wakes[a]
-                lo = max(0, now - wake)
-                hi = min(slack, h - wake)
-                late = 0  # no draw: fires at max(now, wake), as late = lo would
+                eff = max(wakes[a], sn[a])
+                lo = max(0, now - eff)
+                hi = max(lo, min(slk[a], h - eff))
+                late = lo
                 if hi > lo:
                     late = lo + randbelow(mt, hi - lo + 1)
-                t = max(now, wake + late)
+                t = max(now, eff + late)
                 ws[W_NOW] = t
                 ev_kind = EV_TICK
                 ev_a = a
                 _on_tick(C, nd, live, wmk, a, t, draw, pref, self_pref, ob, oc)
+                ws[W_FRESH] &= ~(1 << a)
+                if wake_at(C, nd, a) != wakes[a]:  # world.since_after
+                    sn[a] = t
                 nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, a, t, ob, oc, touched)
             elif k == EV_DELIVER:
                 # world._hot_deliver
@@ -1672,6 +1718,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             _on_vote_response(C, nd, dst, c1, True, m1, m0, t)
                         else:
                             _on_leadership_transfer_response(nd, dst, c1, c2, c3, True, m0, m1, ob, oc)
+                        if wake_at(C, nd, dst) != wakes[dst]:
+                            sn[dst] = t
                         nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, dst, t, ob, oc,
                                       touched)
                 elif alive[dst] == 0:
@@ -1680,6 +1728,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         r = _find_rpc(ws, rp, rpc_id)
                         if r >= 0 and rp[r, R_DEADLINE] > t:
                             rp[r, R_DEADLINE] = t
+                            rp[r, R_WINDOW] = 0
                 else:
                     # election.on_request
                     if mk == MK_HB_REQ:
@@ -1693,6 +1742,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             C, nd, wmk, dst, m0, m1, m2, m3, m4, rpc_id, t, ob, oc)
                         if has:
                             _net_reply(ws, fl, rp, t, rpc_id, MK_LT_RESP, code, rterm, 0)
+                    if wake_at(C, nd, dst) != wakes[dst]:
+                        sn[dst] = t
                     nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, dst, t, ob, oc, touched)
             elif k == EV_DROP:
                 # a window that closed behind a cut link: lost, not a new fault
@@ -1702,7 +1753,14 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 ws[W_FAULT0 + 0] += 1
                 _update_cut_since(C, alive, cut, cs, now)
             elif k == EV_RPCFAIL:
-                t = h
+                # schedule.rpc_window and the chooser's lateness draw
+                deadline = rp[a, R_DEADLINE]
+                lo = max(0, now - deadline)
+                hi = max(lo, min(rp[a, R_WINDOW] if java else 0, h - deadline))
+                late = lo
+                if hi > lo:
+                    late = lo + randbelow(mt, hi - lo + 1)
+                t = max(now, deadline + late)
                 ws[W_NOW] = t
                 ev_kind = EV_RPCFAIL
                 ev_a = rp[a, R_ID]
@@ -1720,6 +1778,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         _on_vote_response(C, nd, i, c1, False, 0, 0, t)
                     else:
                         _on_leadership_transfer_response(nd, i, c1, c2, c3, False, 0, 0, ob, oc)
+                    if wake_at(C, nd, i) != wakes[i]:
+                        sn[i] = t
                     nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, i, t, ob, oc, touched)
             else:
                 # world._on_calm
@@ -1738,6 +1798,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                     if alive[j] == 0:
                         _boot(C, nd, live, j, t, nd[j, TERM], nd[j, VOTE], nd[j, LEI], nd[j, LET], t + C[C_CPLI])
                         alive[j] = 1
+                        sn[j] = t  # a restarted process starts its threads now
+                        ws[W_FRESH] |= 1 << j
                         nobs += 1
                 _update_cut_since(C, alive, cut, cs, t)
                 if _settled(C, nd, alive):

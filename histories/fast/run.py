@@ -1,12 +1,12 @@
 """The Python side of the compiled election twin: build the arrays from a `WorldConfig`,
 run the kernel, decode the result (and, on demand, the final world as reference objects).
 
-    from fast_proto import run_history
+    from histories.fast import run_history
     r = run_history(cfg, seed=1, steps=5000, until_ms=None)
     r.steps, r.t_ms, r.stopped, r.violations, r.stats, r.faults
 
-The history is the one `rmqspec.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)`
-runs, event for event (fast_proto/crosscheck.py checks it).
+The history is the one `histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)`
+runs, event for event (histories/fast/crosscheck.py checks it).
 """
 
 from __future__ import annotations
@@ -56,11 +56,10 @@ class Prepared:
 _PREPARED: dict[tuple, Prepared] = {}
 
 
-def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None
-            ) -> Prepared:
+def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None) -> Prepared:
     """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
     `mutant`: a property_tests/mutants.py function name (test-only broken variants)."""
-    key = (id(cfg), slack, terms, log, mutant)
+    key = (id(cfg), terms, log, mutant)
     hit = _PREPARED.get(key)
     if hit is not None and hit.cfg is cfg:
         return hit
@@ -78,8 +77,6 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
     dl = pc.dledger
     if tuple(dl.peers) != tuple(cfg.ids):
         raise Unsupported("DLedgerConfig.peers must be the world's node ids, in order")
-    if slack < 0:
-        raise ValueError("slack must be >= 0")
     if terms < 2:
         raise ValueError("terms capacity must be >= 2")
     ids = tuple(cfg.ids)
@@ -100,7 +97,8 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
     C[K.C_CPLI] = dl.check_preferred_leader_interval_ms
     C[K.C_DMIN], C[K.C_DMAX] = prof.delay_ms
     C[K.C_CALM_AT] = -1 if prof.calm_at_ms is None else prof.calm_at_ms
-    C[K.C_SLACK] = slack
+    C[K.C_JAVA] = 1 if prof.timing == "java" else 0
+    C[K.C_STAGGER] = prof.stagger_ms
     dmax = prof.delay_ms[1]
     # spec.election.hb1_quiet_ms and hb2_bound_ms
     C[K.C_HB1Q] = (dl.max_heart_beat_leak + 1) * dl.heart_beat_time_interval_ms + dl.maintainer_sleep_ms + dmax
@@ -117,7 +115,7 @@ def prepare(cfg, slack: int = 0, terms: int = DEFAULT_TERMS, log: bool = False, 
     # int64 arithmetic: keep every input, and the products the twin forms, far from overflow
     numbers = {f.name: getattr(dl, f.name) for f in dl.__attrs_attrs__
                if isinstance(getattr(dl, f.name), int) and not isinstance(getattr(dl, f.name), bool)}
-    numbers |= {"delay_ms": max(prof.delay_ms), "calm_at_ms": prof.calm_at_ms or 0}
+    numbers |= {"delay_ms": max(prof.delay_ms), "calm_at_ms": prof.calm_at_ms or 0, "stagger_ms": prof.stagger_ms}
     numbers |= {f"ledger_end[{i}]": abs(v) for i, v in enumerate(pc.ledger_end_index + pc.ledger_end_term)}
     for name, v in numbers.items():
         if abs(v) >= 1 << 31:
@@ -155,6 +153,7 @@ class State:
     cs: np.ndarray
     ws: np.ndarray
     vi: np.ndarray
+    sn: np.ndarray  # World.since
     log: np.ndarray
     # the kernel's scratch space (it allocates nothing itself: election.borrow)
     evk: np.ndarray
@@ -163,6 +162,7 @@ class State:
     fev_b: np.ndarray
     kinds: np.ndarray
     wakes: np.ndarray
+    slk: np.ndarray
     ob: np.ndarray
     oc: np.ndarray
     touched: np.ndarray
@@ -180,10 +180,10 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
               fl=np.zeros((flight, K.EF), np.int64), rp=np.zeros((rpcs, K.RF), np.int64),
               cut=np.zeros((n, n), np.int64), elected=np.zeros(terms, np.int64),
               grants=np.zeros((terms, n), np.int64), cs=np.full(n, -1, np.int64), ws=np.zeros(K.WF, np.int64),
-              vi=np.full((K.NPROP, K.VF), -1, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64),
+              vi=np.full((K.NPROP, K.VF), -1, np.int64), sn=np.zeros(n, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64),
               evk=np.zeros(1 + n + flight + rpcs, np.int64), eva=np.zeros(1 + n + flight + rpcs, np.int64),
               fev_a=np.zeros(max(flight, n * n + 64), np.int64), fev_b=np.zeros(max(flight, n * n + 64), np.int64),
-              kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
+              kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), slk=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
               oc=np.zeros(2, np.int64), touched=np.zeros(3, np.int64), prev_terms=np.zeros(n, np.int64))
     reset(p, s, seed)
     return s
@@ -192,25 +192,26 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
 def reset(p: Prepared, s: State, seed: Any) -> None:
     """world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
     K.reset(p.C, p.lei, p.let, p.down, s.nd, s.live, s.alive, s.fl, s.rp, s.cut, s.elected, s.grants, s.cs, s.ws,
-            s.vi)
+            s.vi, s.sn)
     mt_mod.seed_into(s.mt, seed)
 
 
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
     K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
-                 s.elected, s.grants, s.cs, s.ws, s.vi, s.log, s.evk, s.eva, s.fev_a, s.fev_b, s.kinds, s.wakes, s.ob,
-                 s.oc, s.touched, s.prev_terms, int(steps), -1 if until_ms is None else int(until_ms))
+                 s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.log, s.evk, s.eva, s.fev_a, s.fev_b, s.kinds, s.wakes,
+                 s.slk, s.ob, s.oc, s.touched, s.prev_terms, int(steps), -1 if until_ms is None else int(until_ms))
 
 
-def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, slack: int = 0,
+def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
                 strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG) -> FastResult:
-    """One seeded history of `cfg` (an election WorldConfig), `rmqspec.runner.run` semantics.
+    """One seeded history of `cfg` (an election WorldConfig): what
+    `histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` runs.
 
-    `slack`: the planned Java timing model (a due tick may fire up to `slack` ms late; 0 is
-    today's reference). Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated:
-    an overflow raises CapacityError (strict) or returns stopped="overflow:<what>"."""
-    p = prepare(cfg, slack=slack, terms=terms, log=log, mutant=mutant)
+    Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated: an overflow
+    raises CapacityError (strict) or returns stopped="overflow:<what>". `log`: keep the
+    event log (FastResult.log). `mutant`: a test-only broken variant (K.MUTANTS)."""
+    p = prepare(cfg, terms=terms, log=log, mutant=mutant)
     s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=min(steps, log_cap) if log else 0)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
@@ -259,9 +260,9 @@ class Runner:
     the fast path for fuzzing and benchmarks. Its results carry no state (`world()` needs
     `run_history`), and a capacity overflow is reported as stopped="overflow:..."."""
 
-    def __init__(self, cfg, *, slack: int = 0, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
+    def __init__(self, cfg, *, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
                  terms: int = DEFAULT_TERMS, mutant: str | None = None) -> None:
-        self.p = prepare(cfg, slack=slack, terms=terms, mutant=mutant)
+        self.p = prepare(cfg, terms=terms, mutant=mutant)
         self.s = new_state(self.p, 0, flight=flight, rpcs=rpcs)
 
     def run(self, seed: Any, steps: int, until_ms: int | None = None) -> FastResult:
