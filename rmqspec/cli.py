@@ -107,6 +107,12 @@ def build_parser() -> Parser:
     fz.add_argument("--master", default="local[*]",
                     help="Spark master: local[N], spark://host:port, ...; 'none' runs in this process (default local[*])")
     fz.add_argument("--out", default="out/fuzz", help="output directory (default out/fuzz)")
+    fz.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                    help="fast: a protocol's compiled fast world where one exists, judged by the reference "
+                         "(every violation re-run); reference: the reference only (default fast)")
+    fz.add_argument("--coverage-sample", default=None, metavar="N|all",
+                    help="with the fast engine: histories per protocol the reference also runs for coverage and "
+                         "distinct states (default 200)")
     fz.add_argument("--faults", type=_csv(str), default=None,
                     help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
     fz.add_argument("--nodes", type=_csv(int), default=None, help="cluster sizes, comma-separated (default per protocol)")
@@ -330,13 +336,27 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
     return 0 if result.ok() else 1
 
 
+def _coverage_sample(text: str | None) -> int | None:
+    if text is None:
+        return plan.COVERAGE_SAMPLE
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise UsageError(f"--coverage-sample must be a number of histories or all, not {text!r}")
+    return n
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
         print(fuzz.profiles_table())
         return 0
     config = _config_overrides(args.config)
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
-                            config=config,
+                            config=config, engine=args.engine, coverage_sample=_coverage_sample(args.coverage_sample),
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
                             progress=not args.no_progress and not args.json, plots=not args.no_plots)

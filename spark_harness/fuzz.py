@@ -23,7 +23,7 @@ from spark_harness import counterexample, engines, shrink
 from spark_harness import report as report_mod
 from spark_harness.aggregate import Aggregate
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec
-from spark_harness.plan import make_plan
+from spark_harness.plan import COVERAGE_SAMPLE, make_plan
 from spark_harness.progress import Progress
 
 
@@ -33,6 +33,8 @@ class FuzzOptions:
     histories: int = 1000  # per protocol
     steps: int = DEFAULT_STEPS
     seed: int = 1
+    engine: str = "fast"  # "fast": a protocol's fast world where one exists (spark_harness.plan); "reference"
+    coverage_sample: int | None = COVERAGE_SAMPLE  # fast engine: histories per protocol the reference covers
     master: str = "local[*]"  # a Spark master URL, "none" (one process), or engines.SUBMITTED
     out: str = "out/fuzz"
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
@@ -59,14 +61,16 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     spark_harness.java.JavaMissing when Spark is asked for and no Java is found."""
     log = log if log is not None else sys.stdout
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
-                     opts.tail_ms, opts.config)
+                     opts.tail_ms, opts.config, opts.engine, opts.coverage_sample)
     out = opts.out
     os.makedirs(out, exist_ok=True)
     progress = Progress(plan.total, enabled=opts.progress)
     timing: dict[str, float] = {}
     outputs: dict = {"dir": out}
+    on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
-          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}", file=log)
+          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}; {on}",
+          file=log)
     cex_dir = os.path.join(out, "counterexamples")
     if opts.master == "none":
         start = time.perf_counter()
@@ -110,7 +114,8 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     rep = report_mod.build(plan, agg, master, timing, outputs, cexs)
     report_mod.write(rep, out, opts.plots)
     print(summary(rep, out), file=log)
-    return FuzzResult(report=rep, aggregate=agg, exit_code=1 if rep["unexpected_histories"] else 0)
+    return FuzzResult(report=rep, aggregate=agg,
+                      exit_code=1 if rep["unexpected_histories"] or rep["fast_mismatches"] else 0)
 
 
 def shrink_tasks(plan, agg: Aggregate, opts: FuzzOptions) -> list[tuple]:
@@ -180,7 +185,14 @@ def summary(r: dict, out: str) -> str:
         lines.append(f"coverage  {p}: actions {c['actions']['hit']}/{c['actions']['total']}, branches "
                      f"{c['branches']['hit']}/{c['branches']['total']}, about "
                      f"{c['distinct_states']['estimate']:,} distinct states "
-                     f"(±{c['distinct_states']['relative_error']:.1%})")
+                     f"(±{c['distinct_states']['relative_error']:.1%}; the reference over "
+                     f"{c['source']['histories']:,} histories)")
+        e = v["engine"]
+        if e["engine"] == "fast":
+            lines.append(f"engine    {p}: fast world; the reference judged {e['judged_by_reference']:,} histories"
+                         + (f", FAST WORLD DISAGREED in {e['mismatches']:,} (seeds "
+                            f"{', '.join(str(m['seed']) for m in e['mismatch_seeds'])})" if e["mismatches"] else
+                            ", all agreed"))
         stats = [f"{k[5:]} p50 {s['p50']:g} p99 {s['p99']:g}" for k, s in v["stats"].items()
                  if k.startswith("stat:") and s.get("count")]
         if stats:
