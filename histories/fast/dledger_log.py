@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_monitor as M
 from histories.fast import dledger_log_node as N
 from histories.fast import dledger_log_pusher as P
@@ -45,13 +46,6 @@ from histories.fast.dledger_log_layout import (
     E_SENT,
     E_SRC,
     EF,
-    I_ENT,
-    I_LIVE,
-    I_MD,
-    I_ND,
-    I_STO,
-    I_WMK,
-    I_WS,
     MD_BCHG,
     MD_DIRTY,
     MD_OEND,
@@ -301,7 +295,7 @@ def _slack(C, S, sn, rwake, slk, j, java, stagger):
     sl = 0
     if java and j < C[E.C_N] and rwake[j] >= 0:
         sl = N.server_wake_slack(C, S, j, sn[j], rwake[j])
-    if stagger > sl and (S[I_WS][W_FRESH] >> j) & 1:
+    if stagger > sl and (L.ws_(S)[W_FRESH] >> j) & 1:
         sl = stagger
     slk[j] = sl
 
@@ -309,7 +303,7 @@ def _slack(C, S, sn, rwake, slk, j, java, stagger):
 @njit(cache=True)
 def _on_request(C, S, i, mk, m, rpc_id, now, pref, self_pref, ob, oc, msg):
     """server.on_request -> the reply's kind (0: none now) with its fields in msg."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     if mk == MK_PUSH_REQ:
         kind, code = N.handle_push(C, S, i, m, rpc_id, now)
         if kind == 0:
@@ -317,7 +311,7 @@ def _on_request(C, S, i, mk, m, rpc_id, now, pref, self_pref, ob, oc, msg):
         msg[0] = code
         msg[1] = m[RQ_TERM]
         if kind == 1:
-            sto = S[I_STO]
+            sto = L.sto_(S)
             msg[2] = NONE if m[RQ_TYPE] == T_COMMIT else (m[RQ_EIDX] if m[RQ_HAS] == 1 else -1)
             msg[3] = sto[i, S_BEGIN]
             msg[4] = st.end_index(sto, i)
@@ -347,7 +341,7 @@ def _on_request(C, S, i, mk, m, rpc_id, now, pref, self_pref, ob, oc, msg):
         msg[1] = result
         msg[2] = SUCCESS
         return E.MK_VOTE_RESP
-    has, code, rterm = E._server_handle_leadership_transfer(C, nd, S[I_WMK], i, m[0], m[1], m[2], m[3], m[4], rpc_id,
+    has, code, rterm = E._server_handle_leadership_transfer(C, nd, L.wmk_(S), i, m[0], m[1], m[2], m[3], m[4], rpc_id,
                                                             now, ob, oc)
     if not has:
         return 0
@@ -367,11 +361,11 @@ def _on_response(C, S, i, ck, c1, c2, c3, peer, has, m, now, ob, oc):
     if ck == CK_PUSH:
         P.on_push_response(C, S, i, c1, c2, c3, has, m[0], m[1], m[2], m[3], m[4], now, ob, oc)
     elif ck == E.CK_HB:
-        E._on_heart_beat_response(C, S[I_ND], S[I_LIVE], i, c1, peer, has, m[0], m[1], now)
+        E._on_heart_beat_response(C, L.nd_(S), L.live_(S), i, c1, peer, has, m[0], m[1], now)
     elif ck == E.CK_VOTE:
-        E._on_vote_response(C, S[I_ND], i, c1, has, m[1], m[0], now)
+        E._on_vote_response(C, L.nd_(S), i, c1, has, m[1], m[0], now)
     else:
-        E._on_leadership_transfer_response(S[I_ND], i, c1, c2, c3, has, m[0], m[1], ob, oc)
+        E._on_leadership_transfer_response(L.nd_(S), i, c1, c2, c3, has, m[0], m[1], ob, oc)
 
 
 @njit(cache=True)
@@ -421,31 +415,31 @@ def _fault(ws):
 def _leader_lacks(ws, G, S, vi, p, newl, acked, step, now):
     """spec.dledger_log._leader_lacks for the step's new leaders: committed (LOG-2) or
     acknowledged (LOG-6) entries a new leader's log does not hold, in the map's order."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     for q in range(newl[0]):
         i = newl[1 + q]
         found = False
         k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
         allc = True
         if acked:
-            order = G[M.G_GAO]
+            order = L.g_gao(G)
             cnt = ws[W_NACKED]
         else:
-            order = G[M.G_GCO]
+            order = L.g_gco(G)
             cnt = ws[W_NCOMMITTED]
         for r in range(cnt):
             index = order[r]
             kk = st.offset_of(sto, i, index)
             ok = False
             if acked:
-                ga = G[M.G_GA]
+                ga = L.g_ga(G)
                 if kk >= 0:
-                    for s in range(G[M.G_GAN][index]):
+                    for s in range(L.g_gan(G)[index]):
                         if st.holds(ent, i, kk, ga[index, s, 0], ga[index, s, 1], ga[index, s, 2], ga[index, s, 3]):
                             ok = True
             else:
-                gc = G[M.G_GC]
+                gc = L.g_gc(G)
                 ok = kk >= 0 and st.holds(ent, i, kk, gc[index, 1], gc[index, 2], gc[index, 3], gc[index, 4])
             if ok:
                 continue
@@ -466,8 +460,8 @@ def _leader_lacks(ws, G, S, vi, p, newl, acked, step, now):
 def _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs, ev_kind, ev_b, step, now):
     """The step properties, in the catalogue's order."""
     n = C[E.C_N]
-    md = S[I_MD]
-    sto = S[I_STO]
+    md = L.md_(S)
+    sto = L.sto_(S)
     if nobs > 0 and newl[0] > 0:
         _leader_lacks(ws, G, S, vi, P_LOG2, newl, False, step, now)
     if ws[W_NCOMMITTED] > 0:
@@ -490,11 +484,11 @@ def _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs, ev_kind, e
         if oalive[i] == 1 and alive[i] == 1 and new < old:
             k, a, b, m1, m2 = M.range_cause(ws, G, new, old)
             if k == CA_NONE:
-                cnt, lo, hi = M.dropped_first(S, i, False, G)
+                cnt, _, _ = M.dropped_first(S, i, False, G)
                 if cnt > 0:
                     k, a, b, m1, m2 = M.leader_held(C, ws, G, S, i, 0, 0, 0)
                 else:
-                    gc = G[M.G_GC]
+                    gc = L.g_gc(G)
                     any_committed = False
                     for index in range(new + 1, old + 1):
                         if 0 <= index < gc.shape[0] and gc[index, 0] == 1:
@@ -513,26 +507,27 @@ def _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs, ev_kind, e
 
 
 @njit(cache=True)
-def reset(C, down, S, G, alive, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache):
+def reset(C, down, S, alive, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache):
     """core.world.init(cfg) in place over arrays a previous history used (or fresh ones)."""
-    ws = S[I_WS]
+    G = S
+    ws = L.ws_(S)
     n = C[E.C_N]
     nt = C[C_NT]
     java = C[E.C_JAVA] == 1
     stagger = C[E.C_STAGGER] if java else 0
     # the index- and term-keyed ghost tables, up to what the last history used
-    top = min(ws[W_MAXIDX] + 1, G[M.G_GC].shape[0]) if ws[W_STEPS] > 0 else G[M.G_GC].shape[0]
+    top = min(ws[W_MAXIDX] + 1, L.g_gc(G).shape[0]) if ws[W_STEPS] > 0 else L.g_gc(G).shape[0]
     for index in range(top):
-        G[M.G_GC][index, 0] = 0
-        G[M.G_GXN][index] = 0
-        G[M.G_GAN][index] = 0
-        G[M.G_GCNT][index] = 0
-    ttop = min(ws[W_TOPTERM] + 1, G[M.G_ELECTED].shape[0]) if ws[W_STEPS] > 0 else G[M.G_ELECTED].shape[0]
+        L.g_gc(G)[index, 0] = 0
+        L.g_gxn(G)[index] = 0
+        L.g_gan(G)[index] = 0
+        L.g_gcnt(G)[index] = 0
+    ttop = min(ws[W_TOPTERM] + 1, L.g_elected(G).shape[0]) if ws[W_STEPS] > 0 else L.g_elected(G).shape[0]
     for t in range(ttop):
-        G[M.G_ELECTED][t] = 0
-        G[M.G_REGRESSED][t] = -1
-    for c in range(G[M.G_GRES].shape[0]):
-        G[M.G_GRES][c] = 0
+        L.g_elected(G)[t] = 0
+        L.g_regressed(G)[t] = -1
+    for c in range(L.g_gres(G).shape[0]):
+        L.g_gres(G)[c] = 0
     for k in range(ws.shape[0]):
         ws[k] = 0
     ws[W_NEXT_ID] = 1
@@ -541,7 +536,7 @@ def reset(C, down, S, G, alive, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache):
     ws[W_FIRST_ACK] = -1
     ws[W_MAXTERM] = -1
     ws[W_TOPTERM] = -1
-    md = S[I_MD]
+    md = L.md_(S)
     for i in range(nt):
         alive[i] = 0 if (down >> i) & 1 else 1
         sn[i] = 0
@@ -571,16 +566,13 @@ def reset(C, down, S, G, alive, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache):
 
 
 @njit(cache=True)
-def run_kernel(C, pw, pref, self_pref, isol, S0, G0, alive, mt, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache,
+def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache,
                ocommit, oalive, newl, log, evk, eva, fev_a, fev_b, kinds, ob, oc, msg, m, steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. Every array
-    comes from the caller (histories.fast.dledger_log_run.new_state), which owns them."""
-    S = (borrow(S0[0]), borrow(S0[1]), borrow(S0[2]), borrow(S0[3]), borrow(S0[4]), borrow(S0[5]), borrow(S0[6]),
-         borrow(S0[7]), borrow(S0[8]), borrow(S0[9]), borrow(S0[10]), borrow(S0[11]), borrow(S0[12]),
-         borrow(S0[13]), borrow(S0[14]), borrow(S0[15]), borrow(S0[16]), borrow(S0[17]), borrow(S0[18]),
-         borrow(S0[19]))
-    G = (borrow(G0[0]), borrow(G0[1]), borrow(G0[2]), borrow(G0[3]), borrow(G0[4]), borrow(G0[5]), borrow(G0[6]),
-         borrow(G0[7]), borrow(G0[8]), borrow(G0[9]), borrow(G0[10]), borrow(G0[11]), borrow(G0[12]))
+    comes from the caller (histories.fast.dledger_log_run.new_state), which owns them; T is
+    the state table of the nodes' and the ghost's arrays (dledger_log_layout.table_of)."""
+    S = borrow(T)
+    G = S  # the ghost's arrays are in the same table
     C = borrow(C)
     pw = borrow(pw)
     pref = borrow(pref)
@@ -610,10 +602,9 @@ def run_kernel(C, pw, pref, self_pref, isol, S0, G0, alive, mt, fl, rp, cut, sn,
     oc = borrow(oc)
     msg = borrow(msg)
     m = borrow(m)
-    ws = S[I_WS]
-    md = S[I_MD]
-    sto = S[I_STO]
-    nd = S[I_ND]
+    ws = L.ws_(S)
+    md = L.md_(S)
+    sto = L.sto_(S)
     n = C[E.C_N]
     nt = C[C_NT]
     java = C[E.C_JAVA] == 1
@@ -1020,14 +1011,14 @@ def run_kernel(C, pw, pref, self_pref, isol, S0, G0, alive, mt, fl, rp, cut, sn,
 def _up(C, S, alive, sn, rwake, slk, j, now, java, stagger):
     """core.transitions._up: node j starts again from what survived its crash, its threads now."""
     n = C[E.C_N]
-    nd = S[I_ND]
+    nd = L.nd_(S)
     if j < n:
         N.boot_server(C, S, j, now, nd[j, E.TERM], nd[j, E.VOTE], nd[j, E.LEI], nd[j, E.LET], True)
     else:
         N.boot_client(C, S, j - n, now, True)
     alive[j] = 1
     sn[j] = now
-    S[I_WS][W_FRESH] |= 1 << j
+    L.ws_(S)[W_FRESH] |= 1 << j
     rwake[j] = _wake_of(C, S, j)
     _slack(C, S, sn, rwake, slk, j, java, stagger)
 

@@ -14,6 +14,12 @@ unchanged; these layouts add the log, the replication threads, the clients and t
 
 from __future__ import annotations
 
+import numpy as np
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import populate_array
+
 from histories.fast import election as E
 
 # --- DLedgerResponseCode (reference_impl.election.records.Code) ---
@@ -348,3 +354,111 @@ CA_RELED = 3  # a: term, m1: who
 CA_REGRESSED = 4  # a: term, b: higher, m1: who
 CA_TWO_LEADERS = 5  # a: term, m1: leaders, m2: who
 CA_LEADER_HELD = 6  # a: node, b: leader
+
+
+# =====================================================================================
+# the state table: every array of the world as one int64 array of (address, shape)
+# =====================================================================================
+
+# A kernel function that took the arrays themselves (a tuple of twenty) spent most of the
+# kernel's time passing them: Numba flattens each array into about ten machine words per
+# call. The kernel gets one int64 array instead, T[4 * k .. 4 * k + 3] = (address of
+# array k, its shape), and a function builds the views it reads (`view1/2/3`: a few
+# instructions, no reference counting: the arrays belong to the Python caller, which
+# holds them for the whole call, as for `common.borrow`).
+
+T_GHOST = 20  # ghost arrays (dledger_log_monitor.G_*) follow the node arrays in the table
+T_ENTRIES = T_GHOST + 13
+TABLE_SIZE = 4 * T_ENTRIES
+
+
+def table_of(arrays) -> np.ndarray:
+    """The state table of `arrays` (C-contiguous int64 arrays, the caller keeps them alive)."""
+    t = np.zeros(TABLE_SIZE, np.int64)
+    for k, a in enumerate(arrays):
+        assert a.dtype == np.int64 and a.flags.c_contiguous and a.ndim <= 3
+        t[4 * k] = a.ctypes.data
+        t[4 * k + 1:4 * k + 1 + a.ndim] = a.shape
+    return t
+
+
+def _viewer(ndim):
+    arrty = types.Array(types.int64, ndim, 'C')
+
+    @intrinsic
+    def view(typingctx, table, k):
+        if not isinstance(table, types.Array) or not isinstance(k, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            tab = context.make_array(sig.args[0])(context, builder, value=args[0])
+            kk = context.cast(builder, args[1], sig.args[1], types.intp)
+            base = builder.mul(kk, context.get_constant(types.intp, 4))
+
+            def load(off):
+                idx = builder.add(base, context.get_constant(types.intp, off))
+                return builder.load(builder.gep(tab.data, [idx]))
+
+            out = context.make_array(arrty)(context, builder)
+            dims = [load(1 + d) for d in range(ndim)]
+            itemsize = context.get_constant(types.intp, 8)
+            strides = []
+            acc = itemsize
+            for d in reversed(dims):
+                strides.insert(0, acc)
+                acc = builder.mul(acc, d)
+            data = builder.inttoptr(load(0), out.data.type)
+            populate_array(out, data=data, shape=cgutils.pack_array(builder, dims),
+                           strides=cgutils.pack_array(builder, strides), itemsize=itemsize, meminfo=None)
+            return out._getvalue()
+
+        return arrty(table, k), codegen
+
+    return view
+
+
+view1 = _viewer(1)
+view2 = _viewer(2)
+view3 = _viewer(3)
+
+
+def _accessor(view, k):
+    @njit(cache=True, inline='always')
+    def get(S):
+        return view(S, k)
+    return get
+
+
+nd_ = _accessor(view2, I_ND)
+live_ = _accessor(view2, I_LIVE)
+wmk_ = _accessor(view2, I_WMK)
+sto_ = _accessor(view2, I_STO)
+ent_ = _accessor(view3, I_ENT)
+pu_ = _accessor(view2, I_PU)
+wmt_ = _accessor(view3, I_WMT)
+ptm_ = _accessor(view2, I_PTM)
+pend_ = _accessor(view3, I_PEND)
+dp_ = _accessor(view3, I_DP)
+pm_ = _accessor(view3, I_PM)
+eh_ = _accessor(view2, I_EH)
+wr_ = _accessor(view3, I_WR)
+hq_ = _accessor(view3, I_HQ)
+lseq_ = _accessor(view3, I_LSEQ)
+cl_ = _accessor(view2, I_CL)
+md_ = _accessor(view2, I_MD)
+sv_ = _accessor(view3, I_SV)
+ws_ = _accessor(view1, I_WS)
+res_ = _accessor(view1, I_RES)
+g_elected = _accessor(view1, T_GHOST + 0)
+g_regressed = _accessor(view1, T_GHOST + 1)
+g_gc = _accessor(view2, T_GHOST + 2)
+g_gco = _accessor(view1, T_GHOST + 3)
+g_gx = _accessor(view3, T_GHOST + 4)
+g_gxn = _accessor(view1, T_GHOST + 5)
+g_gxo = _accessor(view1, T_GHOST + 6)
+g_ga = _accessor(view3, T_GHOST + 7)
+g_gan = _accessor(view1, T_GHOST + 8)
+g_gao = _accessor(view1, T_GHOST + 9)
+g_gcnt = _accessor(view1, T_GHOST + 10)
+g_gol = _accessor(view2, T_GHOST + 11)
+g_gres = _accessor(view1, T_GHOST + 12)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
@@ -37,11 +38,6 @@ from histories.fast.dledger_log_layout import (
     ET_SIZE,
     ET_TERM,
     HEADER,
-    I_ENT,
-    I_MD,
-    I_ND,
-    I_STO,
-    I_SV,
     MD_BCHG,
     MD_DIRTY,
     MD_OEND,
@@ -132,7 +128,7 @@ def _set_add(ws, sets, counts, order, nord, index, term, pos, size, body):
 @njit(cache=True)
 def _commit(ws, G, index, term, pos, size, body):
     """world._commit"""
-    gc = G[G_GC]
+    gc = L.g_gc(G)
     _see_index(ws, index)
     if gc[index, 0] == 0:
         gc[index, 0] = 1
@@ -140,18 +136,18 @@ def _commit(ws, G, index, term, pos, size, body):
         gc[index, 2] = pos
         gc[index, 3] = size
         gc[index, 4] = body
-        G[G_GCO][ws[W_NCOMMITTED]] = index
+        L.g_gco(G)[ws[W_NCOMMITTED]] = index
         ws[W_NCOMMITTED] += 1
-    elif gc[index, 1] != term or gc[index, 2] != pos or gc[index, 3] != size or gc[index, 4] != body:
-        if _set_add(ws, G[G_GX], G[G_GXN], G[G_GXO], W_NCONFLICT, index, term, pos, size, body):
-            ws[W_GVER] += 1
+    elif ((gc[index, 1] != term or gc[index, 2] != pos or gc[index, 3] != size or gc[index, 4] != body)
+          and _set_add(ws, L.g_gx(G), L.g_gxn(G), L.g_gxo(G), W_NCONFLICT, index, term, pos, size, body)):
+        ws[W_GVER] += 1
 
 
 @njit(cache=True)
 def see_committed_prefix(ws, G, S, i, lo, hi):
     """world._see_committed_prefix: entries (lo, hi] of server i's log."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     n = sto[i, S_NENT]
     if n == 0:
         return
@@ -165,7 +161,7 @@ def see_committed_prefix(ws, G, S, i, lo, hi):
 def on_commit_advanced(ws, G, S, i, old, new, term, leader, entry_term):
     see_committed_prefix(ws, G, S, i, old, new)
     if leader == 1 and entry_term < term:
-        gcnt = G[G_GCNT]
+        gcnt = L.g_gcnt(G)
         for index in range(old + 1, new + 1):
             if 0 <= index < gcnt.shape[0] and gcnt[index] == 0:
                 gcnt[index] = 1
@@ -176,15 +172,15 @@ def on_commit_advanced(ws, G, S, i, old, new, term, leader, entry_term):
 
 @njit(cache=True)
 def on_append_result(ws, G, S, i, code, index):
-    if 0 <= code < G[G_GRES].shape[0]:
-        G[G_GRES][code] += 1
+    if 0 <= code < L.g_gres(G).shape[0]:
+        L.g_gres(G)[code] += 1
     if code == SUCCESS:
-        sto = S[I_STO]
+        sto = L.sto_(S)
         k = st.offset_of(sto, i, index)
         if k >= 0:
-            ent = S[I_ENT]
+            ent = L.ent_(S)
             _see_index(ws, index)
-            if _set_add(ws, G[G_GA], G[G_GAN], G[G_GAO], W_NACKED, index, ent[i, k, ET_TERM], ent[i, k, ET_POS],
+            if _set_add(ws, L.g_ga(G), L.g_gan(G), L.g_gao(G), W_NACKED, index, ent[i, k, ET_TERM], ent[i, k, ET_POS],
                         ent[i, k, ET_SIZE], ent[i, k, ET_BODY]):
                 ws[W_GVER] += 1
         if ws[W_CALM] == 1 and ws[W_FIRST_ACK] < 0:
@@ -194,13 +190,13 @@ def on_append_result(ws, G, S, i, code, index):
 @njit(cache=True)
 def on_leader(ws, G, i, term):
     """world.ghost_update of RoleChanged(LEADER)"""
-    elected = G[G_ELECTED]
+    elected = L.g_elected(G)
     if term < 0 or term >= elected.shape[0]:
         ws[W_STOP] = OVERFLOW_TERMS
         return
     ws[W_TOPTERM] = max(ws[W_TOPTERM], term)
     if ws[W_MAXTERM] > term:
-        G[G_REGRESSED][term] = ws[W_MAXTERM]
+        L.g_regressed(G)[term] = ws[W_MAXTERM]
         ws[W_GVER] += 1
     if (elected[term] >> i) & 1 == 0:
         elected[term] |= 1 << i
@@ -211,13 +207,13 @@ def on_leader(ws, G, i, term):
 @njit(cache=True)
 def on_os_crash(C, ws, G, S, i):
     """world.ghost_update of an OS crash (or disk loss) of server i, after it."""
-    end = st.end_index(S[I_STO], i)
+    end = st.end_index(L.sto_(S), i)
     others = -1
     for j in range(C[E.C_N]):
         if j != i:
-            others = max(others, st.end_index(S[I_STO], j))
+            others = max(others, st.end_index(L.sto_(S), j))
     if others > end:
-        gol = G[G_GOL]
+        gol = L.g_gol(G)
         r = ws[W_NOSLOST]
         if r >= gol.shape[0]:
             ws[W_STOP] = OVERFLOW_OSLOST
@@ -232,7 +228,7 @@ def on_os_crash(C, ws, G, S, i):
 @njit(cache=True)
 def on_restart_or_calm(C, ws, G, S, alive):
     """world.ghost_update of Restart and Calm: every live server's committed prefix."""
-    sto = S[I_STO]
+    sto = L.sto_(S)
     for j in range(C[E.C_N]):
         if alive[j] == 1:
             see_committed_prefix(ws, G, S, j, -1, sto[j, S_COMMITTED])
@@ -254,11 +250,11 @@ def _popcount(x):
 def reled(ws, G, term):
     """spec.dledger_log._reled"""
     lost = ws[W_LOST]
-    elected = G[G_ELECTED]
+    elected = L.g_elected(G)
     if term < 0 or term >= elected.shape[0]:
         return CA_NONE, 0, 0, 0, 0
-    if G[G_REGRESSED][term] >= 0 and lost != 0:
-        return CA_REGRESSED, term, G[G_REGRESSED][term], lost, 0
+    if L.g_regressed(G)[term] >= 0 and lost != 0:
+        return CA_REGRESSED, term, L.g_regressed(G)[term], lost, 0
     leaders = elected[term]
     who = lost & leaders
     if who != 0:
@@ -271,10 +267,10 @@ def reled(ws, G, term):
 @njit(cache=True)
 def cause(ws, G, index):
     """spec.dledger_log._cause: the known cause of a violation at `index` (kind CA_NONE: none)."""
-    gcnt = G[G_GCNT]
+    gcnt = L.g_gcnt(G)
     if 0 <= index < gcnt.shape[0] and gcnt[index] == 1:
         return CA_FIGURE_8, index, 0, 0, 0
-    gol = G[G_GOL]
+    gol = L.g_gol(G)
     who = 0
     for r in range(ws[W_NOSLOST]):
         if gol[r, 1] < index <= gol[r, 2]:
@@ -287,15 +283,15 @@ def cause(ws, G, index):
     last = -1
     while True:
         t = BIG
-        gc = G[G_GC]
+        gc = L.g_gc(G)
         if gc[index, 0] == 1 and last < gc[index, 1] < t:
             t = gc[index, 1]
-        gx = G[G_GX]
-        for r in range(G[G_GXN][index]):
+        gx = L.g_gx(G)
+        for r in range(L.g_gxn(G)[index]):
             if last < gx[index, r, 0] < t:
                 t = gx[index, r, 0]
-        ga = G[G_GA]
-        for r in range(G[G_GAN][index]):
+        ga = L.g_ga(G)
+        for r in range(L.g_gan(G)[index]):
             if last < ga[index, r, 0] < t:
                 t = ga[index, r, 0]
         if t == BIG:
@@ -311,11 +307,11 @@ def dropped_first(S, i, committed_only, G):
     """Walk spec.dledger_log._dropped(before, after) of server i (the step's saved tail against
     the log now) and call back nothing: returns (count, lowest index, highest index) of the
     dropped entries (only those the ghost holds as committed there, if `committed_only`)."""
-    md = S[I_MD]
-    sv = S[I_SV]
-    sto = S[I_STO]
-    ent = S[I_ENT]
-    gc = G[G_GC]
+    md = L.md_(S)
+    sv = L.sv_(S)
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    gc = L.g_gc(G)
     cnt = 0
     lo = BIG
     hi = -1
@@ -341,7 +337,7 @@ def leader_held(C, ws, G, S, i, mode, lo, hi):
     """spec.dledger_log._leader_held for node i's dropped entries: mode 0 every entry the
     step dropped, 1 the dropped ones the ghost holds as committed, 2 the ghost's committed
     entries at lo+1..hi (LOG-4's fallback)."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     k, a, b, m1, m2 = reled(ws, G, nd[i, E.TERM])
     if k != CA_NONE:
         return k, a, b, m1, m2
@@ -350,9 +346,9 @@ def leader_held(C, ws, G, S, i, mode, lo, hi):
     leader = nd[i, E.LEADER_ID]
     if leader < 0 or leader >= C[E.C_N]:
         return CA_NONE, 0, 0, 0, 0
-    sto = S[I_STO]
-    ent = S[I_ENT]
-    gc = G[G_GC]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    gc = L.g_gc(G)
     if mode == 2:
         for index in range(lo + 1, hi + 1):
             if 0 <= index < gc.shape[0] and gc[index, 0] == 1:
@@ -360,8 +356,8 @@ def leader_held(C, ws, G, S, i, mode, lo, hi):
                 if kk < 0 or not st.holds(ent, leader, kk, gc[index, 1], gc[index, 2], gc[index, 3], gc[index, 4]):
                     return CA_NONE, 0, 0, 0, 0
         return CA_LEADER_HELD, i, leader, 0, 0
-    md = S[I_MD]
-    sv = S[I_SV]
+    md = L.md_(S)
+    sv = L.sv_(S)
     base = md[i, MD_SVB]
     for r in range(md[i, MD_SVN] - 1, -1, -1):
         index = base + r
@@ -420,8 +416,8 @@ def pair_scan(S, a, b):
     (holds, P, differing index, term at the top): P is the first index of the overlap where
     the logs differ (past the overlap if none); they violate log matching iff some index
     from P to the overlap's end holds entries of equal terms."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     na = sto[a, S_NENT]
     nb = sto[b, S_NENT]
     if na == 0 or nb == 0:
@@ -443,9 +439,9 @@ def pair_scan(S, a, b):
 def pair_update(S, a, b, pp):
     """The pair (a, b) held at the last check with first difference pp; re-check what the step
     changed (md: dirty index, old ends). Returns (holds, new P)."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
-    md = S[I_MD]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    md = L.md_(S)
     na = sto[a, S_NENT]
     nb = sto[b, S_NENT]
     if na == 0 or nb == 0 or pp < 0 or md[a, MD_BCHG] == 1 or md[b, MD_BCHG] == 1:
@@ -484,8 +480,8 @@ def log1_first(S, n):
 @njit(cache=True)
 def shape_ok(C, S, i, frm):
     """store.check_positions over entries from index `frm` on (and the pair before it)."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     n = sto[i, S_NENT]
     b = sto[i, S_BEGIN]
     k0 = max(0, frm - b)
@@ -509,7 +505,7 @@ def check_states(C, ws, G, S, vi, lmp, lcache, step, now):
     lmp[a, b]: the pair's first difference while it holds (-1: re-scan); lcache: the LOG-1
     and LOG-5 causes computed at GVER lcache[0] / lcache[6] for unchanged logs."""
     n = C[E.C_N]
-    md = S[I_MD]
+    md = L.md_(S)
     changed = False
     for j in range(n):
         if md[j, MD_DIRTY] != BIG:
@@ -540,7 +536,7 @@ def check_states(C, ws, G, S, vi, lmp, lcache, step, now):
     if ws[W_NCONFLICT] > 0 and may_record(vi, P_LOG5):
         if lcache[6] != ws[W_GVER]:
             lcache[6] = ws[W_GVER]
-            gxo = G[G_GXO]
+            gxo = L.g_gxo(G)
             k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
             for r in range(ws[W_NCONFLICT]):
                 k, a, b, m1, m2 = cause(ws, G, gxo[r])
@@ -564,9 +560,9 @@ def check_states(C, ws, G, S, vi, lmp, lcache, step, now):
                     record(vi, P_LOG7, step, now, CA_NONE, 0, 0, 0, 0)
                     break
     # LOG-L
-    if vi[P_LOGL, V_STEP] < 0 and ws[W_CALM] == 1 and ws[W_FIRST_ACK] < 0 and now - ws[W_CALM_AT] > LOG_L_BOUND_MS:
-        if C[C_NCL] != 0:
-            record(vi, P_LOGL, step, now, CA_NONE, 0, 0, 0, 0)
+    if (vi[P_LOGL, V_STEP] < 0 and ws[W_CALM] == 1 and ws[W_FIRST_ACK] < 0
+            and now - ws[W_CALM_AT] > LOG_L_BOUND_MS and C[C_NCL] != 0):
+        record(vi, P_LOGL, step, now, CA_NONE, 0, 0, 0, 0)
 
 
 
@@ -574,11 +570,11 @@ def check_states(C, ws, G, S, vi, lmp, lcache, step, now):
 def lost_cause(ws, G, S, i, committed_only):
     """The causes of node i's dropped entries (those the ghost holds as committed, if
     `committed_only`), in index order: the first one's if every one has a cause."""
-    md = S[I_MD]
-    sv = S[I_SV]
-    sto = S[I_STO]
-    ent = S[I_ENT]
-    gc = G[G_GC]
+    md = L.md_(S)
+    sv = L.sv_(S)
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    gc = L.g_gc(G)
     base = md[i, MD_SVB]
     k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
     low = BIG

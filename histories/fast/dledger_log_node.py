@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_pusher as pu_
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
@@ -38,17 +39,6 @@ from histories.fast.dledger_log_layout import (
     H_NWR,
     H_WRHI,
     H_WRLO,
-    I_CL,
-    I_EH,
-    I_ENT,
-    I_HQ,
-    I_LIVE,
-    I_LSEQ,
-    I_ND,
-    I_STO,
-    I_WMK,
-    I_WR,
-    I_WS,
     INCONSISTENT_STATE,
     MK_APPEND_REQ,
     MK_APPEND_RESP,
@@ -107,7 +97,7 @@ mcol = pu_.mcol
 @njit(cache=True)
 def _respond_push(S, i, ob, oc, rpc, code, term, typ, has, eidx):
     """Respond(rpc, entry_handler.build_response(s, req, code))"""
-    sto = S[I_STO]
+    sto = L.sto_(S)
     k = out_row(ob, oc, E.OT_RESPOND)
     ob[k, O_A] = rpc
     ob[k, O_MK] = MK_PUSH_RESP
@@ -127,14 +117,14 @@ def _respond_wait(S, i, ob, oc, row, code):
 
 @njit(cache=True, inline='always')
 def wr_has(S, i, index):
-    wr = S[I_WR]
+    wr = L.wr_(S)
     return 0 <= index < wr.shape[1] and wr[i, index, PW_ON] == 1
 
 
 @njit(cache=True)
 def _wr_clear(S, i):
-    wr = S[I_WR]
-    eh = S[I_EH]
+    wr = L.wr_(S)
+    eh = L.eh_(S)
     for idx in range(max(0, eh[i, H_WRLO]), min(eh[i, H_WRHI] + 1, wr.shape[1])):
         wr[i, idx, PW_ON] = 0
     eh[i, H_NWR] = 0
@@ -144,18 +134,18 @@ def _wr_clear(S, i):
 
 @njit(cache=True, inline='always')
 def _wr_remove(S, i, index):
-    S[I_WR][i, index, PW_ON] = 0
-    S[I_EH][i, H_NWR] -= 1
+    L.wr_(S)[i, index, PW_ON] = 0
+    L.eh_(S)[i, H_NWR] -= 1
 
 
 @njit(cache=True)
 def new_handler(S, i, now):
     """EntryHandler(last_check_fast_forward_ms=now): no requests, no queue, no seqs."""
     _wr_clear(S, i)
-    eh = S[I_EH]
+    eh = L.eh_(S)
     eh[i, H_LCFF] = now
     eh[i, H_NQ] = 0
-    lseq = S[I_LSEQ]
+    lseq = L.lseq_(S)
     for p in range(lseq.shape[1]):
         lseq[i, p, 0] = 0
 
@@ -165,7 +155,7 @@ def handle_push(C, S, i, m, rpc, now):
     """entry_handler.handle_push -> (reply kind, code): 0 none (answered later or never),
     1 build_response(s, req, code), 2 PushEntryResponse(code, term) alone."""
     if C[C_ORDERED] == 1:
-        lseq = S[I_LSEQ]
+        lseq = L.lseq_(S)
         ld = m[RQ_LEADER]
         if lseq[i, ld, 0] == 1:
             e, c = lseq[i, ld, 1], lseq[i, ld, 2]
@@ -175,14 +165,14 @@ def handle_push(C, S, i, m, rpc, now):
         lseq[i, ld, 1] = m[RQ_SEQE]
         lseq[i, ld, 2] = m[RQ_SEQC]
     typ = m[RQ_TYPE]
-    eh = S[I_EH]
+    eh = L.eh_(S)
     if typ == T_APPEND:
         if m[RQ_HAS] == 0:
             return 2, UNEXPECTED_ARGUMENT
         index = m[RQ_EIDX]
         if wr_has(S, i, index):
             return 1, REPEATED_PUSH
-        wr = S[I_WR]
+        wr = L.wr_(S)
         wr[i, index, PW_ON] = 1
         for j in range(12):
             wr[i, index, PW_RQ + j] = m[j]
@@ -199,10 +189,10 @@ def handle_push(C, S, i, m, rpc, now):
         _wr_clear(S, i)  # the dropped futures are never completed
     if C[C_V026] == 0 and eh[i, H_NQ] >= C[C_QCAP]:
         return 1, PUSH_REQUEST_IS_FULL
-    hq = S[I_HQ]
+    hq = L.hq_(S)
     q = eh[i, H_NQ]
     if q >= hq.shape[1]:
-        S[I_WS][W_STOP] = OVERFLOW_QUEUE
+        L.ws_(S)[W_STOP] = OVERFLOW_QUEUE
         return 0, 0
     hq[i, q, PW_ON] = 1
     for j in range(12):
@@ -217,10 +207,10 @@ def handle_push(C, S, i, m, rpc, now):
 @njit(cache=True)
 def handler_wake_at(C, S, i):
     """entry_handler.wake_at"""
-    eh = S[I_EH]
-    if S[I_ND][i, E.ROLE] != E.FOLLOWER:
+    eh = L.eh_(S)
+    if L.nd_(S)[i, E.ROLE] != E.FOLLOWER:
         return 0 if eh[i, H_NQ] > 0 and C[C_V026] == 0 else -1
-    if eh[i, H_NQ] > 0 or wr_has(S, i, st.end_index(S[I_STO], i) + 1):
+    if eh[i, H_NQ] > 0 or wr_has(S, i, st.end_index(L.sto_(S), i) + 1):
         return 0
     if eh[i, H_NWR] > 0:
         return eh[i, H_LCFF] + C[C_CFFI]
@@ -230,7 +220,7 @@ def handler_wake_at(C, S, i):
 @njit(cache=True)
 def _handle_do_append(C, S, i, row, now):
     """entry_handler.handle_do_append -> code"""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     r = PW_RQ
     code = st.append_as_follower(C, S, i, row[r + RQ_EIDX], row[r + RQ_ETERM], row[r + RQ_EPOS], row[r + RQ_ESIZE],
                                  row[r + RQ_EBODY], row[r + RQ_TERM], row[r + RQ_LEADER], now)
@@ -244,17 +234,17 @@ def _handle_do_append(C, S, i, row, now):
 def _entry_equal(S, i, row):
     """store.entry_at(s, req.entry.index) == req.entry"""
     r = PW_RQ
-    k = st.offset_of(S[I_STO], i, row[r + RQ_EIDX])
-    return k >= 0 and st.holds(S[I_ENT], i, k, row[r + RQ_ETERM], row[r + RQ_EPOS], row[r + RQ_ESIZE],
+    k = st.offset_of(L.sto_(S), i, row[r + RQ_EIDX])
+    return k >= 0 and st.holds(L.ent_(S), i, k, row[r + RQ_ETERM], row[r + RQ_EPOS], row[r + RQ_ESIZE],
                                row[r + RQ_EBODY])
 
 
 @njit(cache=True)
 def _check_append_future(C, S, i, now, ob, oc):
     """entry_handler.check_append_future"""
-    wr = S[I_WR]
-    eh = S[I_EH]
-    end = st.end_index(S[I_STO], i)
+    wr = L.wr_(S)
+    eh = L.eh_(S)
+    end = st.end_index(L.sto_(S), i)
     ff = -1
     for index in range(max(0, eh[i, H_WRLO]), min(eh[i, H_WRHI] + 1, wr.shape[1])):
         if wr[i, index, PW_ON] == 0:
@@ -282,9 +272,9 @@ def _check_append_future(C, S, i, now, ob, oc):
 @njit(cache=True)
 def handler_do_work(C, S, i, now, ob, oc):
     """entry_handler.do_work"""
-    nd = S[I_ND]
-    eh = S[I_EH]
-    hq = S[I_HQ]
+    nd = L.nd_(S)
+    eh = L.eh_(S)
+    hq = L.hq_(S)
     if nd[i, E.ROLE] != E.FOLLOWER:
         if C[C_V026] == 1 or eh[i, H_NQ] == 0:
             return
@@ -312,9 +302,9 @@ def handler_do_work(C, S, i, now, ob, oc):
             st.update_committed_index(C, S, i, row[PW_RQ + RQ_TERM], nd[i, E.TERM], row[PW_RQ + RQ_COMMIT], now)
         _respond_wait(S, i, ob, oc, row, code)
     eh[i, H_NQ] = 0
-    wr = S[I_WR]
+    wr = L.wr_(S)
     while True:
-        index = st.end_index(S[I_STO], i) + 1
+        index = st.end_index(L.sto_(S), i) + 1
         if not wr_has(S, i, index):
             break
         _wr_remove(S, i, index)
@@ -334,18 +324,18 @@ def handler_do_work(C, S, i, now, ob, oc):
 def sync(C, S, i, before_committed, ob, oc):
     """server.sync: the member follows the store (and the current term's water marks when a
     preferred leader is configured); CommitAdvanced when the commit index moved."""
-    nd = S[I_ND]
-    sto = S[I_STO]
+    nd = L.nd_(S)
+    sto = L.sto_(S)
     end = st.end_index(sto, i)
     if end != nd[i, E.LEI] or sto[i, S_END_TERM] != nd[i, E.LET]:
         nd[i, E.LEI] = end
         nd[i, E.LET] = sto[i, S_END_TERM]
     n = C[E.C_N]
     if C[E.C_PREF] == 1:
-        wmk = S[I_WMK]
+        wmk = L.wmk_(S)
         r = pu_.wm_row(S, i, nd[i, E.TERM])
         if r >= 0:
-            wmt = S[pu_.I_WMT]
+            wmt = L.wmt_(S)
             for p in range(n):
                 wmk[i, p] = wmt[i, r, 1 + p]
             wmk[i, n] = 1
@@ -362,20 +352,20 @@ def sync(C, S, i, before_committed, ob, oc):
         ob[k2, O_F0 + 1] = new
         ob[k2, O_F0 + 2] = nd[i, E.TERM]
         ob[k2, O_F0 + 3] = 1 if nd[i, E.ROLE] == E.LEADER else 0
-        ob[k2, O_F0 + 4] = S[I_ENT][i, k, ET_TERM] if k >= 0 else -1
+        ob[k2, O_F0 + 4] = L.ent_(S)[i, k, ET_TERM] if k >= 0 else -1
 
 
 @njit(cache=True)
 def _fast_advance_commit_index(C, S, i, now):
     """server.fast_advance_commit_index (DLedger 0.4.0's no-op of a new leader)"""
-    sto = S[I_STO]
+    sto = L.sto_(S)
     if sto[i, S_COMMITTED] >= st.end_index(sto, i):
         return
-    code, index, term, pos = st.append_as_leader(C, S, i, 0, 0, now)
+    code, index, term, _ = st.append_as_leader(C, S, i, 0, 0, now)
     if code != 0:
         return
     pu_.update_peer_water_mark(C, S, i, term, i, index)
-    nd = S[I_ND]
+    nd = L.nd_(S)
     nd[i, E.LEI] = st.end_index(sto, i)
     nd[i, E.LET] = sto[i, S_END_TERM]
 
@@ -384,12 +374,12 @@ def _fast_advance_commit_index(C, S, i, now):
 def server_wake_at(C, S, i):
     """server.wake_at: the earliest of the member, the entry handler, the flush service and,
     on a leader, the dispatchers and the quorum ack checker."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     wake = E.wake_at(C, nd, i)
     t = handler_wake_at(C, S, i)
     if t >= 0 and (wake < 0 or t < wake):
         wake = t
-    t = st.flush_wake_at(S[I_STO], i)
+    t = st.flush_wake_at(L.sto_(S), i)
     if t >= 0 and (wake < 0 or t < wake):
         wake = t
     if nd[i, E.ROLE] == E.LEADER:
@@ -408,22 +398,22 @@ def server_wake_at(C, S, i):
 def server_wake_slack(C, S, i, since, wake):
     """server.wake_slack (`wake`: the node's wake_at): the state maintainer's slack when it is
     the thread that falls due."""
-    m_wake = E.wake_at(C, S[I_ND], i)
+    m_wake = E.wake_at(C, L.nd_(S), i)
     if 0 <= m_wake == wake:
-        return E._wake_slack(C, S[I_ND], i, since, m_wake)
+        return E._wake_slack(C, L.nd_(S), i, since, m_wake)
     return 0
 
 
 @njit(cache=True)
 def server_on_tick(C, S, i, now, draw, pref, self_pref, ob, oc):
     """server.on_tick: every thread that is due, in the reference's order, then answer_clients."""
-    nd = S[I_ND]
-    sto = S[I_STO]
+    nd = L.nd_(S)
+    sto = L.sto_(S)
     k0 = oc[0]
     before = sto[i, S_COMMITTED]
     if 0 <= E.wake_at(C, nd, i) <= now:
         k1 = oc[0]
-        E._on_tick(C, nd, S[I_LIVE], S[I_WMK], i, now, draw, pref, self_pref, ob, oc)
+        E._on_tick(C, nd, L.live_(S), L.wmk_(S), i, now, draw, pref, self_pref, ob, oc)
         if C[C_FASTADV] == 1 and nd[i, E.ROLE] == E.LEADER:
             became = False
             for k in range(k1, oc[0]):
@@ -466,13 +456,13 @@ def answer_clients(ob, oc, k0):
 @njit(cache=True)
 def server_on_append(C, S, i, body, rpc, now, ob, oc):
     """server.on_request for an AppendEntryRequest -> (reply?, code, index, pos, term, leader)."""
-    before = S[I_STO][i, S_COMMITTED]
+    before = L.sto_(S)[i, S_COMMITTED]
     done, code, index, term, pos, fpos = pu_.handle_append(C, S, i, body, C[C_BLEN], now, rpc)
     if done:
         pu_.push_result(ob, oc, code, index, term, pos, body, rpc, fpos)
     sync(C, S, i, before, ob, oc)
     if done:
-        return True, code, index, pos, term, S[I_ND][i, E.LEADER_ID]
+        return True, code, index, pos, term, L.nd_(S)[i, E.LEADER_ID]
     return False, 0, 0, 0, 0, 0
 
 
@@ -480,11 +470,11 @@ def server_on_append(C, S, i, body, rpc, now, ob, oc):
 def boot_server(C, S, i, now, term, vote, lei, let, restart):
     """server.boot (and restart): the term file, a recovered store, fresh threads. `restart`:
     the store is what survived the crash; otherwise it starts empty."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     forced = C[C_FORCED]
     if forced >= 0:
         # forced_member: srv.boot at term 0, then the role ServerTestHarness forces
-        E._boot(C, nd, S[I_LIVE], i, now, 0, -1, -1, -1, now + C[E.C_CPLI])
+        E._boot(C, nd, L.live_(S), i, now, 0, -1, -1, -1, now + C[E.C_CPLI])
         if forced == i:
             nd[i, E.ROLE] = E.LEADER
             nd[i, E.LEADER_ID] = i
@@ -493,13 +483,13 @@ def boot_server(C, S, i, now, term, vote, lei, let, restart):
             nd[i, E.LEADER_ID] = forced
             nd[i, E.LLHB] = now
     else:
-        E._boot(C, nd, S[I_LIVE], i, now, term, vote, -1, -1, now + C[E.C_CPLI])
+        E._boot(C, nd, L.live_(S), i, now, term, vote, -1, -1, now + C[E.C_CPLI])
     if not restart:
-        st.empty(S[I_STO], i, now)
+        st.empty(L.sto_(S), i, now)
     st.recover(C, S, i, nd[i, E.TERM], now)
-    nd[i, E.LEI] = st.end_index(S[I_STO], i)
-    nd[i, E.LET] = S[I_STO][i, S_END_TERM]
-    wmk = S[I_WMK]
+    nd[i, E.LEI] = st.end_index(L.sto_(S), i)
+    nd[i, E.LET] = L.sto_(S)[i, S_END_TERM]
+    wmk = L.wmk_(S)
     for p in range(wmk.shape[1]):
         wmk[i, p] = -1
     wmk[i, C[E.C_N]] = 0
@@ -510,13 +500,13 @@ def boot_server(C, S, i, now, term, vote, lei, let, restart):
 @njit(cache=True)
 def crash_server(C, S, i, kind):
     """server.crash: kind 0 process (the term file survives), 1 OS, 2 disk (it does not)."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     lose = kind != 0
     term = 0 if lose else nd[i, E.TERM]
     vote = -1 if lose else nd[i, E.VOTE]
-    E._boot(C, nd, S[I_LIVE], i, 0, term, vote, nd[i, E.LEI], nd[i, E.LET], 0)
+    E._boot(C, nd, L.live_(S), i, 0, term, vote, nd[i, E.LEI], nd[i, E.LET], 0)
     nd[i, E.NEXTLOOP] = 0
-    wmk = S[I_WMK]
+    wmk = L.wmk_(S)
     for p in range(wmk.shape[1]):
         wmk[i, p] = -1
     wmk[i, C[E.C_N]] = 0
@@ -528,14 +518,14 @@ def crash_server(C, S, i, kind):
 
 @njit(cache=True, inline='always')
 def client_wake_at(S, c):
-    cl = S[I_CL]
+    cl = L.cl_(S)
     return -1 if cl[c, CL_WAITING] == 1 else cl[c, CL_NEXT]
 
 
 @njit(cache=True)
 def client_on_tick(C, S, c, now, draw, ob, oc):
     """world.client_on_tick: send the next body to the believed leader (a drawn peer if none)."""
-    cl = S[I_CL]
+    cl = L.cl_(S)
     if cl[c, CL_WAITING] == 1 or now < cl[c, CL_NEXT]:
         return
     target = cl[c, CL_LEADER] if cl[c, CL_LEADER] >= 0 else draw % C[E.C_N]
@@ -554,7 +544,7 @@ def client_on_tick(C, S, c, now, draw, ob, oc):
 @njit(cache=True)
 def client_on_response(C, S, c, body, peer, has, code, index, leader, now, ob, oc):
     """world.client_on_response: NOT_LEADER names the leader to try next; a failure forgets it."""
-    cl = S[I_CL]
+    cl = L.cl_(S)
     ld = cl[c, CL_LEADER]
     if not has:
         ld = -1
@@ -576,7 +566,7 @@ def client_on_response(C, S, c, body, peer, has, code, index, leader, now, ob, o
 @njit(cache=True)
 def boot_client(C, S, c, now, restart):
     """world.boot of a client (and restart: waiting cleared, next append an interval on)."""
-    cl = S[I_CL]
+    cl = L.cl_(S)
     if not restart:
         cl[c, CL_LEADER] = C[C_FORCED]
         cl[c, CL_SEQ] = 0
@@ -588,4 +578,4 @@ def boot_client(C, S, c, now, restart):
 @njit(cache=True)
 def crash_client(S, c):
     """world.crash of a client: it forgets the append it waited for."""
-    S[I_CL][c, CL_WAITING] = 0
+    L.cl_(S)[c, CL_WAITING] = 0

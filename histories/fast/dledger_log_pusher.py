@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
@@ -47,17 +48,6 @@ from histories.fast.dledger_log_layout import (
     ET_POS,
     ET_SIZE,
     ET_TERM,
-    I_DP,
-    I_ENT,
-    I_ND,
-    I_PEND,
-    I_PM,
-    I_PTM,
-    I_PU,
-    I_RES,
-    I_STO,
-    I_WMT,
-    I_WS,
     INCONSISTENT_STATE,
     INDEX_LESS_THAN_LOCAL_BEGIN,
     LEADER_PENDING_FULL,
@@ -160,8 +150,8 @@ def push_result(ob, oc, code, index, term, pos, ref, rpc, future_pos):
 
 @njit(cache=True, inline='always')
 def wm_row(S, i, term):
-    pu = S[I_PU]
-    wmt = S[I_WMT]
+    pu = L.pu_(S)
+    wmt = L.wmt_(S)
     for r in range(pu[i, P_NWM]):
         if wmt[i, r, 0] == term:
             return r
@@ -172,16 +162,16 @@ def wm_row(S, i, term):
 def peer_water_mark(S, i, term, peer):
     """entry_pusher.peer_water_mark"""
     r = wm_row(S, i, term)
-    return -1 if r < 0 else S[I_WMT][i, r, 1 + peer]
+    return -1 if r < 0 else L.wmt_(S)[i, r, 1 + peer]
 
 
 @njit(cache=True)
 def _new_wm_row(C, S, i, term):
-    pu = S[I_PU]
-    wmt = S[I_WMT]
+    pu = L.pu_(S)
+    wmt = L.wmt_(S)
     r = pu[i, P_NWM]
     if r >= wmt.shape[1]:
-        S[I_WS][W_STOP] = OVERFLOW_MARKS
+        L.ws_(S)[W_STOP] = OVERFLOW_MARKS
         return -1
     wmt[i, r, 0] = term
     for p in range(C[E.C_N]):
@@ -198,14 +188,14 @@ def update_peer_water_mark(C, S, i, term, peer, index):
         r = _new_wm_row(C, S, i, term)
         if r < 0:
             return
-    wmt = S[I_WMT]
+    wmt = L.wmt_(S)
     wmt[i, r, 1 + peer] = max(wmt[i, r, 1 + peer], index)
 
 
 @njit(cache=True)
 def _drop_wm_row(S, i, r):
-    pu = S[I_PU]
-    wmt = S[I_WMT]
+    pu = L.pu_(S)
+    wmt = L.wmt_(S)
     last = pu[i, P_NWM] - 1
     for q in range(r, last):
         for f in range(wmt.shape[2]):
@@ -219,7 +209,7 @@ def quorum_index(C, S, i, term):
     r = wm_row(S, i, term)
     if r < 0:
         return -1
-    wmt = S[I_WMT]
+    wmt = L.wmt_(S)
     n = C[E.C_N]
     k = n // 2
     for a in range(n):
@@ -242,8 +232,8 @@ def quorum_index(C, S, i, term):
 
 @njit(cache=True, inline='always')
 def find_future(S, i, term, index):
-    pu = S[I_PU]
-    pend = S[I_PEND]
+    pu = L.pu_(S)
+    pend = L.pend_(S)
     for r in range(pu[i, P_NPEND]):
         if pend[i, r, PD_INDEX] == index and pend[i, r, PD_TERM] == term:
             return r
@@ -252,8 +242,8 @@ def find_future(S, i, term, index):
 
 @njit(cache=True, inline='always')
 def drop_future(S, i, r):
-    pu = S[I_PU]
-    pend = S[I_PEND]
+    pu = L.pu_(S)
+    pend = L.pend_(S)
     last = pu[i, P_NPEND] - 1
     if r != last:
         for f in range(PDF):
@@ -263,8 +253,8 @@ def drop_future(S, i, r):
 
 @njit(cache=True, inline='always')
 def has_pending_term(S, i, term):
-    pu = S[I_PU]
-    ptm = S[I_PTM]
+    pu = L.pu_(S)
+    ptm = L.ptm_(S)
     for r in range(pu[i, P_NPT]):
         if ptm[i, r] == term:
             return True
@@ -273,11 +263,11 @@ def has_pending_term(S, i, term):
 
 @njit(cache=True)
 def add_pending_term(S, i, term):
-    pu = S[I_PU]
-    ptm = S[I_PTM]
+    pu = L.pu_(S)
+    ptm = L.ptm_(S)
     r = pu[i, P_NPT]
     if r >= ptm.shape[1]:
-        S[I_WS][W_STOP] = OVERFLOW_PENDING
+        L.ws_(S)[W_STOP] = OVERFLOW_PENDING
         return
     ptm[i, r] = term
     pu[i, P_NPT] = r + 1
@@ -285,8 +275,8 @@ def add_pending_term(S, i, term):
 
 @njit(cache=True)
 def _count_futures(S, i, term):
-    pu = S[I_PU]
-    pend = S[I_PEND]
+    pu = L.pu_(S)
+    pend = L.pend_(S)
     c = 0
     for r in range(pu[i, P_NPEND]):
         if pend[i, r, PD_TERM] == term:
@@ -297,8 +287,8 @@ def _count_futures(S, i, term):
 @njit(cache=True)
 def _next_future(S, i, term, after, below):
     """The row of the term's future with the least index in (after, below), -1: none."""
-    pu = S[I_PU]
-    pend = S[I_PEND]
+    pu = L.pu_(S)
+    pend = L.pend_(S)
     best = -1
     for r in range(pu[i, P_NPEND]):
         if pend[i, r, PD_TERM] == term:
@@ -316,13 +306,13 @@ def wait_ack(C, S, i, term, index, pos, ref, now, rpc):
         return True
     if not has_pending_term(S, i, term):
         add_pending_term(S, i, term)
-    pu = S[I_PU]
-    pend = S[I_PEND]
+    pu = L.pu_(S)
+    pend = L.pend_(S)
     r = find_future(S, i, term, index)
     if r < 0:
         r = pu[i, P_NPEND]
         if r >= pend.shape[1]:
-            S[I_WS][W_STOP] = OVERFLOW_PENDING
+            L.ws_(S)[W_STOP] = OVERFLOW_PENDING
             return False
         pu[i, P_NPEND] = r + 1
     pend[i, r, PD_TERM] = term
@@ -339,7 +329,7 @@ def wait_ack(C, S, i, term, index, pos, ref, now, rpc):
 def handle_append(C, S, i, body, blen, now, rpc):
     """entry_pusher.handle_append -> (result?, code, index, term, pos, future_pos): a result is
     a completed future (a rejection, or 0.2.6's single-node SUCCESS); none: it is parked."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     term = nd[i, E.TERM]
     if nd[i, E.ROLE] != E.LEADER:
         return True, NOT_LEADER, -1, term, -1, -1
@@ -361,16 +351,16 @@ def handle_append(C, S, i, body, blen, now, rpc):
 @njit(cache=True)
 def checker_wake_at(C, S, i):
     """entry_pusher.checker_wake_at"""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     if nd[i, E.ROLE] != E.LEADER:
         return -1
     term = nd[i, E.TERM]
-    pu = S[I_PU]
-    ptm = S[I_PTM]
+    pu = L.pu_(S)
+    ptm = L.ptm_(S)
     for r in range(pu[i, P_NPT]):
         if ptm[i, r] != term:
             return 0
-    wmt = S[I_WMT]
+    wmt = L.wmt_(S)
     seen = False
     for r in range(pu[i, P_NWM]):
         if wmt[i, r, 0] != term:
@@ -382,7 +372,7 @@ def checker_wake_at(C, S, i):
     if q != pu[i, P_LQI]:
         return 0
     wake = pu[i, P_LCL] + C[C_LEAKI] + 1
-    pend = S[I_PEND]
+    pend = L.pend_(S)
     index = q + 1
     r = find_future(S, i, term, index)
     while r >= 0 and pend[i, r, PD_DONE] == 1:
@@ -396,14 +386,14 @@ def checker_wake_at(C, S, i):
 @njit(cache=True)
 def quorum_ack_checker(C, S, i, now, ob, oc):
     """entry_pusher.quorum_ack_checker (with check_response_futures_timeout / _elapsed)."""
-    nd = S[I_ND]
+    nd = L.nd_(S)
     if nd[i, E.ROLE] != E.LEADER:
         return
     term = nd[i, E.TERM]
-    pu = S[I_PU]
-    ptm = S[I_PTM]
-    pend = S[I_PEND]
-    sto = S[I_STO]
+    pu = L.pu_(S)
+    ptm = L.ptm_(S)
+    pend = L.pend_(S)
+    sto = L.sto_(S)
     if not has_pending_term(S, i, term):
         add_pending_term(S, i, term)
     if wm_row(S, i, term) < 0:
@@ -433,7 +423,7 @@ def quorum_ack_checker(C, S, i, now, ob, oc):
                 ptm[i, q] = ptm[i, q + 1]
             pu[i, P_NPT] -= 1
     if pu[i, P_NWM] > 1:
-        wmt = S[I_WMT]
+        wmt = L.wmt_(S)
         r = 0
         while r < pu[i, P_NWM]:
             if wmt[i, r, 0] != term:
@@ -444,7 +434,7 @@ def quorum_ack_checker(C, S, i, now, ob, oc):
     commit = q
     if C[C_CTC] == 1:
         k = st.offset_of(sto, i, q)
-        if k < 0 or S[I_ENT][i, k, ET_TERM] != term:
+        if k < 0 or L.ent_(S)[i, k, ET_TERM] != term:
             commit = -1
     st.update_committed_index(C, S, i, term, term, commit, now)
     need_check = False
@@ -496,7 +486,7 @@ def quorum_ack_checker(C, S, i, now, ob, oc):
 
 @njit(cache=True, inline='always')
 def pm_get(S, i, peer, index):
-    pm = S[I_PM]
+    pm = L.pm_(S)
     if 0 <= index < pm.shape[2]:
         return pm[i, peer, index]
     return -1
@@ -504,8 +494,8 @@ def pm_get(S, i, peer, index):
 
 @njit(cache=True, inline='always')
 def pm_set(S, i, peer, index, t):
-    pm = S[I_PM]
-    d = S[I_DP]
+    pm = L.pm_(S)
+    d = L.dp_(S)
     if pm[i, peer, index] < 0:
         d[i, peer, D_PMN] += 1
         d[i, peer, D_PMLO] = min(d[i, peer, D_PMLO], index)
@@ -515,16 +505,16 @@ def pm_set(S, i, peer, index, t):
 
 @njit(cache=True, inline='always')
 def pm_without(S, i, peer, index):
-    pm = S[I_PM]
+    pm = L.pm_(S)
     if 0 <= index < pm.shape[2] and pm[i, peer, index] >= 0:
         pm[i, peer, index] = -1
-        S[I_DP][i, peer, D_PMN] -= 1
+        L.dp_(S)[i, peer, D_PMN] -= 1
 
 
 @njit(cache=True)
 def pm_clear(S, i, peer):
-    pm = S[I_PM]
-    d = S[I_DP]
+    pm = L.pm_(S)
+    d = L.dp_(S)
     for idx in range(max(0, d[i, peer, D_PMLO]), min(d[i, peer, D_PMHI] + 1, pm.shape[2])):
         pm[i, peer, idx] = -1
     d[i, peer, D_PMN] = 0
@@ -536,7 +526,7 @@ def pm_clear(S, i, peer):
 def new_dispatcher(S, i, peer, now):
     """Dispatcher(peer, last_check_leak_ms=now) of entry_pusher.new_pusher."""
     pm_clear(S, i, peer)
-    d = S[I_DP]
+    d = L.dp_(S)
     d[i, peer, D_TYPE] = T_COMPARE
     d[i, peer, D_CI] = -1
     d[i, peer, D_WI] = -1
@@ -553,7 +543,7 @@ def new_dispatcher(S, i, peer, now):
 @njit(cache=True)
 def new_pusher(C, S, i, now):
     """entry_pusher.new_pusher"""
-    pu = S[I_PU]
+    pu = L.pu_(S)
     pu[i, P_LQI] = -1
     pu[i, P_LCL] = now
     pu[i, P_EPOCH] = now
@@ -571,7 +561,7 @@ def new_pusher(C, S, i, now):
 @njit(cache=True)
 def change_state(C, S, i, peer, index, target):
     """entry_dispatcher.change_state"""
-    d = S[I_DP]
+    d = L.dp_(S)
     if target == T_APPEND:
         update_peer_water_mark(C, S, i, d[i, peer, D_TERM], peer, index)
         d[i, peer, D_CI] = -1
@@ -589,9 +579,9 @@ def change_state(C, S, i, peer, index, target):
 def _send_push(C, S, i, peer, kind, index, ob, oc):
     """A PushEntryRequest of `kind` with the entry at `index` (-1 for COMMIT: none), as
     entry_dispatcher._request builds it, sent as an invokeAsync; seq is d.seq + 1."""
-    d = S[I_DP]
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    d = L.dp_(S)
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     seq = d[i, peer, D_SEQ] + 1
     k = out_row(ob, oc, E.OT_SEND)
     ob[k, O_A] = peer
@@ -608,7 +598,7 @@ def _send_push(C, S, i, peer, kind, index, ob, oc):
         ob[k, mcol(RQ_ESIZE)] = ent[i, r, ET_SIZE]
         ob[k, mcol(RQ_EBODY)] = ent[i, r, ET_BODY]
     ob[k, mcol(RQ_COMMIT)] = sto[i, S_COMMITTED]
-    ob[k, mcol(RQ_SEQE)] = S[I_PU][i, P_EPOCH]
+    ob[k, mcol(RQ_SEQE)] = L.pu_(S)[i, P_EPOCH]
     ob[k, mcol(RQ_SEQC)] = seq
     ob[k, O_CK] = CK_PUSH
     ob[k, O_C1] = kind
@@ -621,14 +611,14 @@ def _send_push(C, S, i, peer, kind, index, ob, oc):
 @njit(cache=True)
 def dispatcher_wake_at(C, S, i, peer):
     """entry_dispatcher.dispatcher_wake_at"""
-    nd = S[I_ND]
-    d = S[I_DP]
+    nd = L.nd_(S)
+    d = L.dp_(S)
     if nd[i, E.ROLE] != E.LEADER or d[i, peer, D_WAITING] != 0:
         return -1
     sleep = d[i, peer, D_SLEEP]
     if d[i, peer, D_TERM] != nd[i, E.TERM] or d[i, peer, D_LEADER] != nd[i, E.LEADER_ID]:
         return max(0, sleep)
-    end = st.end_index(S[I_STO], i)
+    end = st.end_index(L.sto_(S), i)
     if d[i, peer, D_TYPE] != T_APPEND:
         return -1 if d[i, peer, D_CI] == -1 and end == -1 else max(0, sleep)
     if d[i, peer, D_WI] <= end:
@@ -644,8 +634,8 @@ def dispatcher_wake_at(C, S, i, peer):
 @njit(cache=True)
 def _check_and_fresh_state(C, S, i, peer):
     """entry_dispatcher.check_and_fresh_state"""
-    nd = S[I_ND]
-    d = S[I_DP]
+    nd = L.nd_(S)
+    d = L.dp_(S)
     if nd[i, E.ROLE] != E.LEADER:
         return False
     if (d[i, peer, D_TERM] != nd[i, E.TERM] or d[i, peer, D_LEADER] < 0
@@ -661,7 +651,7 @@ def _check_and_fresh_state(C, S, i, peer):
 @njit(cache=True)
 def _do_append_inner(C, S, i, peer, index, now, ob, oc):
     """entry_dispatcher.do_append_inner -> 0, or the code of the DLedgerException it raises."""
-    code = st.get_code(S[I_STO], i, index)
+    code = st.get_code(L.sto_(S), i, index)
     if code == INDEX_LESS_THAN_LOCAL_BEGIN:
         change_state(C, S, i, peer, -1, T_COMPARE)
         return 0
@@ -669,14 +659,14 @@ def _do_append_inner(C, S, i, peer, index, now, ob, oc):
         return code
     _send_push(C, S, i, peer, T_APPEND, index, ob, oc)
     pm_set(S, i, peer, index, now)
-    S[I_DP][i, peer, D_LPC] = now
+    L.dp_(S)[i, peer, D_LPC] = now
     return 0
 
 
 @njit(cache=True)
 def _do_commit(C, S, i, peer, now, ob, oc):
     """entry_dispatcher.do_commit"""
-    d = S[I_DP]
+    d = L.dp_(S)
     if E._elapsed(now, d[i, peer, D_LPC]) <= C[C_COMMITPI]:
         return
     _send_push(C, S, i, peer, T_COMMIT, -1, ob, oc)
@@ -686,7 +676,7 @@ def _do_commit(C, S, i, peer, now, ob, oc):
 @njit(cache=True)
 def _do_check_append_response(C, S, i, peer, now, ob, oc):
     """entry_dispatcher.do_check_append_response -> 0 or an exception's code."""
-    index = peer_water_mark(S, i, S[I_DP][i, peer, D_TERM], peer) + 1
+    index = peer_water_mark(S, i, L.dp_(S)[i, peer, D_TERM], peer) + 1
     sent = pm_get(S, i, peer, index)
     if sent >= 0 and now - sent > C[C_MAXPUSHTO]:
         return _do_append_inner(C, S, i, peer, index, now, ob, oc)
@@ -696,8 +686,8 @@ def _do_check_append_response(C, S, i, peer, now, ob, oc):
 @njit(cache=True)
 def _do_append(C, S, i, peer, now, ob, oc):
     """entry_dispatcher.do_append -> 0 or an exception's code."""
-    d = S[I_DP]
-    sto = S[I_STO]
+    d = L.dp_(S)
+    sto = L.sto_(S)
     max_pending = C[C_DMAXPEND]
     while d[i, peer, D_TYPE] == T_APPEND:
         if d[i, peer, D_WI] > st.end_index(sto, i):
@@ -706,7 +696,7 @@ def _do_append(C, S, i, peer, now, ob, oc):
         if d[i, peer, D_PMN] >= max_pending or E._elapsed(now, d[i, peer, D_LCL]) > C[C_LEAKI]:
             mark = peer_water_mark(S, i, d[i, peer, D_TERM], peer)
             if d[i, peer, D_PMN] > 0:
-                pm = S[I_PM]
+                pm = L.pm_(S)
                 for idx in range(max(0, d[i, peer, D_PMLO]), min(mark, d[i, peer, D_PMHI] + 1)):
                     if pm[i, peer, idx] >= 0:
                         pm[i, peer, idx] = -1
@@ -724,8 +714,8 @@ def _do_append(C, S, i, peer, now, ob, oc):
 @njit(cache=True)
 def _do_compare(C, S, i, peer, now, ob, oc):
     """entry_dispatcher.do_compare up to the blocking get -> 0 or an exception's code."""
-    d = S[I_DP]
-    sto = S[I_STO]
+    d = L.dp_(S)
+    sto = L.sto_(S)
     typ = d[i, peer, D_TYPE]
     if typ != T_COMPARE and typ != T_TRUNCATE:
         return 0
@@ -746,16 +736,16 @@ def _do_compare(C, S, i, peer, now, ob, oc):
 
 @njit(cache=True, inline='always')
 def _save(S, i, peer):
-    d = S[I_DP]
-    res = S[I_RES]
+    d = L.dp_(S)
+    res = L.res_(S)
     for f in range(DF):
         res[f] = d[i, peer, f]
 
 
 @njit(cache=True, inline='always')
 def _restore(S, i, peer):
-    d = S[I_DP]
-    res = S[I_RES]
+    d = L.dp_(S)
+    res = L.res_(S)
     for f in range(DF):
         d[i, peer, f] = res[f]
 
@@ -763,7 +753,7 @@ def _restore(S, i, peer):
 @njit(cache=True)
 def dispatcher_do_work(C, S, i, peer, now, ob, oc):
     """entry_dispatcher.dispatcher_do_work: one pass of the dispatcher's loop."""
-    d = S[I_DP]
+    d = L.dp_(S)
     if d[i, peer, D_WAITING] != 0 or now < d[i, peer, D_SLEEP]:
         return
     if not _check_and_fresh_state(C, S, i, peer):
@@ -777,7 +767,7 @@ def dispatcher_do_work(C, S, i, peer, now, ob, oc):
     if code != 0:
         # the except clause: the dispatcher as it was before the try (its pending_map too:
         # an APPEND dispatcher's map is emptied by the change to COMPARE anyway), no outputs
-        if S[I_RES][D_TYPE] == T_APPEND:
+        if L.res_(S)[D_TYPE] == T_APPEND:
             pm_clear(S, i, peer)  # every key the failed work added, while the row still bounds them
         _restore(S, i, peer)
         oc[0] = k0
@@ -788,11 +778,11 @@ def dispatcher_do_work(C, S, i, peer, now, ob, oc):
 @njit(cache=True)
 def _do_truncate(C, S, i, peer, index, ob, oc):
     """entry_dispatcher.do_truncate up to the blocking get -> 0 or an exception's code."""
-    code = st.get_code(S[I_STO], i, index)
+    code = st.get_code(L.sto_(S), i, index)
     if code != 0:
         return code
     seq = _send_push(C, S, i, peer, T_TRUNCATE, index, ob, oc)
-    d = S[I_DP]
+    d = L.dp_(S)
     d[i, peer, D_WAITING] = seq
     d[i, peer, D_TI] = index
     return 0
@@ -801,8 +791,8 @@ def _do_truncate(C, S, i, peer, index, ob, oc):
 @njit(cache=True)
 def _on_compare_response(C, S, i, peer, has, code, rbegin, rend, ob, oc):
     """entry_dispatcher.on_compare_response -> 0 or an exception's code."""
-    d = S[I_DP]
-    sto = S[I_STO]
+    d = L.dp_(S)
+    sto = L.sto_(S)
     d[i, peer, D_WAITING] = 0
     if not has:
         code = NETWORK_ERROR
@@ -835,7 +825,7 @@ def _on_compare_response(C, S, i, peer, has, code, rbegin, rend, ob, oc):
 @njit(cache=True)
 def on_push_response(C, S, i, kind, peer, seq, has, code, rterm, rindex, rbegin, rend, now, ob, oc):
     """entry_dispatcher.on_push_response (`has` False: the RPC failed)."""
-    d = S[I_DP]
+    d = L.dp_(S)
     if kind == T_APPEND:
         if not has or code == NETWORK_ERROR:
             return

@@ -181,6 +181,7 @@ class State:
 
     S: tuple  # the nodes (dledger_log_layout.I_*)
     G: tuple  # the ghost (dledger_log_monitor.G_*)
+    T: np.ndarray  # the state table of S and G (the kernel's view of them)
     alive: np.ndarray
     mt: np.ndarray
     fl: np.ndarray
@@ -252,7 +253,7 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
          np.zeros((oslost, 3), i64),  # gol
          np.zeros(L.CODE_SLOTS, i64))  # gres
     nev = 1 + nt + flight + rpcs
-    s = State(S=S, G=G, alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
+    s = State(S=S, G=G, T=L.table_of(S + G), alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
               rp=np.zeros((rpcs, L.RF), i64), cut=np.zeros((nt, nt), i64), sn=np.zeros(nt, i64),
               rwake=np.zeros(nt, i64), slk=np.zeros(nt, i64), vi=np.zeros((L.NPROP, L.VF), i64),
               lmp=np.full((n, n), -1, i64), lcache=np.zeros(16, i64), ocommit=np.zeros(n, i64),
@@ -267,12 +268,12 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
 
 def reset(p: Prepared, s: State, seed: Any) -> None:
     """core.world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
-    K.reset(p.C, p.down, s.S, s.G, s.alive, s.fl, s.rp, s.cut, s.sn, s.rwake, s.slk, s.vi, s.lmp, s.lcache)
+    K.reset(p.C, p.down, s.T, s.alive, s.fl, s.rp, s.cut, s.sn, s.rwake, s.slk, s.vi, s.lmp, s.lcache)
     mt_mod.seed_into(s.mt, seed)
 
 
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
-    K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.S, s.G, s.alive, s.mt, s.fl, s.rp, s.cut, s.sn, s.rwake,
+    K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.T, s.alive, s.mt, s.fl, s.rp, s.cut, s.sn, s.rwake,
                  s.slk, s.vi, s.lmp, s.lcache, s.ocommit, s.oalive, s.newl, s.log, s.evk, s.eva, s.fev_a, s.fev_b,
                  s.kinds, s.ob, s.oc, s.msg, s.m, int(steps), -1 if until_ms is None else int(until_ms))
 

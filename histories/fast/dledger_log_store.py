@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_layout as L
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
     BIG,
@@ -26,12 +27,6 @@ from histories.fast.dledger_log_layout import (
     ET_TERM,
     ETF,
     HEADER,
-    I_ENT,
-    I_MD,
-    I_ND,
-    I_STO,
-    I_SV,
-    I_WS,
     INCONSISTENT_INDEX,
     INCONSISTENT_LEADER,
     INCONSISTENT_TERM,
@@ -122,10 +117,10 @@ def pre_append(C, wrote, size):
 def touch(S, i, d):
     """Before log i changes at index `d` and above: keep the entries the step began with
     from there on (in sv, from md[i, MD_SVB]), once per index per step."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
-    md = S[I_MD]
-    sv = S[I_SV]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    md = L.md_(S)
+    sv = L.sv_(S)
     n = sto[i, S_NENT]
     b = sto[i, S_BEGIN]
     if md[i, MD_DIRTY] == BIG:
@@ -175,12 +170,12 @@ def _dirty(sto, i, due):
 @njit(cache=True, inline='always')
 def _push_entry(S, i, index, term, pos, size, body):
     """Append an entry at the end of log i (its index is end + 1, or any on an empty log)."""
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     n = sto[i, S_NENT]
     if n == 0:
         sto[i, S_BEGIN] = index
-        S[I_MD][i, MD_BCHG] = 1
+        L.md_(S)[i, MD_BCHG] = 1
     ent[i, n, ET_TERM] = term
     ent[i, n, ET_POS] = pos
     ent[i, n, ET_SIZE] = size
@@ -191,18 +186,18 @@ def _push_entry(S, i, index, term, pos, size, body):
 @njit(cache=True)
 def append_as_leader(C, S, i, body, blen, now):
     """store.append_as_leader -> (code, index, term, pos): code 0, the entry is appended."""
-    nd = S[I_ND]
-    sto = S[I_STO]
+    nd = L.nd_(S)
+    sto = L.sto_(S)
     if nd[i, E.ROLE] != E.LEADER:
         return NOT_LEADER, -1, -1, -1
     if nd[i, E.TRANSFEREE] >= 0:
         return LEADER_TRANSFERRING, -1, -1, -1
     size = HEADER + blen
     index = end_index(sto, i) + 1
-    if index >= S[I_ENT].shape[1]:
-        S[I_WS][W_STOP] = OVERFLOW_ENTRIES
+    if index >= L.ent_(S).shape[1]:
+        L.ws_(S)[W_STOP] = OVERFLOW_ENTRIES
         return DISK_FULL, -1, -1, -1
-    pos = pre_append(C, max_wrote_pos(sto, S[I_ENT], i), size)
+    pos = pre_append(C, max_wrote_pos(sto, L.ent_(S), i), size)
     term = nd[i, E.TERM]
     touch(S, i, index)
     _push_entry(S, i, index, term, pos, size, body)
@@ -214,8 +209,8 @@ def append_as_leader(C, S, i, body, blen, now):
 @njit(cache=True)
 def append_as_follower(C, S, i, index, term, pos, size, body, leader_term, leader, now):
     """store.append_as_follower -> code (0: appended)."""
-    nd = S[I_ND]
-    sto = S[I_STO]
+    nd = L.nd_(S)
+    sto = L.sto_(S)
     if nd[i, E.ROLE] != E.FOLLOWER:
         return NOT_FOLLOWER
     if index != end_index(sto, i) + 1:
@@ -224,10 +219,10 @@ def append_as_follower(C, S, i, index, term, pos, size, body, leader_term, leade
         return INCONSISTENT_TERM
     if leader != nd[i, E.LEADER_ID]:
         return INCONSISTENT_LEADER
-    if pre_append(C, max_wrote_pos(sto, S[I_ENT], i), size) != pos:
+    if pre_append(C, max_wrote_pos(sto, L.ent_(S), i), size) != pos:
         return DISK_ERROR
-    if index >= S[I_ENT].shape[1]:
-        S[I_WS][W_STOP] = OVERFLOW_ENTRIES
+    if index >= L.ent_(S).shape[1]:
+        L.ws_(S)[W_STOP] = OVERFLOW_ENTRIES
         return DISK_FULL
     touch(S, i, index)
     _push_entry(S, i, index, term, pos, size, body)
@@ -239,10 +234,10 @@ def append_as_follower(C, S, i, index, term, pos, size, body, leader_term, leade
 @njit(cache=True)
 def truncate(C, S, i, index, term, pos, size, body, leader_term, leader, now):
     """store.truncate -> code (0: the log now ends at the leader's entry)."""
-    nd = S[I_ND]
-    sto = S[I_STO]
-    ent = S[I_ENT]
-    md = S[I_MD]
+    nd = L.nd_(S)
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    md = L.md_(S)
     if nd[i, E.ROLE] != E.FOLLOWER:
         return NOT_FOLLOWER
     if leader_term != nd[i, E.TERM]:
@@ -267,11 +262,11 @@ def truncate(C, S, i, index, term, pos, size, body, leader_term, leader, now):
             kept += 1
         for r in range(kept, n):
             if ent[i, r, ET_POS] + ent[i, r, ET_SIZE] <= pos:
-                S[I_WS][W_STOP] = DIVERGED
+                L.ws_(S)[W_STOP] = DIVERGED
                 return DISK_ERROR
         wrote = ent[i, kept - 1, ET_POS] + ent[i, kept - 1, ET_SIZE] if kept > 0 else sto[i, S_MINPOS]
         if index >= ent.shape[1]:
-            S[I_WS][W_STOP] = OVERFLOW_ENTRIES
+            L.ws_(S)[W_STOP] = OVERFLOW_ENTRIES
             return DISK_FULL
         if pre_append(C, wrote, size) == pos and (kept == 0 or b + kept - 1 == index - 1):
             if kept == 0:
@@ -304,8 +299,8 @@ def truncate(C, S, i, index, term, pos, size, body, leader_term, leader, now):
 @njit(cache=True)
 def update_committed_index(C, S, i, term, curr_term, new, now):
     """store.update_committed_index"""
-    sto = S[I_STO]
-    ent = S[I_ENT]
+    sto = L.sto_(S)
+    ent = L.ent_(S)
     end = end_index(sto, i)
     if new == -1 or end == -1 or term < curr_term or new == sto[i, S_COMMITTED]:
         return
@@ -364,7 +359,7 @@ def empty(sto, i, now):
 @njit(cache=True)
 def crash(S, i, kind):
     """store.crash: kind 0 process (all survives), 1 OS (the flushed prefix, no checkpoint), 2 disk."""
-    sto = S[I_STO]
+    sto = L.sto_(S)
     if kind == 0:
         return
     n = sto[i, S_NENT]
@@ -372,7 +367,7 @@ def crash(S, i, kind):
     if kind == 2:
         if n > 0:
             touch(S, i, b)
-            S[I_MD][i, MD_BCHG] = 1
+            L.md_(S)[i, MD_BCHG] = 1
         empty(sto, i, 0)
         return
     keep = max(0, sto[i, S_FLUSHED] - b + 1) if n > 0 else 0
@@ -380,20 +375,20 @@ def crash(S, i, kind):
     if keep < n:
         touch(S, i, b + keep)
         if keep == 0:
-            S[I_MD][i, MD_BCHG] = 1
+            L.md_(S)[i, MD_BCHG] = 1
     sto[i, S_NENT] = keep
     if keep == 0:
         sto[i, S_BEGIN] = -1
         sto[i, S_END_TERM] = -1
     else:
-        sto[i, S_END_TERM] = S[I_ENT][i, keep - 1, ET_TERM]
+        sto[i, S_END_TERM] = L.ent_(S)[i, keep - 1, ET_TERM]
     sto[i, S_CP] = -1
 
 
 @njit(cache=True)
 def recover(C, S, i, curr_term, now):
     """store.recover after a restart."""
-    sto = S[I_STO]
+    sto = L.sto_(S)
     n = sto[i, S_NENT]
     end = end_index(sto, i)
     if n == 0:
