@@ -199,7 +199,7 @@ def fast_summary(spec: HistorySpec) -> dict | None:
         "unexpected": sum(v.expected is None for v in r.violations),
         "expected": sum(v.expected is not None for v in r.violations),
         "faults": dict(sorted(r.faults.items())),
-        "stats": {k: float(v) for k, v in r.stats.items() if v is not None},
+        "stats": numeric_stats(r.stats),
         **NO_COVERAGE, "engine": "fast",
     }
 

@@ -62,14 +62,15 @@ def reference_run(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | 
 
 
 def compare(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None, out: dict | None = None,
-            world: bool = True) -> list[str]:
+            world: bool = True, mutant: str | None = None) -> list[str]:
     """Differences between the reference and the twin on one history ([] when identical);
-    `out` receives the number of events and the verdicts."""
+    `out` receives the number of events and the verdicts. `mutant`: the name of the election
+    mutant the caller installed in the reference (the twin runs its own copy)."""
     ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
     caps: dict = {}
     while True:  # a capacity that ran out is raised and the history run again (never truncated)
         try:
-            tw = fast.run_history(cfg, seed, steps, until_ms, log=True, **caps)
+            tw = fast.run_history(cfg, seed, steps, until_ms, log=True, mutant=mutant, **caps)
             break
         except CapacityError as e:
             if out is not None:

@@ -501,9 +501,9 @@ def boot_server(C, S, i, now, term, vote, lei, let, restart):
 def crash_server(C, S, i, kind):
     """server.crash: kind 0 process (the term file survives), 1 OS, 2 disk (it does not)."""
     nd = L.nd_(S)
-    lose = kind != 0
+    lose = kind != 0 or C[E.C_MUTANT] == E.MUT_CRASH_LOSES_TERM  # test-only mutants of srv.crash
     term = 0 if lose else nd[i, E.TERM]
-    vote = -1 if lose else nd[i, E.VOTE]
+    vote = -1 if lose or C[E.C_MUTANT] == E.MUT_CRASH_LOSES_VOTE else nd[i, E.VOTE]
     E._boot(C, nd, L.live_(S), i, 0, term, vote, nd[i, E.LEI], nd[i, E.LET], 0)
     nd[i, E.NEXTLOOP] = 0
     wmk = L.wmk_(S)

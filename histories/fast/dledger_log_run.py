@@ -76,10 +76,12 @@ _INT_FIELDS = ("max_pending_requests_num", "max_wait_ack_time_ms", "max_push_tim
 def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
             terms: int = DEFAULT_TERMS, marks: int = DEFAULT_MARKS, pending: int = DEFAULT_PENDING,
             queue: int = DEFAULT_QUEUE, sets: int = DEFAULT_SETS, oslost: int = DEFAULT_OSLOST,
-            outs: int = DEFAULT_OUTS, log: bool = False) -> Prepared:
-    """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays."""
+            outs: int = DEFAULT_OUTS, log: bool = False, mutant: str | None = None) -> Prepared:
+    """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
+    `mutant`: a property_tests/support/election_mutants.py function name (test-only broken
+    election members, installed in the reference's election modules by the tests)."""
     caps = (entries, flight, rpcs, terms, marks, pending, queue, sets, oslost, outs)
-    key = (id(cfg), caps, log)
+    key = (id(cfg), caps, log, mutant)
     hit = _PREPARED.get(key)
     if hit is not None and hit.cfg is cfg:
         return hit
@@ -127,6 +129,10 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     C[E.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < nt)
     C[E.C_TCAP] = terms
     C[E.C_LOG] = 1 if log else 0
+    if mutant is not None:
+        if mutant not in E.MUTANTS:
+            raise Unsupported(f"the twin has no mutant {mutant!r}; it has {', '.join(E.MUTANTS)}")
+        C[E.C_MUTANT] = E.MUTANTS[mutant]
     C[L.C_NT] = nt
     C[L.C_NCL] = pc.clients
     C[L.C_CIV] = pc.client_interval_ms
@@ -279,14 +285,14 @@ def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
 
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, strict: bool = True,
-                log_cap: int = DEFAULT_LOG, **caps: int) -> FastResult:
+                log_cap: int = DEFAULT_LOG, mutant: str | None = None, **caps: int) -> FastResult:
     """One seeded history of `cfg` (a dledger_log WorldConfig): what
     `histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` runs.
 
     Capacities (`entries`, `flight`, `rpcs`, `terms`, ...: prepare's keywords) are checked,
     never truncated: an overflow raises CapacityError (strict) or returns
     stopped="overflow:<what>". `log`: keep the event log (FastResult.log)."""
-    p = prepare(cfg, log=log, **caps)
+    p = prepare(cfg, log=log, mutant=mutant, **caps)
     s = new_state(p, seed, log_cap=min(steps, log_cap) if log else 0)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
@@ -372,8 +378,8 @@ class Runner:
     the fast path for fuzzing and benchmarks. Its results carry no state (`world()` needs
     `run_history`), and a capacity overflow is reported as stopped="overflow:..."."""
 
-    def __init__(self, cfg, **caps: int) -> None:
-        self.p = prepare(cfg, **caps)
+    def __init__(self, cfg, *, mutant: str | None = None, **caps: int) -> None:
+        self.p = prepare(cfg, mutant=mutant, **caps)
         self.s = new_state(self.p, 0)
 
     def run(self, seed: Any, steps: int, until_ms: int | None = None) -> FastResult:
