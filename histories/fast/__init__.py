@@ -12,7 +12,7 @@ Numba over fixed-layout arrays; the reference stays the specification and the ju
 |---|---|
 | `common` | the borrowed-array intrinsic, `Unsupported`, `CapacityError`, `FastResult` |
 | `mt` | MT19937 as CPython's `random.Random` |
-| `election` | the election kernel: array layouts, node logic, world, chooser, monitor |
+| `election` | the election twin's kernel (`run_kernel`), re-exporting `election_layout` (enums, array columns), `election_node` (the node logic) and `election_world` (network, ghost, properties) |
 | `run` | the election world's Python side: config arrays, `run_history`, `Runner` (the package's `run_history` and `Runner` dispatch on the protocol) |
 | `decode` | the election arrays back to reference objects (`core.World`) |
 | `crosscheck` | twin vs reference, history by history (`python -m histories.fast.crosscheck`) |
