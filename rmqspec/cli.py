@@ -166,7 +166,7 @@ def build_parser() -> Parser:
     gate.add_argument("--out", default=None, help="directory for reference witness traces")
     gate.add_argument("--json", action="store_true")
 
-    bench = sub.add_parser("bench", help="throughput of the reference worlds")
+    bench = sub.add_parser("bench", help="throughput of the reference worlds and the fast worlds")
     bench.add_argument("--seconds", type=float, default=3.0, help="time per measurement (default 3)")
     bench.add_argument("--protocol", default=None, help="only this protocol")
     bench.add_argument("--json", action="store_true")
@@ -174,6 +174,8 @@ def build_parser() -> Parser:
                        help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
     bench.add_argument("--histories", type=_positive, default=None, help="with --fuzz: histories per engine")
     bench.add_argument("--cores", type=_positive, default=None, help="with --fuzz: processes / Spark cores")
+    bench.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                       help="with --fuzz: the world the histories run on (default fast, where the protocol has one)")
     _add_import(bench)
     return parser
 
@@ -404,7 +406,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.fuzz:
 
         try:
-            result = bench.fuzz(args.protocol or "election", args.histories, args.cores)
+            result = bench.fuzz(args.protocol or "election", args.histories, args.cores, args.engine)
         except JavaMissing as e:
             raise UsageError(str(e)) from None
         if args.json:

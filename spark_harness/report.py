@@ -236,7 +236,7 @@ def markdown(r: dict) -> str:
         for pid, q in v["properties"].items():
             viol = v["violations"].get(pid)
             cex = viol.get("counterexample") if viol else None
-            link = f"[{os.path.basename(cex['trace'])}]({_rel(r, cex['note'])})" if cex else "-"
+            link = f"[{os.path.basename(cex['trace'])}]({_rel(r, cex['note'])})" if cex and cex.get("trace") else "-"
             out.append(f"| {pid} | {q['kind']} | {q['violating_histories']:,} | "
                        f"{viol['unexpected'] if viol else 0:,} | {viol['expected'] if viol else 0:,} | {link} |")
         for pid, viol in v["violations"].items():
@@ -248,7 +248,9 @@ def markdown(r: dict) -> str:
                     f"{viol['shortest']['step']}: {viol['shortest']['detail']}", ""]
             for cause, n in viol["causes"].items():
                 out.append(f"- known cause ({n:,} histories): {cause}")
-            if cex:
+            if cex and cex.get("error"):  # the history did not fail again when shrinking replayed it
+                out += ["", f"Not shrunk: {cex['error']} (a bug in rmqspec's shrinker or replay)."]
+            elif cex:
                 out += ["", f"Shrunk to {cex['choices']} chosen events ({cex['faults']} faults) of "
                             f"{cex['original_events']}; {cex['trace_steps']} steps in the trace"
                             + ("" if cex["verified"] else " (NOT reproduced by replay: a bug in rmqspec)") + ".", "",

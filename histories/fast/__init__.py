@@ -12,51 +12,41 @@ Numba over fixed-layout arrays; the reference stays the specification and the ju
 |---|---|
 | `common` | the borrowed-array intrinsic, `Unsupported`, `CapacityError`, `FastResult` |
 | `mt` | MT19937 as CPython's `random.Random` |
-| `election` | the election kernel: array layouts, node logic, world, chooser, monitor |
-| `run` | the election world's Python side: config arrays, `run_history`, `Runner` |
-| `dledger_log*` | the dledger_log world: `_layout`, `_store`, `_pusher`, `_node`, `_monitor`, the kernel, `_run`, `_decode`, `_crosscheck` |
+| `election` | the election twin's kernel (`run_kernel`), re-exporting `election_layout` (enums, array columns), `election_node` (the node logic) and `election_world` (network, ghost, properties) |
+| `run` | the election world's Python side: config arrays, `run_history`, `Runner` (the package's `run_history` and `Runner` dispatch on the protocol) |
 | `decode` | the election arrays back to reference objects (`core.World`) |
+| `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_node`, `_monitor` (ghost, properties), the kernel, `_run` (Python side), `_decode`, `_crosscheck` |
 | `crosscheck` | twin vs reference, history by history (`python -m histories.fast.crosscheck`) |
 
 docs/fast-worlds.md has the layouts, capacities and what is covered;
 docs/architecture.md how to change a transition in both worlds.
 """
 
+from typing import Any
+
 from histories.fast import dledger_log_run
 from histories.fast import run as election_run
 from histories.fast.common import CapacityError, FastResult, FastViolation, Unsupported
-from histories.fast.run import compile_seconds
 
-WORLDS = {"election": election_run, "dledger_log": dledger_log_run}  # protocol -> its fast world's Python side
+# protocol -> the module with its prepare, run_history and Runner
+WORLDS = {"election": election_run, "dledger_log": dledger_log_run}
 PROTOCOLS = tuple(WORLDS)  # protocols with a fast world
 
 
-def _world(cfg):
+def _world(cfg) -> Any:
     world = WORLDS.get(cfg.protocol)
     if world is None:
-        raise Unsupported(f"no fast world models the {cfg.protocol!r} protocol")
+        raise Unsupported(f"no fast world for the {cfg.protocol!r} protocol; it has: {', '.join(PROTOCOLS)}")
     return world
 
 
-def prepare(cfg, **kw):
-    """The config arrays of `cfg`'s fast world (Unsupported: it does not model `cfg`)."""
+def prepare(cfg, **kw) -> Any:
+    """The fast world's arrays for `cfg`; raises Unsupported when it does not model it."""
     return _world(cfg).prepare(cfg, **kw)
-
-
-def run_history(cfg, seed, steps: int, until_ms: int | None = None, **kw) -> FastResult:
-    """One seeded history in `cfg`'s fast world (its module's run_history)."""
-    return _world(cfg).run_history(cfg, seed, steps, until_ms, **kw)
-
-
-def Runner(cfg, **kw):  # noqa: N802 - constructs the protocol's Runner
-    """A reusable runner of `cfg`'s fast world: `.run(seed, steps, until_ms)`."""
-    return _world(cfg).Runner(cfg, **kw)
 
 
 def supports(cfg) -> bool:
     """Whether a fast world runs `cfg` (its protocol has one and it models the config)."""
-    if cfg.protocol not in PROTOCOLS:
-        return False
     try:
         prepare(cfg)
     except Unsupported:
@@ -64,5 +54,20 @@ def supports(cfg) -> bool:
     return True
 
 
-__all__ = ["PROTOCOLS", "CapacityError", "FastResult", "FastViolation", "Runner", "Unsupported", "compile_seconds",
-           "prepare", "run_history", "supports"]
+def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, **kw) -> FastResult:
+    """One seeded history: what histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms) runs."""
+    return _world(cfg).run_history(cfg, seed, steps, until_ms, **kw)
+
+
+def Runner(cfg, **kw) -> Any:  # noqa: N802 - a constructor by another module's name
+    """Many histories of one config on one set of arrays: `.run(seed, steps, until_ms) -> FastResult`."""
+    return _world(cfg).Runner(cfg, **kw)
+
+
+def compile_seconds() -> float:
+    """Wall time to get the election kernel ready in this process (compile, or load the cache)."""
+    return election_run.compile_seconds()
+
+
+__all__ = ["PROTOCOLS", "WORLDS", "CapacityError", "FastResult", "FastViolation", "Runner", "Unsupported",
+           "compile_seconds", "prepare", "run_history", "supports"]

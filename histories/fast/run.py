@@ -58,7 +58,7 @@ _PREPARED: dict[tuple, Prepared] = {}
 
 def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None) -> Prepared:
     """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
-    `mutant`: a property_tests/mutants.py function name (test-only broken variants)."""
+    `mutant`: a property_tests/support/election_mutants.py function name (test-only broken variants)."""
     key = (id(cfg), terms, log, mutant)
     hit = _PREPARED.get(key)
     if hit is not None and hit.cfg is cfg:
