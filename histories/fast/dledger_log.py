@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_ghost as LG
 from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_monitor as M
 from histories.fast import dledger_log_node as N
@@ -31,12 +32,11 @@ from histories.fast import election as E
 from histories.fast.common import borrow
 from histories.fast.dledger_log_layout import (
     BIG,
-    C_NT,
-    CA_NONE,
-    CA_OS_LOST,
     CK_APPEND,
     CK_PUSH,
     CLIENT_RPC_TIMEOUT_MS,
+    C_NT,
+    EF,
     E_DST,
     E_ID,
     E_M0,
@@ -45,7 +45,7 @@ from histories.fast.dledger_log_layout import (
     E_RPC,
     E_SENT,
     E_SRC,
-    EF,
+    LV_TRANSFER,
     MD_BCHG,
     MD_DIRTY,
     MD_OEND,
@@ -55,22 +55,29 @@ from histories.fast.dledger_log_layout import (
     MK_PUSH_RESP,
     NMF,
     NONE,
-    O_A,
-    O_C1,
-    O_CK,
-    O_F0,
-    O_MK,
     OB_CLIENT,
     OB_COMMIT,
+    OB_DROPPED,
     OB_RESULT,
     OVERFLOW_FLIGHT,
     OVERFLOW_LOG,
     OVERFLOW_OUTS,
     OVERFLOW_RPCS,
+    O_A,
+    O_C1,
+    O_CK,
+    O_F0,
+    O_MK,
     P_LOG2,
     P_LOG3,
     P_LOG4,
     P_LOG6,
+    RF,
+    RQ_EIDX,
+    RQ_HAS,
+    RQ_ON,
+    RQ_TERM,
+    RQ_TYPE,
     R_C1,
     R_C2,
     R_C3,
@@ -80,17 +87,12 @@ from histories.fast.dledger_log_layout import (
     R_REQ,
     R_RESP,
     R_WINDOW,
-    RF,
-    RQ_EIDX,
-    RQ_HAS,
-    RQ_TERM,
-    RQ_TYPE,
-    S_BEGIN,
-    S_COMMITTED,
     STOP_IDLE,
     STOP_STEPS,
     STOP_UNTIL,
     SUCCESS,
+    S_BEGIN,
+    S_COMMITTED,
     T_COMMIT,
     W_APPENDS,
     W_CALM,
@@ -115,6 +117,9 @@ from histories.fast.dledger_log_layout import (
     W_NOW,
     W_NR,
     W_OS_CRASHES,
+    W_PAUSE,
+    W_SETTLED,
+    W_SETTLED_T,
     W_STEPS,
     W_STOP,
     W_TOPTERM,
@@ -123,6 +128,8 @@ from histories.fast.mt import getrandbits, randbelow, random53
 
 SCAN_GRACE_MS = 1000  # core.network.SCAN_GRACE_MS
 SCAN_PERIOD_MS = 1000  # core.network.SCAN_PERIOD_MS
+
+NEWL_TERMS = 32  # newl: [0] count, [1..] the step's new leaders, [NEWL_TERMS..] their terms
 
 
 @njit(cache=True, inline='always')
@@ -369,7 +376,7 @@ def _on_response(C, S, i, ck, c1, c2, c3, peer, has, m, now, ob, oc):
 
 
 @njit(cache=True)
-def _route(C, S, G, ws, fl, rp, newl, i, now, ob, oc, msg):
+def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
     """core.transitions.route: Sends and Responds to the network in order, then the
     observations to the ghost in order. Returns the number of observations."""
     for k in range(oc[0]):
@@ -387,15 +394,25 @@ def _route(C, S, G, ws, fl, rp, newl, i, now, ob, oc, msg):
             nobs += 1
             kind = ob[k, O_A]
             if kind == E.OB_ROLE:
+                # ghost.update: who follows whom, the transfer clock, then Terms.led and `elected`
+                LG.follow_note(C, ws, G, S, alive, now)
+                LG.transfer_note(ws, G, S, i, now)
                 if ob[k, O_F0 + 1] == E.LEADER:
-                    M.on_leader(ws, G, i, ob[k, O_F0])
+                    M.on_leader(ws, G, i, ob[k, O_F0], now)
                     newl[newl[0] + 1] = i
+                    newl[NEWL_TERMS + newl[0]] = ob[k, O_F0]
                     newl[0] += 1
+            elif kind == E.OB_GRANT:
+                LG._note_vote(ws, G, i, ob[k, O_F0], ob[k, O_F0 + 1], now)
+            elif kind == E.OB_TRANSFER:
+                LG.transfer_note(ws, G, S, i, now)
             elif kind == OB_COMMIT:
-                M.on_commit_advanced(ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], ob[k, O_F0 + 3],
-                                     ob[k, O_F0 + 4])
+                M.on_commit_advanced(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], ob[k, O_F0 + 3],
+                                     ob[k, O_F0 + 4], now)
+            elif kind == OB_DROPPED:
+                LG.on_entries_dropped(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], now)
             elif kind == OB_RESULT:
-                M.on_append_result(ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1])
+                M.on_append_result(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], now)
             elif kind == OB_CLIENT:
                 ws[W_APPENDS] += 1
     return nobs
@@ -412,16 +429,15 @@ def _fault(ws):
 
 
 @njit(cache=True)
-def _leader_lacks(ws, G, S, vi, p, newl, acked, step, now):
-    """spec.dledger_log._leader_lacks for the step's new leaders: committed (LOG-2) or
-    acknowledged (LOG-6) entries a new leader's log does not hold, in the map's order."""
+def _leader_lacks(ws, G, S, vi, p, newl, acked):
+    """spec.dledger_log._leader_lacks for the step's new leaders: the first whose log does not
+    hold a committed (LOG-2) or acknowledged (LOG-6) entry; its cause is asked for."""
+    if not M.may_record(vi, p):
+        return
     sto = L.sto_(S)
     ent = L.ent_(S)
     for q in range(newl[0]):
         i = newl[1 + q]
-        found = False
-        k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
-        allc = True
         if acked:
             order = L.g_gao(G)
             cnt = ws[W_NACKED]
@@ -441,64 +457,37 @@ def _leader_lacks(ws, G, S, vi, p, newl, acked, step, now):
             else:
                 gc = L.g_gc(G)
                 ok = kk >= 0 and st.holds(ent, i, kk, gc[index, 1], gc[index, 2], gc[index, 3], gc[index, 4])
-            if ok:
-                continue
-            k, a, b, m1, m2 = M.cause(ws, G, index)
-            if not found:
-                found = True
-                k0, a0, b0, m10, m20 = k, a, b, m1, m2
-            if k == CA_NONE:
-                allc = False
-        if found:
-            if not allc:
-                k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
-            M.record_expected(vi, p, step, now, k0, a0, b0, m10, m20)
-            return
+            if not ok:
+                M.request(G, p, i, newl[NEWL_TERMS + q], 0)
+                return
 
 
 @njit(cache=True)
-def _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs, ev_kind, ev_b, step, now):
-    """The step properties, in the catalogue's order."""
+def _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs):
+    """The step properties, in the catalogue's order; a violation that may still be recorded
+    asks for its cause (M.request), which the caller computes from the world of this step."""
     n = C[E.C_N]
     md = L.md_(S)
     sto = L.sto_(S)
     if nobs > 0 and newl[0] > 0:
-        _leader_lacks(ws, G, S, vi, P_LOG2, newl, False, step, now)
-    if ws[W_NCOMMITTED] > 0:
+        _leader_lacks(ws, G, S, vi, P_LOG2, newl, False)
+    if ws[W_NCOMMITTED] > 0 and M.may_record(vi, P_LOG3):
         for i in range(n):
             if md[i, MD_DIRTY] == BIG or md[i, MD_OEND] < 0:
                 continue
-            cnt, lo, hi = M.dropped_first(S, i, True, G)
+            cnt, _, _ = M.dropped_first(S, i, True, G)
             if cnt > 0:
-                if ev_kind == E.EV_CRASH and ev_b != 0:
-                    M.record_expected(vi, P_LOG3, step, now, CA_OS_LOST, lo, 0, 1 << i, 0)
-                else:
-                    k, a, b, m1, m2 = M.lost_cause(ws, G, S, i, True)
-                    if k == CA_NONE:
-                        k, a, b, m1, m2 = M.leader_held(C, ws, G, S, i, 1, 0, 0)
-                    M.record_expected(vi, P_LOG3, step, now, k, a, b, m1, m2)
+                M.request(G, P_LOG3, i, 0, 0)
                 break
-    for i in range(n):
-        old = ocommit[i]
-        new = sto[i, S_COMMITTED]
-        if oalive[i] == 1 and alive[i] == 1 and new < old:
-            k, a, b, m1, m2 = M.range_cause(ws, G, new, old)
-            if k == CA_NONE:
-                cnt, _, _ = M.dropped_first(S, i, False, G)
-                if cnt > 0:
-                    k, a, b, m1, m2 = M.leader_held(C, ws, G, S, i, 0, 0, 0)
-                else:
-                    gc = L.g_gc(G)
-                    any_committed = False
-                    for index in range(new + 1, old + 1):
-                        if 0 <= index < gc.shape[0] and gc[index, 0] == 1:
-                            any_committed = True
-                    if any_committed:
-                        k, a, b, m1, m2 = M.leader_held(C, ws, G, S, i, 2, new, old)
-            M.record_expected(vi, P_LOG4, step, now, k, a, b, m1, m2)
-            break
+    if M.may_record(vi, P_LOG4):
+        for i in range(n):
+            old = ocommit[i]
+            new = sto[i, S_COMMITTED]
+            if oalive[i] == 1 and alive[i] == 1 and new < old:
+                M.request(G, P_LOG4, i, new, old)
+                break
     if nobs > 0 and newl[0] > 0:
-        _leader_lacks(ws, G, S, vi, P_LOG6, newl, True, step, now)
+        _leader_lacks(ws, G, S, vi, P_LOG6, newl, True)
 
 
 # =====================================================================================
@@ -528,8 +517,14 @@ def reset(C, down, S, alive, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache):
         L.g_regressed(G)[t] = -1
     for c in range(L.g_gres(G).shape[0]):
         L.g_gres(G)[c] = 0
+    LG.reset(ws, G)
+    rq = L.rq_(S)
+    for p in range(rq.shape[0]):
+        rq[p, RQ_ON] = 0
     for k in range(ws.shape[0]):
         ws[k] = 0
+    ws[W_SETTLED] = -1
+    ws[W_SETTLED_T] = -1
     ws[W_NEXT_ID] = 1
     ws[W_CALM_AT] = -1
     ws[W_LAST_FAULT] = -1
@@ -614,6 +609,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
     niso = isol.shape[0]
     step = ws[W_STEPS]
     stop = STOP_STEPS
+    ws[W_PAUSE] = 0
     while step < steps:
         now = ws[W_NOW]
         calm = ws[W_CALM] == 1
@@ -807,6 +803,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 kind = 0 if fault_kind == E.K_CRASH else (1 if fault_kind == E.K_OS else 2)
                 ev_b = kind
                 if a < n:
+                    LG.crash_note(ws, G, S, a, kind, now)  # core.transitions._down: ghost_crash first
                     N.crash_server(C, S, a, kind)
                 else:
                     N.crash_client(S, a - n)
@@ -827,8 +824,9 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 _fault(ws)
                 ws[W_FAULT0 + 2 + kind] += 1
                 nobs = 1
-                if kind != 0 and a < n:
-                    M.on_os_crash(C, ws, G, S, a)
+                if a < n:  # ghost.update of Crash: who follows whom; a crashed node transfers nothing
+                    LG.follow_note(C, ws, G, S, alive, now)
+                    L.g_glv(G)[a, LV_TRANSFER] = -1
             elif fault_kind == E.K_RESTART:
                 ev_kind = E.EV_RESTART
                 ev_a = a
@@ -836,6 +834,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 _fault(ws)
                 ws[W_FAULT0 + 5] += 1
                 nobs = 1
+                LG.follow_note(C, ws, G, S, alive, now)
                 M.on_restart_or_calm(C, ws, G, S, alive)
             elif fault_kind == E.K_PARTITION:
                 ev_kind = E.EV_PARTITION
@@ -890,7 +889,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     N.client_on_tick(C, S, a - n, t, draw, ob, oc)
                 ws[W_FRESH] &= ~(1 << a)
                 _refresh(C, S, sn, rwake, slk, a, t, java, stagger)
-                nobs = _route(C, S, G, ws, fl, rp, newl, a, t, ob, oc, msg)
+                nobs = _route(C, S, G, ws, fl, rp, alive, newl, a, t, ob, oc, msg)
             elif k == E.EV_DELIVER:
                 t = max(now, fl[a, E_SENT] + dmin)
                 ws[W_NOW] = t
@@ -914,7 +913,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                         _close_rpc(ws, rp, r)
                         _on_response(C, S, dst, ck, c1, c2, c3, src, True, m, t, ob, oc)
                         _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
-                        nobs = _route(C, S, G, ws, fl, rp, newl, dst, t, ob, oc, msg)
+                        nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
                 elif alive[dst] == 0:
                     if rpc_id != 0:  # network.fail_now: connection refused
                         r = _find_rpc(ws, rp, rpc_id)
@@ -926,7 +925,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     if rk != 0:
                         _net_reply(ws, fl, rp, t, rpc_id, rk, msg)
                     _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
-                    nobs = _route(C, S, G, ws, fl, rp, newl, dst, t, ob, oc, msg)
+                    nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
             elif k == E.EV_DROP:
                 # a window that closed behind a cut link: lost, not a new fault
                 ev_kind = E.EV_DROP
@@ -954,7 +953,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 if alive[i] == 1:
                     _on_response(C, S, i, ck, c1, c2, c3, peer, False, m, t, ob, oc)
                     _refresh(C, S, sn, rwake, slk, i, t, java, stagger)
-                    nobs = _route(C, S, G, ws, fl, rp, newl, i, t, ob, oc, msg)
+                    nobs = _route(C, S, G, ws, fl, rp, alive, newl, i, t, ob, oc, msg)
             else:
                 # transitions._calm
                 t = h
@@ -972,6 +971,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     if alive[j] == 0:
                         _up(C, S, alive, sn, rwake, slk, j, t, java, stagger)
                         nobs += 1
+                LG.follow_note(C, ws, G, S, alive, t)
                 M.on_restart_or_calm(C, ws, G, S, alive)
         if oc[1] != 0:
             ws[W_STOP] = OVERFLOW_OUTS
@@ -980,8 +980,8 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
             return
         now = ws[W_NOW]
         # --- the monitor (spec.properties.Monitor.check): state properties, then step ones ---
-        M.check_states(C, ws, G, S, vi, lmp, lcache, step, now)
-        _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs, ev_kind, ev_b, step, now)
+        M.check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now)
+        _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs)
         for j in range(n):
             md[j, MD_DIRTY] = BIG
             md[j, MD_BCHG] = 0
@@ -1003,6 +1003,13 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
             log[nl, E.L_LATE] = late
             log[nl, E.L_NOBS] = nobs
             ws[W_NLOG] = nl + 1
+        rq = L.rq_(S)
+        for p in range(rq.shape[0]):
+            if rq[p, RQ_ON] == 1:
+                ws[W_PAUSE] = 1  # the caller answers rq (the causes) and calls again
+        if ws[W_PAUSE] == 1:
+            ws[W_STEPS] = step
+            return
     ws[W_STEPS] = step
     ws[W_STOP] = stop
 

@@ -19,7 +19,9 @@ from reference_impl.dledger_log import entry_handler as eh
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import server as dn
 from reference_impl.dledger_log import store as st
+from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import world as lw
+from reference_impl.election import ghost as eg
 from reference_impl.election import records as el
 
 PUSH_TYPES = tuple(ep.PushType[name] for name in L.PUSH_TYPE_NAMES)
@@ -185,18 +187,95 @@ def ghost(p, s) -> lw.LogGhost:
     conflicts = sets(G[M.G_GX], G[M.G_GXN], G[M.G_GXO], int(ws[L.W_NCONFLICT]))
     acked = sets(G[M.G_GA], G[M.G_GAN], G[M.G_GAO], int(ws[L.W_NACKED]))
     counted = frozenset(int(k) for k in range(int(ws[L.W_MAXIDX]) + 1) if G[M.G_GCNT][k])
-    gol = G[M.G_GOL]
-    os_lost = tuple((ids[int(gol[r, 0])], int(gol[r, 1]), int(gol[r, 2])) for r in range(int(ws[L.W_NOSLOST])))
     gres = G[M.G_GRES]
     results = {CODE_NAMES[c]: int(gres[c]) for c in CODE_NAMES if 0 <= c < len(gres) and gres[c]}
 
     def fm(d):
         return FrozenMap(d) if d else EMPTY
 
-    return lw.LogGhost(elected=fm(elected), regressed=fm(regressed), committed=fm(committed),
-                       conflicts=fm(conflicts), counted=counted, acked=fm(acked), os_lost=os_lost,
+    n = int(C[E.C_N])
+    glv = G[M.G_GLV]
+    settled = int(ws[L.W_SETTLED])
+    return lg.LogGhost(elected=fm(elected), regressed=fm(regressed), committed=fm(committed),
+                       conflicts=fm(conflicts), counted=counted, acked=fm(acked), thin=fm(thin(p, s)),
+                       drops=drops(p, s), terms=terms(p, s), agreed=bool(ws[L.W_AGREED]),
+                       agreed_since=int(ws[L.W_AGREED_SINCE]),
+                       settled_leader=(ids[settled], int(ws[L.W_SETTLED_T])) if settled >= 0 else None,
+                       stragglers=fm({ids[k]: int(glv[k, L.LV_STRAG]) for k in range(n) if glv[k, L.LV_STRAG] >= 0}),
+                       transfers=fm({ids[k]: int(glv[k, L.LV_TRANSFER]) for k in range(n)
+                                     if glv[k, L.LV_TRANSFER] >= 0}),
                        appends=int(ws[L.W_APPENDS]), results=fm(results),
                        first_ack_after_calm_ms=int(ws[L.W_FIRST_ACK]))
+
+
+def drops(p, s) -> tuple:
+    """LogGhost.drops"""
+    ids = p.cfg.ids
+    G = s.G
+    gdr, gdp = G[M.G_GDR], G[M.G_GDP]
+    out = []
+    for r in range(int(s.ws[L.W_NDROPS])):
+        d = [int(x) for x in gdr[r]]
+        lo, hi, pay = d[L.DR_LO], d[L.DR_HI], d[L.DR_PAY]
+        entries = tuple(entry(p.C, lo + k, *gdp[pay + k]) for k in range(hi - lo + 1))
+        out.append(lg.Drop(server=ids[d[L.DR_SERVER]], at_ms=d[L.DR_AT], seq=d[L.DR_SEQ],
+                           how=L.HOW_NAMES[d[L.DR_HOW]], entries=entries, flushed=d[L.DR_FLUSHED],
+                           leader=_id(ids, d[L.DR_LEADER]), term=d[L.DR_TERM], stale=bool(d[L.DR_STALE])))
+    return tuple(out)
+
+
+def thin(p, s) -> dict:
+    """LogGhost.thin"""
+    ids = p.cfg.ids
+    gth = s.G[M.G_GTH]
+    out = {}
+    for index in s.G[M.G_GTHO][:int(s.ws[L.W_NTHIN])]:
+        t = [int(x) for x in gth[index]]
+        out[int(index)] = lg.Thin(leader=ids[t[L.TH_LEADER]], term=t[L.TH_TERM], index=int(index),
+                                  entry_term=t[L.TH_ETERM],
+                                  holders=tuple(sorted(ids[j] for j in range(len(ids)) if t[L.TH_HOLDERS] >> j & 1)),
+                                  at_ms=t[L.TH_AT], what=("committed", "acknowledged")[t[L.TH_WHAT]])
+    return out
+
+
+def terms(p, s) -> eg.Terms:
+    """election.ghost.Terms"""
+    ids = p.cfg.ids
+    ws = s.ws
+    G = s.G
+    votes: dict = {}
+    for r in G[M.G_GVO][:int(ws[L.W_NVOTES])]:
+        voter, term, cand, at, seq = (int(x) for x in r)
+        votes.setdefault((ids[voter], term), []).append((ids[cand], at, seq))
+    led: dict = {}
+    for r in G[M.G_GLED][:int(ws[L.W_NLED])]:
+        term, leader, at, seq = (int(x) for x in r)
+        led.setdefault(term, []).append((ids[leader], at, seq))
+    lost: dict = {}
+    for r in G[M.G_GTL][:int(ws[L.W_NTL])]:
+        node, at, term, seq = (int(x) for x in r)
+        lost.setdefault(ids[node], []).append((at, term, seq))
+
+    def fm(d):
+        return FrozenMap({k: tuple(v) for k, v in d.items()}) if d else EMPTY
+
+    return eg.Terms(votes=fm(votes), led=fm(led), term_lost=fm(lost), seq=int(ws[L.W_SEQ]))
+
+
+def cause_world(p, s) -> SimpleNamespace:
+    """What spec/dledger_log.py's cause functions read of a world: the servers' members and
+    stores, the ghost, the time, who is up, the fault history (cheaper than `world`)."""
+    cfg = p.cfg
+    n = int(p.C[E.C_N])
+    dl = cfg.proto.node.dledger
+    shim = SimpleNamespace(ids=cfg.ids[:n], proto=SimpleNamespace(dledger=dl))
+    nd, live, wmk = s.S[L.I_ND], s.S[L.I_LIVE], s.S[L.I_WMK]
+    nodes = tuple(SimpleNamespace(member=election_decode.member(shim, nd, live, wmk[:, :n], i), store=store(p, s, i))
+                  for i in range(n))
+    ws = s.ws
+    history = SimpleNamespace(calm=bool(ws[L.W_CALM]), calm_at_ms=int(ws[L.W_CALM_AT]))
+    return SimpleNamespace(cfg=cfg, now=int(ws[L.W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive[:n]),
+                           ghost=ghost(p, s), history=history)
 
 
 def world(p, s) -> core.World:

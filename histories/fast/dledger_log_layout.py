@@ -86,7 +86,11 @@ C_COMMITPI = _B + 19  # commit_push_interval_ms
 C_LEAKI = _B + 20  # leak_check_interval_ms
 C_CFFI = _B + 21  # check_fast_forward_interval_ms
 C_PFTO = _B + 22  # push_future_timeout_ms
-CF = _B + 23
+C_LIVE1B = _B + 23  # spec.election.live1_bound_ms (bounds from spec/bounds.py and the overrides)
+C_LIVE2B = _B + 24  # live2_bound_ms
+C_LIVE3B = _B + 25  # live3_bound_ms
+C_STEPDOWN = _B + 26  # DLedgerConfig.step_down_on_higher_term (0.4.0's heartbeat parse)
+CF = _B + 27
 
 # --- the node state tuple S (every array of the nodes, one per entry) ---
 
@@ -260,6 +264,7 @@ O_F0 = 2  # an observation's fields a.. at 2..8
 OB_COMMIT = 7  # CommitAdvanced: old, new, term, leader, entry_term
 OB_RESULT = 8  # AppendResult: code, index, term, pos, ref, rpc, future_pos
 OB_CLIENT = 9  # ClientResult: key (body), server, code, index
+OB_DROPPED = 10  # EntriesDropped: truncate leader (-1: none), its term (the entries: sv against the log now)
 
 
 def mcol(j: int) -> int:
@@ -298,7 +303,19 @@ W_GVER = 33  # bumped when what an expected cause reads changes (caches LOG-1 / 
 W_MAXIDX = 34  # the largest index any index-keyed table used (reset clears up to it)
 W_TOPTERM = 35  # the largest term any term-keyed table used
 W_EVENTS0 = 36  # event counts by kind, 36 + EV_* (up to 47)
-WF = 48
+W_SEQ = 48  # Terms.seq: votes, leaderships, lost term files and drops noted so far
+W_NDROPS = 49  # rows of LogGhost.drops (gdr)
+W_NDPAY = 50  # rows of the drops' entries (gdp)
+W_NTHIN = 51  # indexes in LogGhost.thin (order in gtho)
+W_NVOTES = 52  # rows of Terms.votes (gvo), in history order
+W_NLED = 53  # rows of Terms.led (gled)
+W_NTL = 54  # rows of Terms.term_lost (gtl)
+W_AGREED = 55  # LogGhost.agreed
+W_AGREED_SINCE = 56
+W_SETTLED = 57  # settled_leader: server index (-1: None) ..
+W_SETTLED_T = 58  # .. and its term
+W_PAUSE = 59  # 1: the kernel returned mid-history for expected causes the caller computes (rq)
+WF = 64
 
 STOP_STEPS = 0
 STOP_UNTIL = 1
@@ -314,7 +331,7 @@ OVERFLOW_MARKS = -8
 OVERFLOW_PENDING = -9
 OVERFLOW_QUEUE = -10
 OVERFLOW_SETS = -11
-OVERFLOW_OSLOST = -12
+OVERFLOW_OSLOST = -12  # drops (rows or their entries), votes, leaderships or lost term files (ghost)
 DIVERGED = -20  # a state the twin assumes never happens did (say what in docs); the reference decides
 OVERFLOW_NAMES = {OVERFLOW_FLIGHT: "messages in flight", OVERFLOW_RPCS: "open RPCs",
                   OVERFLOW_TERMS: "terms (ghost tables)", OVERFLOW_OUTS: "outputs of one transition",
@@ -322,7 +339,7 @@ OVERFLOW_NAMES = {OVERFLOW_FLIGHT: "messages in flight", OVERFLOW_RPCS: "open RP
                   OVERFLOW_ENTRIES: "entries (log indexes)", OVERFLOW_MARKS: "water-mark terms",
                   OVERFLOW_PENDING: "pending appends", OVERFLOW_QUEUE: "entry handler queue",
                   OVERFLOW_SETS: "entries acknowledged or conflicting at one index",
-                  OVERFLOW_OSLOST: "OS-crash losses (ghost)",
+                  OVERFLOW_OSLOST: "ghost history (drops, votes, leaderships, lost term files)",
                   DIVERGED: "a non-prefix truncation (log positions out of order)"}
 
 # --- properties (vi rows), in the catalogue order of spec/dledger_log.py ---
@@ -335,8 +352,16 @@ P_LOG5 = 4
 P_LOG6 = 5
 P_LOG7 = 6
 P_LOGL = 7
-NPROP = 8
-PROPERTY_IDS = ("LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-5", "LOG-6", "LOG-7", "LOG-L")
+P_LOG8 = 8
+P_RPL1 = 9
+P_RPL2 = 10
+P_RPL3 = 11
+P_LIVE1 = 12
+P_LIVE2 = 13
+P_LIVE3 = 14
+NPROP = 15
+PROPERTY_IDS = ("LOG-1", "LOG-2", "LOG-3", "LOG-4", "LOG-5", "LOG-6", "LOG-7", "LOG-L", "LOG-8", "RPL-1", "RPL-2",
+                "RPL-3", "LIVE-1", "LIVE-2", "LIVE-3")
 V_STEP = 0  # -1: none recorded
 V_T = 1
 V_CK = 2  # the cause (CA_*; 0: unexpected) and its arguments
@@ -346,14 +371,19 @@ V_CM1 = 5
 V_CM2 = 6
 VF = 7
 
-# expected causes (spec/dledger_log.py's texts): kind, a, b, mask1, mask2
+# A recorded violation's cause: CA_NONE (unexpected) or CA_KNOWN, whose text the caller
+# computed with spec/dledger_log.py's own functions on the world of that step (rq below).
 CA_NONE = 0
-CA_FIGURE_8 = 1  # a: index
-CA_OS_LOST = 2  # a: index, m1: who
-CA_RELED = 3  # a: term, m1: who
-CA_REGRESSED = 4  # a: term, b: higher, m1: who
-CA_TWO_LEADERS = 5  # a: term, m1: leaders, m2: who
-CA_LEADER_HELD = 6  # a: node, b: leader
+CA_KNOWN = 1
+
+# Requests for expected causes rq[NPROP, RQF]: the kernel pauses after a step that left one,
+# and histories.fast.dledger_log_causes answers it (V_CK of the property's vi row).
+RQ_ON = 0
+RQ_A = 1  # LOG-2 / LOG-6: the new leader; LOG-3 / LOG-4: the node
+RQ_B = 2  # LOG-2 / LOG-6: its term; LOG-4: the new commit index
+RQ_C = 3  # LOG-4: the old commit index
+RQF = 4
+# what a cached state-property cause was computed on (lcache): the evidence version, LOG-1's term
 
 
 # =====================================================================================
@@ -368,7 +398,7 @@ CA_LEADER_HELD = 6  # a: node, b: leader
 # holds them for the whole call, as for `common.borrow`).
 
 T_GHOST = 20  # ghost arrays (dledger_log_monitor.G_*) follow the node arrays in the table
-T_ENTRIES = T_GHOST + 13
+T_ENTRIES = T_GHOST + 21
 TABLE_SIZE = 4 * T_ENTRIES
 
 
@@ -460,5 +490,44 @@ g_ga = _accessor(view3, T_GHOST + 7)
 g_gan = _accessor(view1, T_GHOST + 8)
 g_gao = _accessor(view1, T_GHOST + 9)
 g_gcnt = _accessor(view1, T_GHOST + 10)
-g_gol = _accessor(view2, T_GHOST + 11)
+g_gdr = _accessor(view2, T_GHOST + 11)
 g_gres = _accessor(view1, T_GHOST + 12)
+g_gdp = _accessor(view2, T_GHOST + 13)
+g_gth = _accessor(view2, T_GHOST + 14)
+g_gtho = _accessor(view1, T_GHOST + 15)
+g_gvo = _accessor(view2, T_GHOST + 16)
+g_gled = _accessor(view2, T_GHOST + 17)
+g_gtl = _accessor(view2, T_GHOST + 18)
+g_glv = _accessor(view2, T_GHOST + 19)
+rq_ = _accessor(view2, T_GHOST + 20)
+
+# LogGhost.drops rows gdr[k, DRF]
+DR_SERVER = 0
+DR_AT = 1
+DR_SEQ = 2
+DR_HOW = 3  # HOW_*
+DR_LO = 4  # the entries: indexes lo..hi, at gdp rows DR_PAY..
+DR_HI = 5
+DR_FLUSHED = 6
+DR_LEADER = 7  # -1: None
+DR_TERM = 8
+DR_STALE = 9
+DR_PAY = 10
+DRF = 11
+HOW_OS = 0
+HOW_DISK = 1
+HOW_TRUNCATE = 2
+HOW_PROCESS = 3
+HOW_NAMES = ("os-crash", "disk-loss", "truncate", "process-crash")
+# LogGhost.thin per index gth[index, THF]
+TH_ON = 0
+TH_LEADER = 1
+TH_TERM = 2
+TH_ETERM = 3
+TH_HOLDERS = 4  # bit mask of servers
+TH_AT = 5
+TH_WHAT = 6  # 0 committed, 1 acknowledged
+THF = 7
+# liveness per node glv[node, 2]: since when a straggler (-1: not one), since when transferring (-1: not)
+LV_STRAG = 0
+LV_TRANSFER = 1

@@ -7,73 +7,84 @@ The ghost tuple G (indexes G_*): per term `elected` (mask of servers) and `regre
 size, body), `gx`/`gxn` (other entries committed there later, at most `sets` of them),
 `ga`/`gan` (entries acknowledged SUCCESS there), `gcnt` (committed by counting an older
 term); the insertion orders of the committed, conflicting and acknowledged indexes (the
-reference's maps iterate in that order, and a cause is the first one's); `gol` (os_lost
-rows) and `gres` (AppendResult counts by code).
+reference's maps iterate in that order); `gres` (AppendResult counts by code); the
+history the expected causes read (drops, thin, Terms, liveness) is
+histories.fast.dledger_log_ghost's.
 
-Causes are five numbers (CA_* kind, a, b, mask, mask) that histories.fast.dledger_log_run
-formats with spec/dledger_log.py's own texts.
+A violation's expected cause is evidence-based (this entry, this crash, this stale
+TRUNCATE): rather than restate spec/dledger_log.py's cause logic, the kernel asks
+(`request`) and pauses, and histories.fast.dledger_log_causes runs the spec's own
+functions on the world of that step. The kernel decides only when to ask: each violation
+that might still be recorded as expected, and for state properties only when the
+evidence they read changed (W_GVER) since they were last found expected.
 """
 
 from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_ghost as lg
 from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
     BIG,
-    C_BLEN,
-    C_CTC,
-    C_NCL,
-    CA_FIGURE_8,
-    CA_LEADER_HELD,
     CA_NONE,
-    CA_OS_LOST,
-    CA_REGRESSED,
-    CA_RELED,
-    CA_TWO_LEADERS,
+    C_BLEN,
+    C_LIVE1B,
+    C_LIVE2B,
+    C_LIVE3B,
+    C_NCL,
+    C_STEPDOWN,
     ET_BODY,
     ET_POS,
     ET_SIZE,
     ET_TERM,
     HEADER,
+    LV_STRAG,
+    LV_TRANSFER,
     MD_BCHG,
     MD_DIRTY,
     MD_OEND,
     MD_SVB,
     MD_SVN,
-    OVERFLOW_OSLOST,
     OVERFLOW_SETS,
     OVERFLOW_TERMS,
+    P_LIVE1,
+    P_LIVE2,
+    P_LIVE3,
     P_LOG1,
     P_LOG5,
     P_LOG7,
+    P_LOG8,
     P_LOGL,
+    RQ_A,
+    RQ_B,
+    RQ_C,
+    RQ_ON,
+    SUCCESS,
     S_BEGIN,
     S_COMMITTED,
     S_NENT,
-    SUCCESS,
-    V_CA,
-    V_CB,
     V_CK,
-    V_CM1,
-    V_CM2,
     V_STEP,
     V_T,
+    W_AGREED,
+    W_AGREED_SINCE,
     W_CALM,
     W_CALM_AT,
     W_FIRST_ACK,
     W_GVER,
-    W_LOST,
     W_MAXIDX,
     W_MAXTERM,
     W_NACKED,
     W_NCOMMITTED,
     W_NCONFLICT,
     W_NCOUNTED,
-    W_NOSLOST,
     W_NOW,
+    W_NTHIN,
+    W_SETTLED,
+    W_SETTLED_T,
     W_STOP,
     W_TOPTERM,
 )
@@ -89,8 +100,16 @@ G_GA = 7
 G_GAN = 8
 G_GAO = 9
 G_GCNT = 10
-G_GOL = 11
+G_GDR = 11
 G_GRES = 12
+G_GDP = 13
+G_GTH = 14
+G_GTHO = 15
+G_GVO = 16
+G_GLED = 17
+G_GTL = 18
+G_GLV = 19
+G_RQ = 20
 
 LOG_L_BOUND_MS = 40_000  # spec.dledger_log.LOG_L_BOUND_MS
 
@@ -158,8 +177,19 @@ def see_committed_prefix(ws, G, S, i, lo, hi):
 
 
 @njit(cache=True)
-def on_commit_advanced(ws, G, S, i, old, new, term, leader, entry_term):
+def on_commit_advanced(C, ws, G, S, i, old, new, term, leader, entry_term, now):
     see_committed_prefix(ws, G, S, i, old, new)
+    if leader == 1:
+        # ghost._check_majority of every newly committed entry the leader's log holds
+        sto = L.sto_(S)
+        ent = L.ent_(S)
+        n = sto[i, S_NENT]
+        b = sto[i, S_BEGIN]
+        if n > 0:
+            for index in range(max(old, b - 1) + 1, min(new, b + n - 1) + 1):
+                k = index - b
+                lg.check_majority(C, ws, G, S, i, index, ent[i, k, ET_TERM], ent[i, k, ET_POS], ent[i, k, ET_SIZE],
+                                  ent[i, k, ET_BODY], term, 0, now)
     if leader == 1 and entry_term < term:
         gcnt = L.g_gcnt(G)
         for index in range(old + 1, new + 1):
@@ -171,7 +201,7 @@ def on_commit_advanced(ws, G, S, i, old, new, term, leader, entry_term):
 
 
 @njit(cache=True)
-def on_append_result(ws, G, S, i, code, index):
+def on_append_result(C, ws, G, S, i, code, index, term, now):
     if 0 <= code < L.g_gres(G).shape[0]:
         L.g_gres(G)[code] += 1
     if code == SUCCESS:
@@ -183,13 +213,16 @@ def on_append_result(ws, G, S, i, code, index):
             if _set_add(ws, L.g_ga(G), L.g_gan(G), L.g_gao(G), W_NACKED, index, ent[i, k, ET_TERM], ent[i, k, ET_POS],
                         ent[i, k, ET_SIZE], ent[i, k, ET_BODY]):
                 ws[W_GVER] += 1
+            lg.check_majority(C, ws, G, S, i, index, ent[i, k, ET_TERM], ent[i, k, ET_POS], ent[i, k, ET_SIZE],
+                              ent[i, k, ET_BODY], term, 1, now)
         if ws[W_CALM] == 1 and ws[W_FIRST_ACK] < 0:
             ws[W_FIRST_ACK] = ws[W_NOW]
 
 
 @njit(cache=True)
-def on_leader(ws, G, i, term):
-    """world.ghost_update of RoleChanged(LEADER)"""
+def on_leader(ws, G, i, term, now):
+    """ghost.update of RoleChanged(LEADER): Terms.led, then `regressed` and `elected`"""
+    lg._note_led(ws, G, i, term, now)
     elected = L.g_elected(G)
     if term < 0 or term >= elected.shape[0]:
         ws[W_STOP] = OVERFLOW_TERMS
@@ -205,27 +238,6 @@ def on_leader(ws, G, i, term):
 
 
 @njit(cache=True)
-def on_os_crash(C, ws, G, S, i):
-    """world.ghost_update of an OS crash (or disk loss) of server i, after it."""
-    end = st.end_index(L.sto_(S), i)
-    others = -1
-    for j in range(C[E.C_N]):
-        if j != i:
-            others = max(others, st.end_index(L.sto_(S), j))
-    if others > end:
-        gol = L.g_gol(G)
-        r = ws[W_NOSLOST]
-        if r >= gol.shape[0]:
-            ws[W_STOP] = OVERFLOW_OSLOST
-            return
-        gol[r, 0] = i
-        gol[r, 1] = end
-        gol[r, 2] = others
-        ws[W_NOSLOST] = r + 1
-        ws[W_GVER] += 1
-
-
-@njit(cache=True)
 def on_restart_or_calm(C, ws, G, S, alive):
     """world.ghost_update of Restart and Calm: every live server's committed prefix."""
     sto = L.sto_(S)
@@ -234,72 +246,7 @@ def on_restart_or_calm(C, ws, G, S, alive):
             see_committed_prefix(ws, G, S, j, -1, sto[j, S_COMMITTED])
 
 
-# --- expected causes (spec/dledger_log.py) ---
-
-
-@njit(cache=True, inline='always')
-def _popcount(x):
-    c = 0
-    while x:
-        x &= x - 1
-        c += 1
-    return c
-
-
-@njit(cache=True)
-def reled(ws, G, term):
-    """spec.dledger_log._reled"""
-    lost = ws[W_LOST]
-    elected = L.g_elected(G)
-    if term < 0 or term >= elected.shape[0]:
-        return CA_NONE, 0, 0, 0, 0
-    if L.g_regressed(G)[term] >= 0 and lost != 0:
-        return CA_REGRESSED, term, L.g_regressed(G)[term], lost, 0
-    leaders = elected[term]
-    who = lost & leaders
-    if who != 0:
-        return CA_RELED, term, 0, who, 0
-    if _popcount(leaders) > 1 and lost != 0:
-        return CA_TWO_LEADERS, term, 0, leaders, lost
-    return CA_NONE, 0, 0, 0, 0
-
-
-@njit(cache=True)
-def cause(ws, G, index):
-    """spec.dledger_log._cause: the known cause of a violation at `index` (kind CA_NONE: none)."""
-    gcnt = L.g_gcnt(G)
-    if 0 <= index < gcnt.shape[0] and gcnt[index] == 1:
-        return CA_FIGURE_8, index, 0, 0, 0
-    gol = L.g_gol(G)
-    who = 0
-    for r in range(ws[W_NOSLOST]):
-        if gol[r, 1] < index <= gol[r, 2]:
-            who |= 1 << gol[r, 0]
-    if who != 0:
-        return CA_OS_LOST, index, 0, who, 0
-    if index < 0 or index >= gcnt.shape[0]:
-        return CA_NONE, 0, 0, 0, 0
-    # the terms of what was committed, conflicting or acknowledged there, in ascending order
-    last = -1
-    while True:
-        t = BIG
-        gc = L.g_gc(G)
-        if gc[index, 0] == 1 and last < gc[index, 1] < t:
-            t = gc[index, 1]
-        gx = L.g_gx(G)
-        for r in range(L.g_gxn(G)[index]):
-            if last < gx[index, r, 0] < t:
-                t = gx[index, r, 0]
-        ga = L.g_ga(G)
-        for r in range(L.g_gan(G)[index]):
-            if last < ga[index, r, 0] < t:
-                t = ga[index, r, 0]
-        if t == BIG:
-            return CA_NONE, 0, 0, 0, 0
-        k, a, b, m1, m2 = reled(ws, G, t)
-        if k != CA_NONE:
-            return k, a, b, m1, m2
-        last = t
+# --- what a step dropped (spec.dledger_log._dropped) ---
 
 
 @njit(cache=True)
@@ -332,59 +279,14 @@ def dropped_first(S, i, committed_only, G):
     return cnt, lo, hi
 
 
-@njit(cache=True)
-def leader_held(C, ws, G, S, i, mode, lo, hi):
-    """spec.dledger_log._leader_held for node i's dropped entries: mode 0 every entry the
-    step dropped, 1 the dropped ones the ghost holds as committed, 2 the ghost's committed
-    entries at lo+1..hi (LOG-4's fallback)."""
-    nd = L.nd_(S)
-    k, a, b, m1, m2 = reled(ws, G, nd[i, E.TERM])
-    if k != CA_NONE:
-        return k, a, b, m1, m2
-    if C[C_CTC] == 1:  # the "fixed" version profile: no known cause
-        return CA_NONE, 0, 0, 0, 0
-    leader = nd[i, E.LEADER_ID]
-    if leader < 0 or leader >= C[E.C_N]:
-        return CA_NONE, 0, 0, 0, 0
-    sto = L.sto_(S)
-    ent = L.ent_(S)
-    gc = L.g_gc(G)
-    if mode == 2:
-        for index in range(lo + 1, hi + 1):
-            if 0 <= index < gc.shape[0] and gc[index, 0] == 1:
-                kk = st.offset_of(sto, leader, index)
-                if kk < 0 or not st.holds(ent, leader, kk, gc[index, 1], gc[index, 2], gc[index, 3], gc[index, 4]):
-                    return CA_NONE, 0, 0, 0, 0
-        return CA_LEADER_HELD, i, leader, 0, 0
-    md = L.md_(S)
-    sv = L.sv_(S)
-    base = md[i, MD_SVB]
-    for r in range(md[i, MD_SVN] - 1, -1, -1):
-        index = base + r
-        kk = st.offset_of(sto, i, index)
-        if kk >= 0 and st.holds(ent, i, kk, sv[i, r, 0], sv[i, r, 1], sv[i, r, 2], sv[i, r, 3]):
-            break
-        if mode == 1 and not (gc[index, 0] == 1 and gc[index, 1] == sv[i, r, 0] and gc[index, 2] == sv[i, r, 1]
-                              and gc[index, 3] == sv[i, r, 2] and gc[index, 4] == sv[i, r, 3]):
-            continue
-        kl = st.offset_of(sto, leader, index)
-        if kl < 0 or not st.holds(ent, leader, kl, sv[i, r, 0], sv[i, r, 1], sv[i, r, 2], sv[i, r, 3]):
-            return CA_NONE, 0, 0, 0, 0
-    return CA_LEADER_HELD, i, leader, 0, 0
-
-
 # --- the Monitor's bookkeeping (spec.properties.Monitor._record) ---
 
 
 @njit(cache=True, inline='always')
-def record(vi, p, step, now, k, a, b, m1, m2):
+def record(vi, p, step, now, k):
     vi[p, V_STEP] = step
     vi[p, V_T] = now
     vi[p, V_CK] = k
-    vi[p, V_CA] = a
-    vi[p, V_CB] = b
-    vi[p, V_CM1] = m1
-    vi[p, V_CM2] = m2
 
 
 @njit(cache=True, inline='always')
@@ -394,11 +296,21 @@ def may_record(vi, p):
 
 
 @njit(cache=True, inline='always')
-def record_expected(vi, p, step, now, k, a, b, m1, m2):
-    """Monitor._record for a property with expected_when, its cause computed."""
-    if vi[p, V_STEP] >= 0 and (vi[p, V_CK] == CA_NONE or k != CA_NONE):
-        return
-    record(vi, p, step, now, k, a, b, m1, m2)
+def record_unexpected(vi, p, step, now):
+    """Monitor._record of a violation with no known cause (it replaces an expected one)."""
+    if may_record(vi, p):
+        record(vi, p, step, now, CA_NONE)
+
+
+@njit(cache=True, inline='always')
+def request(G, p, a, b, c):
+    """Ask the caller for p's expected cause on the world after this step (the kernel pauses):
+    histories.fast.dledger_log_causes computes it with spec/dledger_log.py's own functions."""
+    rq = L.rq_(G)
+    rq[p, RQ_ON] = 1
+    rq[p, RQ_A] = a
+    rq[p, RQ_B] = b
+    rq[p, RQ_C] = c
 
 
 # --- LOG-1: log matching, re-checked where a log changed ---
@@ -500,10 +412,74 @@ def shape_ok(C, S, i, frm):
 
 
 @njit(cache=True)
-def check_states(C, ws, G, S, vi, lmp, lcache, step, now):
-    """The state properties after a step: LOG-1 (where logs changed), LOG-5, LOG-7, LOG-L.
-    lmp[a, b]: the pair's first difference while it holds (-1: re-scan); lcache: the LOG-1
-    and LOG-5 causes computed at GVER lcache[0] / lcache[6] for unchanged logs."""
+def stuck_candidates(C, S, alive, lead, lterm, mask):
+    """spec.election.stuck_candidates is not None for the servers in `mask` (0.2.6 / 0.3.1.2):
+    each a live CANDIDATE above the followed term whose log too many live peers beat."""
+    if C[C_STEPDOWN] == 1 or lead < 0 or mask == 0:
+        return False
+    nd = L.nd_(S)
+    n = C[E.C_N]
+    quorum = n // 2 + 1
+    for x in range(n):
+        if (mask >> x) & 1 == 0:
+            continue
+        if alive[x] == 0 or nd[x, E.ROLE] != E.CANDIDATE or nd[x, E.TERM] <= lterm:
+            return False
+        ahead = 0
+        for o in range(n):
+            if o != x and alive[o] == 1 and (nd[x, E.LET] < nd[o, E.LET] or (
+                    nd[x, E.LET] == nd[o, E.LET] and nd[x, E.LEI] < nd[o, E.LEI])):
+                ahead += 1
+        if n - ahead >= quorum:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _check_liveness(C, ws, G, S, alive, vi, step, now):
+    """LIVE-1, LIVE-2, LIVE-3 (spec/election.py, as the log world has them)."""
+    n = C[E.C_N]
+    calm = ws[W_CALM] == 1
+    calm_at = ws[W_CALM_AT]
+    glv = L.g_glv(G)
+    lead = ws[W_SETTLED]
+    lterm = ws[W_SETTLED_T]
+    nd = L.nd_(S)
+    if (calm and ws[W_AGREED] == 0 and now - max(ws[W_AGREED_SINCE], calm_at) > C[C_LIVE1B] and C[E.C_ELECTOR] == 1
+            and may_record(vi, P_LIVE1)):
+        mask = 0
+        if lead >= 0:
+            for k in range(n):
+                if alive[k] == 1 and k != lead and not (nd[k, E.ROLE] == E.FOLLOWER and nd[k, E.LEADER_ID] == lead
+                                                        and nd[k, E.TERM] == lterm):
+                    mask |= 1 << k
+        if not stuck_candidates(C, S, alive, lead, lterm, mask):
+            record(vi, P_LIVE1, step, now, CA_NONE)
+        elif vi[P_LIVE1, V_STEP] < 0:
+            request(G, P_LIVE1, 0, 0, 0)
+    if vi[P_LIVE2, V_STEP] < 0:
+        for k in range(n):
+            if glv[k, LV_TRANSFER] >= 0 and now - glv[k, LV_TRANSFER] > C[C_LIVE2B]:
+                record(vi, P_LIVE2, step, now, CA_NONE)
+                break
+    if calm and may_record(vi, P_LIVE3):
+        late = 0
+        for k in range(n):
+            if glv[k, LV_STRAG] >= 0 and now - max(glv[k, LV_STRAG], calm_at) > C[C_LIVE3B]:
+                late |= 1 << k
+        if late != 0:
+            if not stuck_candidates(C, S, alive, lead, lterm, late):
+                record(vi, P_LIVE3, step, now, CA_NONE)
+            elif vi[P_LIVE3, V_STEP] < 0:
+                request(G, P_LIVE3, 0, 0, 0)
+
+
+@njit(cache=True)
+def check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now):
+    """The state properties after a step: LOG-1 (where logs changed), LOG-5, LOG-7, LOG-8,
+    LIVE-*, LOG-L. lmp[a, b]: the pair's first difference while it holds (-1: re-scan);
+    lcache: what the LOG-1 and LOG-5 causes were last asked on ([0], [1]: GVER and LOG-1's
+    term; [6]: GVER), so a violation still explained by unchanged evidence is not asked again."""
     n = C[E.C_N]
     md = L.md_(S)
     changed = False
@@ -522,89 +498,31 @@ def check_states(C, ws, G, S, vi, lmp, lcache, step, now):
                     bad = True
         lcache[5] = 1 if bad else 0
     if lcache[5] == 1 and may_record(vi, P_LOG1):
+        term = lcache[1]
         if changed or lcache[0] != ws[W_GVER]:
             _, term = log1_first(S, n)
-            k, ca, cb, m1, m2 = reled(ws, G, term)
+        if vi[P_LOG1, V_STEP] < 0 or lcache[0] != ws[W_GVER] or lcache[1] != term:
             lcache[0] = ws[W_GVER]
-            lcache[1] = k
-            lcache[2] = ca
-            lcache[3] = cb
-            lcache[4] = m1
-            lcache[7] = m2
-        record_expected(vi, P_LOG1, step, now, lcache[1], lcache[2], lcache[3], lcache[4], lcache[7])
+            lcache[1] = term
+            request(G, P_LOG1, 0, 0, 0)
     # LOG-5
     if ws[W_NCONFLICT] > 0 and may_record(vi, P_LOG5):
-        if lcache[6] != ws[W_GVER]:
+        if vi[P_LOG5, V_STEP] < 0 or lcache[6] != ws[W_GVER]:
             lcache[6] = ws[W_GVER]
-            gxo = L.g_gxo(G)
-            k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
-            for r in range(ws[W_NCONFLICT]):
-                k, a, b, m1, m2 = cause(ws, G, gxo[r])
-                if k == CA_NONE:
-                    k0 = CA_NONE
-                    break
-                if r == 0:
-                    k0, a0, b0, m10, m20 = k, a, b, m1, m2
-            lcache[8] = k0
-            lcache[9] = a0
-            lcache[10] = b0
-            lcache[11] = m10
-            lcache[12] = m20
-        record_expected(vi, P_LOG5, step, now, lcache[8], lcache[9], lcache[10], lcache[11], lcache[12])
+            request(G, P_LOG5, 0, 0, 0)
     # LOG-7
     if changed and vi[P_LOG7, V_STEP] < 0:
         for j in range(n):
             if md[j, MD_DIRTY] != BIG:
                 frm = -BIG if md[j, MD_BCHG] == 1 else md[j, MD_DIRTY]
                 if not shape_ok(C, S, j, frm):
-                    record(vi, P_LOG7, step, now, CA_NONE, 0, 0, 0, 0)
+                    record(vi, P_LOG7, step, now, CA_NONE)
                     break
+    # LOG-8
+    if ws[W_NTHIN] > 0 and vi[P_LOG8, V_STEP] < 0:
+        record(vi, P_LOG8, step, now, CA_NONE)
+    _check_liveness(C, ws, G, S, alive, vi, step, now)
     # LOG-L
     if (vi[P_LOGL, V_STEP] < 0 and ws[W_CALM] == 1 and ws[W_FIRST_ACK] < 0
             and now - ws[W_CALM_AT] > LOG_L_BOUND_MS and C[C_NCL] != 0):
-        record(vi, P_LOGL, step, now, CA_NONE, 0, 0, 0, 0)
-
-
-
-@njit(cache=True)
-def lost_cause(ws, G, S, i, committed_only):
-    """The causes of node i's dropped entries (those the ghost holds as committed, if
-    `committed_only`), in index order: the first one's if every one has a cause."""
-    md = L.md_(S)
-    sv = L.sv_(S)
-    sto = L.sto_(S)
-    ent = L.ent_(S)
-    gc = L.g_gc(G)
-    base = md[i, MD_SVB]
-    k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
-    low = BIG
-    for r in range(md[i, MD_SVN] - 1, -1, -1):
-        index = base + r
-        kk = st.offset_of(sto, i, index)
-        if kk >= 0 and st.holds(ent, i, kk, sv[i, r, 0], sv[i, r, 1], sv[i, r, 2], sv[i, r, 3]):
-            break
-        if committed_only and not (gc[index, 0] == 1 and gc[index, 1] == sv[i, r, 0] and gc[index, 2] == sv[i, r, 1]
-                                   and gc[index, 3] == sv[i, r, 2] and gc[index, 4] == sv[i, r, 3]):
-            continue
-        k, a, b, m1, m2 = cause(ws, G, index)
-        if k == CA_NONE:
-            return CA_NONE, 0, 0, 0, 0
-        if index < low:
-            low = index
-            k0, a0, b0, m10, m20 = k, a, b, m1, m2
-    return k0, a0, b0, m10, m20
-
-
-@njit(cache=True)
-def range_cause(ws, G, lo, hi):
-    """[_cause(w, index) for index in range(lo + 1, hi + 1)]: the first if all have one."""
-    if hi <= lo:
-        return CA_NONE, 0, 0, 0, 0
-    k0, a0, b0, m10, m20 = CA_NONE, 0, 0, 0, 0
-    for index in range(lo + 1, hi + 1):
-        k, a, b, m1, m2 = cause(ws, G, index)
-        if k == CA_NONE:
-            return CA_NONE, 0, 0, 0, 0
-        if index == lo + 1:
-            k0, a0, b0, m10, m20 = k, a, b, m1, m2
-    return k0, a0, b0, m10, m20
+        record(vi, P_LOGL, step, now, CA_NONE)

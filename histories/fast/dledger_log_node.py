@@ -13,12 +13,18 @@ from __future__ import annotations
 
 from numba import njit
 
+from histories.fast import dledger_log_ghost as LG
 from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_pusher as pu_
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
     BIG,
+    CK_APPEND,
+    CL_LEADER,
+    CL_NEXT,
+    CL_SEQ,
+    CL_WAITING,
     C_BLEN,
     C_CFFI,
     C_CIV,
@@ -28,11 +34,6 @@ from histories.fast.dledger_log_layout import (
     C_PFTO,
     C_QCAP,
     C_V026,
-    CK_APPEND,
-    CL_LEADER,
-    CL_NEXT,
-    CL_SEQ,
-    CL_WAITING,
     ET_TERM,
     H_LCFF,
     H_NQ,
@@ -46,15 +47,16 @@ from histories.fast.dledger_log_layout import (
     NONE,
     NOT_FOLLOWER,
     NOT_LEADER,
+    OB_CLIENT,
+    OB_COMMIT,
+    OB_DROPPED,
+    OB_RESULT,
+    OVERFLOW_QUEUE,
     O_A,
     O_C1,
     O_CK,
     O_F0,
     O_MK,
-    OB_CLIENT,
-    OB_COMMIT,
-    OB_RESULT,
-    OVERFLOW_QUEUE,
     PUSH_REQUEST_IS_FULL,
     PW_ANSWERED,
     PW_CREATED,
@@ -74,10 +76,10 @@ from histories.fast.dledger_log_layout import (
     RQ_SEQE,
     RQ_TERM,
     RQ_TYPE,
+    SUCCESS,
     S_BEGIN,
     S_COMMITTED,
     S_END_TERM,
-    SUCCESS,
     T_APPEND,
     T_COMMIT,
     T_COMPARE,
@@ -356,6 +358,18 @@ def sync(C, S, i, before_committed, ob, oc):
 
 
 @njit(cache=True)
+def _entries_dropped(S, i, leader, term, ob, oc):
+    """server.sync's EntriesDropped (before its CommitAdvanced): the log lost entries it held
+    when the step began; the ghost reads which from the saved tail."""
+    lo, hi, _ = LG.lost_range(S, i)
+    if lo <= hi:
+        k = out_row(ob, oc, E.OT_OBS)
+        ob[k, O_A] = OB_DROPPED
+        ob[k, O_F0] = leader
+        ob[k, O_F0 + 1] = term
+
+
+@njit(cache=True)
 def _fast_advance_commit_index(C, S, i, now):
     """server.fast_advance_commit_index (DLedger 0.4.0's no-op of a new leader)"""
     sto = L.sto_(S)
@@ -422,7 +436,16 @@ def server_on_tick(C, S, i, now, draw, pref, self_pref, ob, oc):
             if became:
                 _fast_advance_commit_index(C, S, i, now)
     if 0 <= handler_wake_at(C, S, i) <= now:
+        # server.on_tick: the last TRUNCATE the handler carries out names the drop it causes
+        hq = L.hq_(S)
+        t_leader = -1
+        t_term = -1
+        for q in range(L.eh_(S)[i, H_NQ]):
+            if hq[i, q, PW_RQ + RQ_TYPE] == T_TRUNCATE:
+                t_leader = hq[i, q, PW_RQ + RQ_LEADER]
+                t_term = hq[i, q, PW_RQ + RQ_TERM]
         handler_do_work(C, S, i, now, ob, oc)
+        _entries_dropped(S, i, t_leader, t_term, ob, oc)
         sync(C, S, i, before, ob, oc)
         before = sto[i, S_COMMITTED]
     if nd[i, E.ROLE] == E.LEADER:

@@ -14,12 +14,14 @@ until_ms)` runs, event for event (histories/fast/dledger_log_crosscheck.py check
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import attrs
 import numpy as np
 
 from histories.fast import dledger_log as K
+from histories.fast import dledger_log_causes as causes
 from histories.fast import dledger_log_decode as decode
 from histories.fast import dledger_log_layout as L
 from histories.fast import election as E
@@ -30,7 +32,7 @@ from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.dledger_log import world as log_world
 from reference_impl.election import records as el
-from spec import dledger_log as spec
+from spec import election as espec
 
 MAX_NODES = 62  # node sets are int64 bit masks
 DEFAULT_ENTRIES = 4096  # log indexes (entries per log, and every index-keyed table)
@@ -41,13 +43,11 @@ DEFAULT_MARKS = 64  # water-mark terms per pusher
 DEFAULT_PENDING = 4096  # pending appends per pusher (and their terms)
 DEFAULT_QUEUE = 1024  # entry handler's queue of COMPARE / TRUNCATE / COMMIT requests
 DEFAULT_SETS = 8  # different entries acknowledged (or committed later) at one index
-DEFAULT_OSLOST = 1024
+DEFAULT_OSLOST = 4096  # ghost history rows: drops (x16 their entries), votes (x4), leaderships, lost term files
 DEFAULT_OUTS = 16384  # outputs of one transition
 DEFAULT_LOG = 1 << 20  # events the log holds at most (log=True); more overflow loudly
 STOP_NAMES = {L.STOP_STEPS: "steps", L.STOP_UNTIL: "until", L.STOP_IDLE: "idle"}
 CODE_NAMES = {int(c): c.name for c in el.Code}
-CAUSE_KINDS = {L.CA_FIGURE_8: "figure_8", L.CA_OS_LOST: "os_lost", L.CA_RELED: "reled",
-               L.CA_REGRESSED: "regressed", L.CA_TWO_LEADERS: "two_leaders", L.CA_LEADER_HELD: "leader_held"}
 
 
 @attrs.frozen
@@ -156,6 +156,12 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     C[L.C_LEAKI] = lg.leak_check_interval_ms
     C[L.C_CFFI] = lg.check_fast_forward_interval_ms
     C[L.C_PFTO] = lg.push_future_timeout_ms
+    # the liveness bounds, as spec/election.py states them (spec/bounds.py's defaults and the overrides)
+    shim = SimpleNamespace(cfg=cfg)
+    C[L.C_LIVE1B] = espec.live1_bound_ms(shim)
+    C[L.C_LIVE2B] = espec.live2_bound_ms(shim)
+    C[L.C_LIVE3B] = espec.live3_bound_ms(shim)
+    C[L.C_STEPDOWN] = 1 if getattr(dl, "step_down_on_higher_term", False) else 0
     if lg.mapped_file_size_for_entry_data <= 0:
         raise Unsupported("mapped_file_size_for_entry_data must be positive")
     # int64 arithmetic: keep every input, and the sums the twin forms, far from overflow
@@ -197,6 +203,7 @@ class State:
     rwake: np.ndarray  # each node's wake_at
     slk: np.ndarray  # each node's tick slack
     vi: np.ndarray
+    texts: dict  # property index -> the expected cause recorded in vi (dledger_log_causes)
     lmp: np.ndarray  # LOG-1 bookkeeping per pair of logs
     lcache: np.ndarray  # LOG-1 / LOG-5 cause caches
     ocommit: np.ndarray  # scratch: commit indexes and liveness when the step began
@@ -256,12 +263,20 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
          np.zeros(entries, i64),  # gan
          np.zeros(entries, i64),  # gao
          np.zeros(entries, i64),  # gcnt
-         np.zeros((oslost, 3), i64),  # gol
-         np.zeros(L.CODE_SLOTS, i64))  # gres
+         np.zeros((oslost, L.DRF), i64),  # gdr
+         np.zeros(L.CODE_SLOTS, i64),  # gres
+         np.zeros((16 * oslost, 4), i64),  # gdp
+         np.zeros((entries, L.THF), i64),  # gth
+         np.zeros(entries, i64),  # gtho
+         np.zeros((4 * oslost, 5), i64),  # gvo
+         np.zeros((oslost, 4), i64),  # gled
+         np.zeros((oslost, 4), i64),  # gtl
+         np.full((n, 2), -1, i64),  # glv
+         np.zeros((L.NPROP, L.RQF), i64))  # rq
     nev = 1 + nt + flight + rpcs
     s = State(S=S, G=G, T=L.table_of(S + G), alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
               rp=np.zeros((rpcs, L.RF), i64), cut=np.zeros((nt, nt), i64), sn=np.zeros(nt, i64),
-              rwake=np.zeros(nt, i64), slk=np.zeros(nt, i64), vi=np.zeros((L.NPROP, L.VF), i64),
+              rwake=np.zeros(nt, i64), slk=np.zeros(nt, i64), vi=np.zeros((L.NPROP, L.VF), i64), texts={},
               lmp=np.full((n, n), -1, i64), lcache=np.zeros(16, i64), ocommit=np.zeros(n, i64),
               oalive=np.zeros(n, i64), newl=np.zeros(64, i64), log=np.zeros((max(log_cap, 1), E.LF), i64),
               evk=np.zeros(nev, i64), eva=np.zeros(nev, i64), fev_a=np.zeros(max(flight, nt * nt + 64), i64),
@@ -275,13 +290,21 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
 def reset(p: Prepared, s: State, seed: Any) -> None:
     """core.world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
     K.reset(p.C, p.down, s.T, s.alive, s.fl, s.rp, s.cut, s.sn, s.rwake, s.slk, s.vi, s.lmp, s.lcache)
+    s.texts.clear()
     mt_mod.seed_into(s.mt, seed)
 
 
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
-    K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.T, s.alive, s.mt, s.fl, s.rp, s.cut, s.sn, s.rwake,
-                 s.slk, s.vi, s.lmp, s.lcache, s.ocommit, s.oalive, s.newl, s.log, s.evk, s.eva, s.fev_a, s.fev_b,
-                 s.kinds, s.ob, s.oc, s.msg, s.m, int(steps), -1 if until_ms is None else int(until_ms))
+    """The kernel to the end of the history; where it pauses, the expected causes it asked for
+    are computed here (dledger_log_causes) and it goes on."""
+    until = -1 if until_ms is None else int(until_ms)
+    while True:
+        K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.T, s.alive, s.mt, s.fl, s.rp, s.cut, s.sn, s.rwake,
+                     s.slk, s.vi, s.lmp, s.lcache, s.ocommit, s.oalive, s.newl, s.log, s.evk, s.eva, s.fev_a,
+                     s.fev_b, s.kinds, s.ob, s.oc, s.msg, s.m, int(steps), until)
+        if s.ws[L.W_PAUSE] != 1:
+            return
+        causes.answer(p, s)
 
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False, strict: bool = True,
@@ -300,49 +323,17 @@ def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log:
     return _result(p, s, dt, strict)
 
 
-def cause_text(p: Prepared, ck: int, a: int, b: int, m1: int, m2: int) -> str | None:
-    """An expected cause as spec/dledger_log.py words it (None: unexpected)."""
-    ids = p.cfg.ids
-
-    def names(mask: int) -> str:
-        return ", ".join(sorted(ids[i] for i in range(len(ids)) if mask >> i & 1))
-
-    if ck == L.CA_NONE:
-        return None
-    if ck == L.CA_FIGURE_8:
-        return spec.FIGURE_8.format(i=a, v=p.cfg.proto.node.log.dledger_version)
-    if ck == L.CA_OS_LOST:
-        return spec.OS_LOST.format(who=names(m1), i=a)
-    if ck == L.CA_RELED:
-        return spec.RELED.format(who=names(m1), t=a)
-    if ck == L.CA_REGRESSED:
-        return spec.REGRESSED.format(t=a, higher=b, who=names(m1))
-    if ck == L.CA_TWO_LEADERS:
-        return spec.TWO_LEADERS.format(t=a, leaders=names(m1), who=names(m2))
-    if ck == L.CA_LEADER_HELD:
-        return spec.LEADER_HELD.format(node=ids[a], leader=ids[b])
-    raise ValueError(f"unknown cause kind {ck}")
-
-
 def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     ws = s.ws
     code = int(ws[L.W_STOP])
-    ids = p.cfg.ids
     steps = int(ws[L.W_STEPS])
     violations = []
     for k, pid in enumerate(L.PROPERTY_IDS):
         row = s.vi[k]
         if row[L.V_STEP] >= 0:
-            ck, a, b, m1, m2 = (int(x) for x in row[L.V_CK:L.V_CM2 + 1])
-            who = ()
-            if ck in (L.CA_OS_LOST, L.CA_RELED, L.CA_REGRESSED):
-                who = tuple(sorted(ids[i] for i in range(len(ids)) if m1 >> i & 1))
-            elif ck == L.CA_TWO_LEADERS:
-                who = tuple(sorted(ids[i] for i in range(len(ids)) if m2 >> i & 1))
-            elif ck == L.CA_LEADER_HELD:
-                who = (ids[a],)
+            expected = s.texts.get(k) if row[L.V_CK] != L.CA_NONE else None
             violations.append(FastViolation(property=pid, step=int(row[L.V_STEP]), t_ms=int(row[L.V_T]),
-                                            expected=cause_text(p, ck, a, b, m1, m2), who=who))
+                                            expected=expected, who=()))
     violations.sort(key=lambda v: (v.step, v.property))
     stopped = STOP_NAMES.get(code) or f"overflow:{L.OVERFLOW_NAMES.get(code, code)}"
     log = s.log[:int(ws[L.W_NLOG])].copy() if p.C[E.C_LOG] == 1 else None
