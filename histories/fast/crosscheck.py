@@ -53,6 +53,8 @@ CONFIGS = {
     # votes so slow that ELE-L fails unexpectedly in some histories
     "slowvote": {"min_vote_interval_ms": 15000, "max_vote_interval_ms": 40000},
     "noelector": {"enable_leader_elector": False},
+    # DLedger 0.4.0: a higher term in a heartbeat answer comes first, after voteResultWaitTime
+    "stepdown": {"step_down_on_higher_term": True, "preferred_leader_ids": "n1"},
 }
 
 

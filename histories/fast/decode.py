@@ -8,6 +8,7 @@ from histories.fast import election as K
 from reference_impl import core
 from reference_impl.core import network as net
 from reference_impl.core.state import EMPTY, FrozenMap
+from reference_impl.election import ghost as eg
 from reference_impl.election import member_state as ms
 from reference_impl.election import records as el
 from reference_impl.election import world as ew
@@ -94,6 +95,41 @@ def ctx(cfg, row):
     return ("transfer", int(row[K.R_C1]), cfg.ids[int(row[K.R_C2])], int(row[K.R_C3]))
 
 
+def _since_map(ids, col) -> FrozenMap:
+    """node id -> since, for the nodes whose column is set (>= 0)."""
+    d = {ids[i]: int(t) for i, t in enumerate(col) if t >= 0}
+    return FrozenMap(d) if d else EMPTY
+
+
+def terms(cfg, nt, upto: int) -> eg.Terms:
+    """ghost.Terms from the notes before seq `upto` (a note's seq is its row)."""
+    ids = cfg.ids
+    votes: dict = {}
+    led: dict = {}
+    lost: dict = {}
+    for seq, (kind, node, term, cand, at, _) in enumerate(nt[:upto].tolist()):
+        if kind == K.NOTE_VOTE:
+            votes.setdefault((ids[node], term), []).append((ids[cand], at, seq))
+        elif kind == K.NOTE_LED:
+            led.setdefault(term, []).append((ids[node], at, seq))
+        else:
+            lost.setdefault(ids[node], []).append((at, term, seq))
+
+    def frozen(d):
+        return FrozenMap({k: tuple(v) for k, v in d.items()}) if d else EMPTY
+
+    return eg.Terms(votes=frozen(votes), led=frozen(led), term_lost=frozen(lost), seq=upto)
+
+
+def ghost_at(cfg, nt, upto: int) -> ew.ElectionGhost:
+    """The ghost's elected, grants and terms as they were once `upto` notes were taken (the
+    fields spec's ELE-1/2 causes read), rebuilt from the notes."""
+    t = terms(cfg, nt, upto)
+    elected = FrozenMap({term: frozenset(x[0] for x in v) for term, v in t.led.items()})
+    grants = FrozenMap({key: frozenset(x[0] for x in v) for key, v in t.votes.items()})
+    return ew.ElectionGhost(elected=elected, grants=grants, terms=t)
+
+
 def world(p, s) -> core.World:
     cfg = p.cfg
     ids = cfg.ids
@@ -113,8 +149,12 @@ def world(p, s) -> core.World:
                          for t in range(top) if s.elected[t]})
     grants = FrozenMap({(ids[v], t): frozenset(ids[c] for c in range(n) if s.grants[t, v] >> c & 1)
                         for t in range(top) for v in range(n) if s.grants[t, v]})
-    ghost = ew.ElectionGhost(elected=elected, grants=grants, cut_since=tuple(int(x) for x in s.cs),
-                             settled_ms=int(ws[K.W_SETTLED]))
+    sl = int(ws[K.W_SL])
+    ghost = ew.ElectionGhost(
+        elected=elected, grants=grants, cut_since=tuple(int(x) for x in s.cs), settled_ms=int(ws[K.W_SETTLED]),
+        terms=terms(cfg, s.nt, int(ws[K.W_SEQ])), agreed=bool(ws[K.W_AGREED]), agreed_since=int(ws[K.W_AGREED_SINCE]),
+        settled_leader=(ids[sl], int(ws[K.W_SL_TERM])) if sl >= 0 else None,
+        stragglers=_since_map(ids, s.lv[:, K.LV_STRAG]), transfers=_since_map(ids, s.lv[:, K.LV_TRANS]))
     history = core.History(last_fault_ms=int(ws[K.W_LAST_FAULT]), crashes=int(ws[K.W_CRASHES]),
                          os_crashes=int(ws[K.W_OS_CRASHES]), disk_losses=int(ws[K.W_DISK_LOSSES]),
                          lost_writes=frozenset(i for i in range(n) if ws[K.W_LOST] >> i & 1),

@@ -33,18 +33,21 @@ from histories.fast.election_node import (  # noqa: F401 - re-exported
     _maintain_state, _maintainer_due, _push_obs, _push_respond, _push_send, _rand_int, _send_heartbeats,
     _take_leadership_task_check, _take_leadership_wait_step, _vote_for_quorum_responses,
 )
+from histories.fast.election_ghost import _follow_note, _note_crash
+from histories.fast.election_ghost import (  # noqa: F401 - re-exported
+    _all_follow, _ele1_expected, _ele2_expected, _followed, _revote_cause, _transfer_note, _two_leaders_cause,
+)
+from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
 from histories.fast.election_world import (
     _close_rpc, _ele4_term, _fault, _find_rpc, _net_reply, _node_down, _record, _record_expected, _remove_env,
     _route, _settled, _update_cut_since,
 )
-from histories.fast.election_world import (  # noqa: F401 - re-exported
-    _ele1_cause, _ele2_cause, _ghost_obs, _net_send, _popcount,
-)
+from histories.fast.election_world import _ghost_obs, _net_send, _popcount  # noqa: F401 - re-exported
 from histories.fast.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
 
 
 @njit(cache=True)
-def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, ws, vi, sn):
+def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, ws, vi, sn, vl, lv):
     """world.init(cfg) in place over arrays a previous history used (or fresh ones)."""
     n = C[C_N]
     top = min(ws[W_MAXTERM_SEEN] + 1, elected.shape[0]) if ws[W_STEPS] > 0 else elected.shape[0]
@@ -52,6 +55,11 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
         elected[t] = 0
         for v in range(n):
             grants[t, v] = 0
+            vl[t, v, VL_HEAD] = -1
+            vl[t, v, VL_TAIL] = -1
+    for i in range(n):
+        for f in range(LVF):
+            lv[i, f] = -1
     for i in range(n):
         _boot(C, nd, live, i, 0, 0, -1, lei[i], let[i], C[C_CPLI])
         alive[i] = 0 if (down >> i) & 1 else 1
@@ -65,6 +73,7 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
     ws[W_LAST_FAULT] = -1
     ws[W_SETTLED] = -1
     ws[W_METER_SINCE] = 0
+    ws[W_SL] = -1  # ghost.settled_leader None (agreed False since 0, no notes)
     for i in range(n):
         sn[i] = 0  # World.since
         if alive[i] == 1:
@@ -76,12 +85,40 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
 
 
 @njit(cache=True)
+def _check_liveness(C, ws, lv, vi, step, now):
+    """ELE-L, LIVE-1, LIVE-2, LIVE-3 (spec/election.py: ele_l, live1, live2, live3), bounded state
+    properties with no expected cause: the first violation of each is kept."""
+    n = C[C_N]
+    calm = ws[W_CALM] == 1
+    calm_at = ws[W_CALM_AT]
+    elector = C[C_ELECTOR] == 1
+    if vi[P_ELEL, V_STEP] < 0 and calm and elector and ws[W_SETTLED] < 0 and now - calm_at > C[C_ELELB]:
+        _record(vi, P_ELEL, step, now, 0)
+    if (vi[P_LIVE1, V_STEP] < 0 and calm and elector and ws[W_AGREED] == 0
+            and now - max(ws[W_AGREED_SINCE], calm_at) > C[C_LIVE1B]):
+        _record(vi, P_LIVE1, step, now, 0)
+    if vi[P_LIVE2, V_STEP] < 0:
+        for j in range(n):
+            if lv[j, LV_TRANS] >= 0 and now - lv[j, LV_TRANS] > C[C_LIVE2B]:
+                _record(vi, P_LIVE2, step, now, 0)
+                break
+    if vi[P_LIVE3, V_STEP] < 0 and calm:
+        for j in range(n):
+            if lv[j, LV_STRAG] >= 0 and now - max(lv[j, LV_STRAG], calm_at) > C[C_LIVE3B]:
+                _record(vi, P_LIVE3, step, now, 0)
+                break
+
+
+@njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
-               sn, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms, steps, until_ms):
+               sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms, mb,
+               steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch
-    arrays (evk .. prev_terms) come from the caller too (`run.new_state`): see `borrow`.
+    arrays (evk .. mb) come from the caller too (`run.new_state`): see `borrow`.
     evk/eva: the protocol events (kind; node, flight row or rpc row); fev_a/fev_b: the fault
-    events of the chosen kind; ob/oc: one transition's outputs and their count."""
+    events of the chosen kind; ob/oc: one transition's outputs and their count; mb: a node's
+    row before a request (RPL-1/2). nt/vl/lv: the ghost's notes and per-node fields
+    (election_ghost)."""
     C = borrow(C)
     pw = borrow(pw)
     pref = borrow(pref)
@@ -113,6 +150,10 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     oc = borrow(oc)
     touched = borrow(touched)
     prev_terms = borrow(prev_terms)
+    nt = borrow(nt)
+    vl = borrow(vl)
+    lv = borrow(lv)
+    mb = borrow(mb)
     n = C[C_N]
     java = C[C_JAVA] == 1
     stagger = C[C_STAGGER] if java else 0
@@ -254,6 +295,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
         touched[0] = -1
         touched[1] = -1
         touched[2] = 0
+        touched[3] = 0
         nobs = 0
         ev_kind = 0
         ev_a = 0
@@ -326,6 +368,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 lose = fault_kind != K_CRASH
                 ev_b = 0 if not lose else (2 if fault_kind == K_DISK else 1)
                 forget = lose or C[C_MUTANT] == MUT_CRASH_LOSES_TERM
+                if lose:  # election world.ghost_crash: the ghost sees the term file go
+                    _note_crash(ws, nt, lv, a, nd[a, TERM], now)
                 term = 0 if forget else nd[a, TERM]
                 vote = -1 if forget or C[C_MUTANT] == MUT_CRASH_LOSES_VOTE else nd[a, VOTE]
                 _boot(C, nd, live, a, 0, term, vote, nd[a, LEI], nd[a, LET], 0)
@@ -337,12 +381,12 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 ws[W_CRASHES] += 1
                 if lose:
                     ws[W_OS_CRASHES] += 1
-                    if ws[W_LOST] >> a & 1 == 0:
-                        ws[W_LOST] |= 1 << a
-                        ws[W_GVER] += 1
+                    ws[W_LOST] |= 1 << a
                     crash_os_node = a
                 if fault_kind == K_DISK:
                     ws[W_DISK_LOSSES] += 1
+                _follow_note(C, ws, nd, alive, lv, now)  # ghost_update(Crash)
+                lv[a, LV_TRANS] = -1
                 _fault(ws)
                 ws[W_FAULT0 + (2 if fault_kind == K_CRASH else (3 if fault_kind == K_OS else 4))] += 1
                 nobs = 1
@@ -353,6 +397,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 alive[a] = 1
                 sn[a] = now  # transitions._up: a restarted process starts its threads now
                 ws[W_FRESH] |= 1 << a
+                _follow_note(C, ws, nd, alive, lv, now)  # ghost_update(Restart)
                 _fault(ws)
                 ws[W_FAULT0 + 5] += 1
                 nobs = 1
@@ -408,7 +453,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 ws[W_FRESH] &= ~(1 << a)
                 if wake_at(C, nd, a) != wakes[a]:  # world.since_after
                     sn[a] = t
-                nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, a, t, ob, oc, touched)
+                nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, a, t, ob, oc, touched)
             elif k == EV_DELIVER:
                 # transitions._deliver
                 t = max(now, fl[a, E_SENT] + dmin)
@@ -443,7 +488,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             _on_leadership_transfer_response(nd, dst, c1, c2, c3, True, m0, m1, ob, oc)
                         if wake_at(C, nd, dst) != wakes[dst]:
                             sn[dst] = t
-                        nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, dst, t, ob, oc,
+                        nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, dst, t, ob, oc,
                                       touched)
                 elif alive[dst] == 0:
                     if rpc_id != 0:
@@ -453,13 +498,17 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             rp[r, R_DEADLINE] = t
                             rp[r, R_WINDOW] = 0
                 else:
-                    # server.on_request
+                    # server.on_request; RPL-1/2 hold its reply to the guards on the row before (mb)
+                    for f in range(NF):
+                        mb[f] = nd[dst, f]
                     if mk == MK_HB_REQ:
                         code, rterm = _handle_heart_beat(C, nd, dst, m0, m1, t, ob, oc)
-                        _net_reply(ws, fl, rp, t, rpc_id, MK_HB_RESP, code, rterm, 0)
+                        if _net_reply(ws, fl, rp, t, rpc_id, MK_HB_RESP, code, rterm, 0):
+                            touched[3] = _heart_beat_reply(mb, nd, dst, m0, m1, code)
                     elif mk == MK_VOTE_REQ:
                         rterm, result = _handle_vote(C, nd, dst, m0, m1, m2, m3, False, self_pref, ob, oc)
-                        _net_reply(ws, fl, rp, t, rpc_id, MK_VOTE_RESP, rterm, result, SUCCESS)
+                        if _net_reply(ws, fl, rp, t, rpc_id, MK_VOTE_RESP, rterm, result, SUCCESS):
+                            touched[3] = _vote_reply(C, mb, nd, dst, m0, m1, m2, m3, self_pref, result)
                     else:
                         has, code, rterm = _server_handle_leadership_transfer(
                             C, nd, wmk, dst, m0, m1, m2, m3, m4, rpc_id, t, ob, oc)
@@ -467,7 +516,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             _net_reply(ws, fl, rp, t, rpc_id, MK_LT_RESP, code, rterm, 0)
                     if wake_at(C, nd, dst) != wakes[dst]:
                         sn[dst] = t
-                    nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, dst, t, ob, oc, touched)
+                    nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, dst, t, ob, oc, touched)
             elif k == EV_DROP:
                 # a window that closed behind a cut link: lost, not a new fault
                 ev_kind = EV_DROP
@@ -503,7 +552,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         _on_leadership_transfer_response(nd, i, c1, c2, c3, False, 0, 0, ob, oc)
                     if wake_at(C, nd, i) != wakes[i]:
                         sn[i] = t
-                    nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, i, t, ob, oc, touched)
+                    nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, i, t, ob, oc, touched)
             else:
                 # transitions._calm
                 t = h
@@ -524,6 +573,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         sn[j] = t  # a restarted process starts its threads now
                         ws[W_FRESH] |= 1 << j
                         nobs += 1
+                _follow_note(C, ws, nd, alive, lv, t)  # ghost_update(Calm)
                 _update_cut_since(C, alive, cut, cs, t)
                 if _settled(C, nd, alive):
                     ws[W_SETTLED] = t
@@ -535,9 +585,9 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
         now = ws[W_NOW]
         # --- the monitor (spec.properties.Monitor.check): state properties, then step ones ---
         if ws[W_ELE1_BAD] > 0:
-            _record_expected(C, ws, vi, elected, grants, P_ELE1, step, now, 0)
+            _record_expected(C, ws, vi, nt, vl, lv, elected, grants, P_ELE1, step, now, 0)
         if ws[W_ELE2_BAD] > 0:
-            _record_expected(C, ws, vi, elected, grants, P_ELE2, step, now, 0)
+            _record_expected(C, ws, vi, nt, vl, lv, elected, grants, P_ELE2, step, now, 0)
         if vi[P_ELE4, V_STEP] < 0 and touched[0] >= 0:
             for t4 in range(touched[0], touched[1] + 1):
                 if not _ele4_term(C, elected, grants, t4):
@@ -559,19 +609,21 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 if alive[j] == 1 and nd[j, ROLE] == LEADER and cs[j] >= 0 and now - cs[j] > C[C_HB2B]:
                     _record(vi, P_HB2, step, now, 0)
                     break
-        if vi[P_ELEL, V_STEP] < 0:
-            if ws[W_CALM] == 1 and ws[W_SETTLED] < 0 and now - ws[W_CALM_AT] > ELE_L_BOUND_MS:
-                _record(vi, P_ELEL, step, now, 0)
+        _check_liveness(C, ws, lv, vi, step, now)
         decreased = False
         for j in range(n):
             if nd[j, TERM] < prev_terms[j]:
                 decreased = True
             prev_terms[j] = nd[j, TERM]
         if decreased:
-            _record_expected(C, ws, vi, elected, grants, P_ELE3, step, now,
+            _record_expected(C, ws, vi, nt, vl, lv, elected, grants, P_ELE3, step, now,
                              (1 << crash_os_node) if crash_os_node >= 0 else 0)
         if touched[2] == 1 and vi[P_HB1, V_STEP] < 0:
             _record(vi, P_HB1, step, now, 0)
+        if touched[3] >> RPL_1 & 1 and vi[P_RPL1, V_STEP] < 0:
+            _record(vi, P_RPL1, step, now, 0)
+        if touched[3] >> RPL_2 & 1 and vi[P_RPL2, V_STEP] < 0:
+            _record(vi, P_RPL2, step, now, 0)
         # --- the LeaderlessMeter (spec.election.meter) ---
         if nobs > 0:
             if _settled(C, nd, alive):

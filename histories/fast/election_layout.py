@@ -57,7 +57,7 @@ SCAN_PERIOD_MS = 1000  # network.SCAN_PERIOD_MS: ... at the response-table scan,
 VOTE_WAIT_BASE_MS = 2000  # maintainAsCandidate: voteLatch.await(2000 + random.nextInt(maxVoteIntervalMs))
 CALM_DELAY_MAX = 5  # world.CALM_DELAY_MS
 CALM_DELAY_MIN = 1
-ELE_L_BOUND_MS = 30_000
+VOTE_RESULT_WAIT_MS = 10  # leader_elector.VOTE_RESULT_WAIT_MS: DLedger 0.4.0's sleep after the heartbeat latch
 MAX_FAULT_SHARE = 0.5
 
 # --- node record (election.Member): one row of `nd` per node ---
@@ -162,6 +162,7 @@ OB_PARSED = 3  # VoteParsed
 OB_FTO = 4  # FollowerTimeout(term, leader)
 OB_STEPDOWN = 5  # LeaderStepDown
 OB_TRANSFER = 6  # TransferDone
+OB_TSTART = 7  # TransferStarted(transferee, term)
 
 # --- config (C, int64) ---
 
@@ -190,7 +191,12 @@ C_TCAP = 21  # capacity of the per-term ghost tables
 C_LOG = 22  # 1: write the event log
 C_MUTANT = 23  # 0: the reference; k > 0: property_tests/support/election_mutants.py's mutant k (MUTANTS below)
 C_STAGGER = 24  # FaultProfile.stagger_ms (the first tick of a node after it (re)starts)
-CF = 25
+C_STEPDOWN = 25  # DLedgerConfig.step_down_on_higher_term (DLedger 0.4.0)
+C_ELELB = 26  # spec.election.ele_l_bound_ms (bounds from spec/bounds.py: defaults unless overridden)
+C_LIVE1B = 27  # spec.election.live1_bound_ms
+C_LIVE2B = 28  # spec.election.live2_bound_ms
+C_LIVE3B = 29  # spec.election.live3_bound_ms
+CF = 30
 
 # property_tests/support/election_mutants.py, by the name of the function each replaces (test-only: they
 # let the cross-check compare unexpected verdicts of every property)
@@ -235,7 +241,7 @@ W_SETTLED = 12  # ghost.settled_ms
 W_STEPS = 13
 W_STOP = 14  # 0 steps, 1 until, 2 idle, negative: capacity overflow (status codes below)
 W_MAXTERM_SEEN = 15  # largest term index used in the ghost tables
-W_GVER = 16  # bumped when elected, grants or lost_writes change (caches expected causes)
+# 16: free
 W_ELE1_BAD = 17  # terms with more than one leader
 W_ELE2_BAD = 18  # (voter, term) with more than one candidate
 W_METER_SINCE = 19  # LeaderlessMeter.since
@@ -245,7 +251,12 @@ W_FAULT0 = 22  # fault counts: drop, duplicate, crash, os_crash, disk_loss, rest
 W_NLOG = 31
 W_EVENTS_TICK = 32  # event counts by kind (diagnostics), 32 + EV_* (up to 43)
 W_FRESH = 44  # World.fresh as a bit mask: nodes that have not ticked since they (re)started
-WF = 48
+W_SEQ = 45  # ghost.terms.seq: the notes so far (rows of `nt`); also the ghost's version for cached causes
+W_AGREED = 46  # ghost.agreed
+W_AGREED_SINCE = 47  # ghost.agreed_since
+W_SL = 48  # ghost.settled_leader: the leader's index, -1 for None
+W_SL_TERM = 49  # ... and its term (0 for None)
+WF = 52
 
 STOP_STEPS = 0
 STOP_UNTIL = 1
@@ -256,6 +267,7 @@ OVERFLOW_TERMS = -3
 OVERFLOW_OUTS = -4
 OVERFLOW_EVENTS = -5
 OVERFLOW_LOG = -6
+OVERFLOW_NOTES = -7
 
 # --- properties (vi rows), in the catalogue order of spec/election.py ---
 
@@ -266,15 +278,43 @@ P_ELE4 = 3
 P_ELE5 = 4
 P_HB1 = 5
 P_HB2 = 6
-P_ELEL = 7
-NPROP = 8
-PROPERTY_IDS = ("ELE-1", "ELE-2", "ELE-3", "ELE-4", "ELE-5", "HB-1", "HB-2", "ELE-L")
+P_RPL1 = 7
+P_RPL2 = 8
+P_ELEL = 9
+P_LIVE1 = 10
+P_LIVE2 = 11
+P_LIVE3 = 12
+NPROP = 13
+PROPERTY_IDS = ("ELE-1", "ELE-2", "ELE-3", "ELE-4", "ELE-5", "HB-1", "HB-2", "RPL-1", "RPL-2", "ELE-L", "LIVE-1",
+                "LIVE-2", "LIVE-3")
 V_STEP = 0  # -1: none recorded
 V_T = 1
-V_CAUSE = 2  # bit mask of the nodes named by the expected cause; 0: unexpected
-V_CVER = 3  # cache: ghost version the cause below was computed at (-1: none)
+V_CAUSE = 2  # ELE-3: bit mask of the node named by the expected cause; ELE-1/2: 1 if expected; 0: unexpected
+V_CVER = 3  # cache: ghost version (W_SEQ) the cause below was computed at (-1: none)
 V_CMASK = 4
-VF = 5
+V_SEQ = 5  # W_SEQ when recorded: the cause's text is spec's, over the notes before it (run._cause)
+VF = 6
+
+# --- the ghost's evidence notes (ghost.Terms), one row of `nt` per note, row index == seq ---
+
+N_KIND = 0  # NOTE_*
+N_NODE = 1  # voter / leader / the node that lost its term file
+N_TERM = 2  # the term (for a loss: the term it had just before)
+N_CAND = 3  # the candidate (votes)
+N_AT = 4  # at_ms
+N_NEXT = 5  # the next note of the same (voter, term) or the same lost node, -1: none
+NTF = 6
+NOTE_VOTE = 1
+NOTE_LED = 2
+NOTE_LOST = 3
+# vl[term, voter]: (first, last) vote note of that key; lv[node]: per-node ghost columns
+VL_HEAD = 0
+VL_TAIL = 1
+LV_STRAG = 0  # ghost.stragglers: since when (-1: not one)
+LV_TRANS = 1  # ghost.transfers: since when (-1: none)
+LV_LHEAD = 2  # first and last lost note of the node
+LV_LTAIL = 3
+LVF = 4
 
 # --- events (the log, and the chooser's lists) ---
 

@@ -291,6 +291,7 @@ def _handle_leadership_transfer(C, nd, i, term, transferee, admin_rpc, ob, oc):
     nd[i, TIF] = 1
     _push_send(ob, oc, transferee, MK_LT_REQ, term, i, transferee, nd[i, LEI], nd[i, LEADER_ID],
                CK_TRANSFER, term, transferee, admin_rpc)
+    _push_obs(ob, oc, OB_TSTART, transferee, term, 0)
     return False, 0, 0
 
 
@@ -449,6 +450,10 @@ def _finish_heart_beat_round(C, nd, i, now, ob, oc):
     maxt = nd[i, RMAXT]
     inc = nd[i, RINC]
     nd[i, RTYPE] = 0
+    if C[C_STEPDOWN] == 1 and maxt > hterm:
+        # DLedger 0.4.0 looks at the highest term before it counts the quorum
+        _step_down(nd, i, maxt, hterm, 0, ob, oc)
+        return
     if _is_quorum(C, succ):
         nd[i, LSUCC] = now
         return
@@ -466,6 +471,13 @@ def _finish_heart_beat_round(C, nd, i, now, ob, oc):
         term = hterm
     else:
         return
+    _step_down(nd, i, term, hterm, reason, ob, oc)
+
+
+@njit(cache=True)
+def _step_down(nd, i, term, hterm, reason, ob, oc):
+    """The end of finish_heart_beat_round: change_role_to_candidate(term), a LeaderStepDown
+    first among the outputs if a leader stepped down."""
     was_leader = nd[i, ROLE] == LEADER
     k = oc[0]
     _change_role_to_candidate(nd, i, term, ob, oc)
@@ -661,11 +673,23 @@ def _wake_slack(C, nd, i, since, wake):
 
 
 @njit(cache=True, inline='always')
+def _round_due(C, nd, i):
+    """server.round_due: a round's latch released, else its await timed out; DLedger 0.4.0
+    sleeps VOTE_RESULT_WAIT_MS after a heartbeat latch (answers in those ms still count)."""
+    rel = nd[i, RREL]
+    if rel < 0:
+        return nd[i, RDEADLINE]
+    if C[C_STEPDOWN] == 1 and nd[i, RTYPE] == RT_HB:
+        return min(rel + VOTE_RESULT_WAIT_MS, nd[i, RDEADLINE])
+    return rel
+
+
+@njit(cache=True, inline='always')
 def wake_at(C, nd, i):
     """server.wake_at"""
     wake = -1
     if nd[i, RTYPE] != 0:
-        wake = nd[i, RREL] if nd[i, RREL] >= 0 else nd[i, RDEADLINE]
+        wake = _round_due(C, nd, i)
     elif C[C_ELECTOR] == 1:
         wake = max(_maintainer_due(C, nd, i), nd[i, NEXTLOOP])
     if C[C_PREF] == 1 and nd[i, ROLE] == LEADER and nd[i, TIF] == 0:
@@ -689,8 +713,7 @@ def _on_tick(C, nd, live, wmk, i, now, draw, pref, self_pref, ob, oc):
         nd[i, NCP] = now + period - (now - nd[i, NCP]) % period
         _check_preferred_leader(C, nd, live, wmk, i, pref, self_pref, ob, oc)
     if nd[i, RTYPE] != 0:
-        rel = nd[i, RREL] if nd[i, RREL] >= 0 else nd[i, RDEADLINE]
-        if now >= rel:
+        if now >= _round_due(C, nd, i):
             if nd[i, RTYPE] == RT_VOTE:
                 _finish_vote_round(C, nd, live, i, now, draw, self_pref, ob, oc)
             else:

@@ -2,7 +2,8 @@
 envelopes and open RPCs in id order, replies, refused and reset connections), the ghost
 variables (reference_impl/election/world.py) and the properties' helpers
 (spec/election.py: ELE-1..5, HB-1, HB-2, ELE-L and their expected causes, with the
-Monitor's rules of spec/properties.py).
+Monitor's rules of spec/properties.py; the evidence and liveness ghost fields are in
+`election_ghost`, RPL-1/2's guards in `election_replies`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
+from histories.fast.election_ghost import (
+    _ele1_expected, _ele2_expected, _follow_note, _note_led, _note_vote, _transfer_note,
+)
 from histories.fast.election_node import _is_quorum
 
 # =====================================================================================
@@ -64,14 +68,14 @@ def _find_rpc(ws, rp, rpc_id):
 
 @njit(cache=True, inline='always')
 def _net_reply(ws, fl, rp, now, rpc_id, mk, m0, m1, m2):
-    """network.reply: a no-op (no id taken) when the RPC has closed."""
+    """network.reply: a no-op (no id taken) when the RPC has closed. Whether a reply went out."""
     r = _find_rpc(ws, rp, rpc_id)
     if r < 0:
-        return
+        return False
     nf = ws[W_NF]
     if nf >= fl.shape[0]:
         ws[W_STOP] = OVERFLOW_FLIGHT
-        return
+        return False
     nid = ws[W_NEXT_ID]
     fl[nf, E_ID] = nid
     fl[nf, E_SRC] = rp[r, R_RESP]
@@ -87,6 +91,7 @@ def _net_reply(ws, fl, rp, now, rpc_id, mk, m0, m1, m2):
     fl[nf, E_M0 + 4] = 0
     ws[W_NF] = nf + 1
     ws[W_NEXT_ID] = nid + 1
+    return True
 
 
 @njit(cache=True, inline='always')
@@ -198,31 +203,6 @@ def _ele4_term(C, elected, grants, t):
     return True
 
 
-@njit(cache=True)
-def _ele1_cause(C, ws, elected, grants):
-    """spec.election.ele1_expected: the nodes that lost their term file among the voters that
-    accepted two candidates in a term with two leaders (bit mask; 0: no known cause)."""
-    n = C[C_N]
-    who = 0
-    for t in range(ws[W_MAXTERM_SEEN] + 1):
-        if _popcount(elected[t]) > 1:
-            for v in range(n):
-                if _popcount(grants[t, v]) > 1:
-                    who |= 1 << v
-    return who & ws[W_LOST]
-
-
-@njit(cache=True)
-def _ele2_cause(C, ws, grants):
-    n = C[C_N]
-    who = 0
-    for t in range(ws[W_MAXTERM_SEEN] + 1):
-        for v in range(n):
-            if _popcount(grants[t, v]) > 1:
-                who |= 1 << v
-    return who & ws[W_LOST]
-
-
 @njit(cache=True, inline='always')
 def _record(vi, p, step, now, cause):
     vi[p, V_STEP] = step
@@ -231,27 +211,32 @@ def _record(vi, p, step, now, cause):
 
 
 @njit(cache=True)
-def _record_expected(C, ws, vi, elected, grants, p, step, now, event_cause):
+def _record_expected(C, ws, vi, nt, vl, lv, elected, grants, p, step, now, event_cause):
     """Monitor._record for a property with expected_when: keep the first violation unless a
-    later one has no known cause while the recorded one had one."""
+    later one has no known cause while the recorded one had one. ELE-1/2's evidence changes
+    only with a note (W_SEQ), so it is computed once per ghost version."""
     if vi[p, V_STEP] >= 0 and vi[p, V_CAUSE] == 0:
         return
     if p == P_ELE3:
         cause = event_cause
     else:
-        if vi[p, V_CVER] == ws[W_GVER]:
+        if vi[p, V_CVER] == ws[W_SEQ]:
             cause = vi[p, V_CMASK]
         else:
-            cause = _ele1_cause(C, ws, elected, grants) if p == P_ELE1 else _ele2_cause(C, ws, grants)
-            vi[p, V_CVER] = ws[W_GVER]
+            if p == P_ELE1:
+                cause = 1 if _ele1_expected(C, ws, nt, vl, lv, elected) else 0
+            else:
+                cause = 1 if _ele2_expected(C, ws, nt, vl, lv, grants) else 0
+            vi[p, V_CVER] = ws[W_SEQ]
             vi[p, V_CMASK] = cause
     if vi[p, V_STEP] >= 0 and cause != 0:
         return
     _record(vi, p, step, now, cause)
+    vi[p, V_SEQ] = ws[W_SEQ]
 
 
 @njit(cache=True, inline='always')
-def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched):
+def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, nt, vl, lv, i, ob, k, touched):
     """election world.ghost_update for one observation of node i (and HB-1, which reads them)."""
     kind = ob[k, 1]
     now = ws[W_NOW]
@@ -262,10 +247,13 @@ def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched):
             if term >= C[C_TCAP] or term < 0:
                 ws[W_STOP] = OVERFLOW_TERMS
                 return
+            _note_led(ws, nt, i, term, now)
+        _follow_note(C, ws, nd, alive, lv, now)
+        _transfer_note(nd, lv, i, now)
+        if role == LEADER:
             bit = 1 << i
             if elected[term] & bit == 0:
                 elected[term] |= bit
-                ws[W_GVER] += 1
                 if term > ws[W_MAXTERM_SEEN]:
                     ws[W_MAXTERM_SEEN] = term
                 if _popcount(elected[term]) == 2:
@@ -279,14 +267,16 @@ def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched):
         if term >= C[C_TCAP] or term < 0:
             ws[W_STOP] = OVERFLOW_TERMS
             return
+        if term > ws[W_MAXTERM_SEEN]:
+            ws[W_MAXTERM_SEEN] = term
+        _note_vote(ws, nt, vl, i, term, ob[k, 3], now)
         bit = 1 << ob[k, 3]
         if grants[term, i] & bit == 0:
             grants[term, i] |= bit
-            ws[W_GVER] += 1
-            if term > ws[W_MAXTERM_SEEN]:
-                ws[W_MAXTERM_SEEN] = term
             if _popcount(grants[term, i]) == 2:
                 ws[W_ELE2_BAD] += 1
+    elif kind == OB_TRANSFER or kind == OB_TSTART:
+        _transfer_note(nd, lv, i, now)
     elif kind == OB_FTO:
         # HB-1 (spec.election.hb1): node i timed out on leader j; j's state, the links and
         # the fault history are the same before and after this step (only i changed).
@@ -297,7 +287,7 @@ def _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched):
 
 
 @njit(cache=True, inline='always')
-def _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, i, now, ob, oc, touched):
+def _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, i, now, ob, oc, touched):
     """transitions.route: Sends and Responds to the network in order, then the observations to
     the ghost (they read the node states after the whole transition). Returns how many
     observations the step produced."""
@@ -311,7 +301,7 @@ def _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, i, now, ob, oc, t
     for k in range(oc[0]):
         if ob[k, 0] == OT_OBS:
             nobs += 1
-            _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, i, ob, k, touched)
+            _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, nt, vl, lv, i, ob, k, touched)
     return nobs
 
 

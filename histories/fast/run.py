@@ -12,6 +12,7 @@ runs, event for event (histories/fast/crosscheck.py checks it).
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import attrs
@@ -24,17 +25,19 @@ from histories.fast import mt as mt_mod
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.election import world as election_world
-from spec.election import TERM_FILE_LOST
+from spec import election as espec
 
 MAX_NODES = 62  # node sets are int64 bit masks
 DEFAULT_FLIGHT = 1024
 DEFAULT_RPCS = 1024
 DEFAULT_TERMS = 4096
 DEFAULT_LOG = 1 << 20  # events the log holds at most (log=True); more overflow loudly
+DEFAULT_NOTES = 1 << 16  # the ghost's evidence notes (ACCEPTs, leaderships, lost term files); more overflow loudly
 STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
 OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
                   K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
-                  K.OVERFLOW_EVENTS: "enabled events", K.OVERFLOW_LOG: "event log"}
+                  K.OVERFLOW_EVENTS: "enabled events", K.OVERFLOW_LOG: "event log",
+                  K.OVERFLOW_NOTES: "ghost notes (votes, leaderships, lost term files)"}
 
 
 @attrs.frozen
@@ -54,6 +57,21 @@ class Prepared:
 
 
 _PREPARED: dict[tuple, Prepared] = {}
+
+
+def _bounds(cfg, C: np.ndarray) -> None:
+    """The properties' bounds, by spec/election.py's own functions: spec/bounds.py's defaults
+    unless cfg.overrides sets a value (they read only the world's config)."""
+    w = SimpleNamespace(cfg=cfg)
+    C[K.C_HB1Q] = espec.hb1_quiet_ms(w)
+    C[K.C_HB2B] = espec.hb2_bound_ms(w)
+    C[K.C_ELELB] = espec.ele_l_bound_ms(w)
+    C[K.C_LIVE1B] = espec.live1_bound_ms(w)
+    C[K.C_LIVE2B] = espec.live2_bound_ms(w)
+    C[K.C_LIVE3B] = espec.live3_bound_ms(w)
+    for k in (K.C_HB1Q, K.C_HB2B, K.C_ELELB, K.C_LIVE1B, K.C_LIVE2B, K.C_LIVE3B):
+        if not 0 <= C[k] < 1 << 40:
+            raise Unsupported(f"a property bound of {int(C[k])} ms is outside the twin's range")
 
 
 def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None) -> Prepared:
@@ -99,11 +117,8 @@ def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | No
     C[K.C_CALM_AT] = -1 if prof.calm_at_ms is None else prof.calm_at_ms
     C[K.C_JAVA] = 1 if prof.timing == "java" else 0
     C[K.C_STAGGER] = prof.stagger_ms
-    dmax = prof.delay_ms[1]
-    # spec.election.hb1_quiet_ms and hb2_bound_ms
-    C[K.C_HB1Q] = (dl.max_heart_beat_leak + 1) * dl.heart_beat_time_interval_ms + dl.maintainer_sleep_ms + dmax
-    C[K.C_HB2B] = ((dl.max_heart_beat_leak + 2) * dl.heart_beat_time_interval_ms + dl.maintainer_sleep_ms
-                   + 2 * dmax + 1)
+    C[K.C_STEPDOWN] = 1 if dl.step_down_on_higher_term else 0
+    _bounds(cfg, C)
     crashable = cfg.crashable or tuple(range(n))
     C[K.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < n)
     C[K.C_TCAP] = terms
@@ -154,6 +169,9 @@ class State:
     ws: np.ndarray
     vi: np.ndarray
     sn: np.ndarray  # World.since
+    nt: np.ndarray  # the ghost's notes (election_ghost)
+    vl: np.ndarray
+    lv: np.ndarray
     log: np.ndarray
     # the kernel's scratch space (it allocates nothing itself: election.borrow)
     evk: np.ndarray
@@ -167,10 +185,11 @@ class State:
     oc: np.ndarray
     touched: np.ndarray
     prev_terms: np.ndarray
+    mb: np.ndarray
 
 
 def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
-              log_cap: int = 0) -> State:
+              log_cap: int = 0, notes: int = DEFAULT_NOTES) -> State:
     """world.init(cfg) and SeededChooser(seed), as arrays."""
     C = p.C
     n = int(C[K.C_N])
@@ -180,11 +199,14 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
               fl=np.zeros((flight, K.EF), np.int64), rp=np.zeros((rpcs, K.RF), np.int64),
               cut=np.zeros((n, n), np.int64), elected=np.zeros(terms, np.int64),
               grants=np.zeros((terms, n), np.int64), cs=np.full(n, -1, np.int64), ws=np.zeros(K.WF, np.int64),
-              vi=np.full((K.NPROP, K.VF), -1, np.int64), sn=np.zeros(n, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64),
+              vi=np.full((K.NPROP, K.VF), -1, np.int64), sn=np.zeros(n, np.int64),
+              nt=np.zeros((notes, K.NTF), np.int64), vl=np.full((terms, n, 2), -1, np.int64),
+              lv=np.full((n, K.LVF), -1, np.int64), log=np.zeros((max(log_cap, 1), K.LF), np.int64),
               evk=np.zeros(1 + n + flight + rpcs, np.int64), eva=np.zeros(1 + n + flight + rpcs, np.int64),
               fev_a=np.zeros(max(flight, n * n + 64), np.int64), fev_b=np.zeros(max(flight, n * n + 64), np.int64),
               kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), slk=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
-              oc=np.zeros(2, np.int64), touched=np.zeros(3, np.int64), prev_terms=np.zeros(n, np.int64))
+              oc=np.zeros(2, np.int64), touched=np.zeros(4, np.int64), prev_terms=np.zeros(n, np.int64),
+              mb=np.zeros(K.NF, np.int64))
     reset(p, s, seed)
     return s
 
@@ -192,19 +214,21 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
 def reset(p: Prepared, s: State, seed: Any) -> None:
     """world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
     K.reset(p.C, p.lei, p.let, p.down, s.nd, s.live, s.alive, s.fl, s.rp, s.cut, s.elected, s.grants, s.cs, s.ws,
-            s.vi, s.sn)
+            s.vi, s.sn, s.vl, s.lv)
     mt_mod.seed_into(s.mt, seed)
 
 
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
     K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
-                 s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.log, s.evk, s.eva, s.fev_a, s.fev_b, s.kinds, s.wakes,
-                 s.slk, s.ob, s.oc, s.touched, s.prev_terms, int(steps), -1 if until_ms is None else int(until_ms))
+                 s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.nt, s.vl, s.lv, s.log, s.evk, s.eva, s.fev_a, s.fev_b,
+                 s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, s.mb, int(steps),
+                 -1 if until_ms is None else int(until_ms))
 
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
-                strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG) -> FastResult:
+                strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG,
+                notes: int = DEFAULT_NOTES) -> FastResult:
     """One seeded history of `cfg` (an election WorldConfig): what
     `histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` runs.
 
@@ -212,11 +236,33 @@ def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log:
     raises CapacityError (strict) or returns stopped="overflow:<what>". `log`: keep the
     event log (FastResult.log). `mutant`: a test-only broken variant (K.MUTANTS)."""
     p = prepare(cfg, terms=terms, log=log, mutant=mutant)
-    s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=min(steps, log_cap) if log else 0)
+    s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=min(steps, log_cap) if log else 0, notes=notes)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
     dt = time.process_time() - t0
     return _result(p, s, dt, strict)
+
+
+def _cause(p: Prepared, s: State, k: int) -> tuple[str | None, tuple[str, ...]]:
+    """The expected cause of property row k's recorded violation, as spec/election.py words it
+    (None: unexpected), and the nodes it names. The kernel decided that a cause exists; ELE-1/2's
+    text is spec's ele1_expected / ele2_expected over the ghost as it was at that step (the notes
+    before V_SEQ)."""
+    if s.vi[k, K.V_CAUSE] == 0:
+        return None, ()
+    ids = p.cfg.ids
+    if k == K.P_ELE3:
+        who = tuple(ids[i] for i in range(len(ids)) if int(s.vi[k, K.V_CAUSE]) >> i & 1)
+        return espec.TERM_FILE_LOST.format(who=", ".join(who)), who
+    g = decode.ghost_at(p.cfg, s.nt, int(s.vi[k, K.V_SEQ]))
+    w = SimpleNamespace(cfg=p.cfg, ghost=g)
+    text = espec.ele1_expected(w) if k == K.P_ELE1 else espec.ele2_expected(w)
+    if text is None:
+        raise RuntimeError(f"fast world: the kernel found evidence for {K.PROPERTY_IDS[k]}'s expected cause, "
+                           "spec/election.py does not (a twin bug: run the history on the reference)")
+    lost = set(g.terms.term_lost)
+    who = tuple(sorted({v for (v, _), c in g.grants.items() if len(c) > 1 and v in lost}))
+    return text, who
 
 
 def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
@@ -227,11 +273,9 @@ def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     violations = []
     for k, pid in enumerate(K.PROPERTY_IDS):
         if s.vi[k, K.V_STEP] >= 0:
-            mask = int(s.vi[k, K.V_CAUSE])
-            who = tuple(sorted(ids[i] for i in range(len(ids)) if mask >> i & 1))
+            expected, who = _cause(p, s, k)
             violations.append(FastViolation(property=pid, step=int(s.vi[k, K.V_STEP]), t_ms=int(s.vi[k, K.V_T]),
-                                            expected=TERM_FILE_LOST.format(who=", ".join(who)) if who else None,
-                                            who=who))
+                                            expected=expected, who=who))
     violations.sort(key=lambda v: (v.step, v.property))
     now = int(ws[K.W_NOW])
     calm = ws[K.W_CALM] == 1
