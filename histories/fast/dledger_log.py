@@ -404,7 +404,7 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
                     newl[0] += 1
             elif kind == E.OB_GRANT:
                 LG._note_vote(ws, G, i, ob[k, O_F0], ob[k, O_F0 + 1], now)
-            elif kind == E.OB_TRANSFER:
+            elif kind == E.OB_TRANSFER or kind == E.OB_TSTART:
                 LG.transfer_note(ws, G, S, i, now)
             elif kind == OB_COMMIT:
                 M.on_commit_advanced(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], ob[k, O_F0 + 3],

@@ -89,8 +89,7 @@ C_PFTO = _B + 22  # push_future_timeout_ms
 C_LIVE1B = _B + 23  # spec.election.live1_bound_ms (bounds from spec/bounds.py and the overrides)
 C_LIVE2B = _B + 24  # live2_bound_ms
 C_LIVE3B = _B + 25  # live3_bound_ms
-C_STEPDOWN = _B + 26  # DLedgerConfig.step_down_on_higher_term (0.4.0's heartbeat parse)
-CF = _B + 27
+CF = _B + 26
 
 # --- the node state tuple S (every array of the nodes, one per entry) ---
 
@@ -261,10 +260,11 @@ O_C3 = 11
 O_M5 = 13
 OF = O_M5 + NMF - 5
 O_F0 = 2  # an observation's fields a.. at 2..8
-OB_COMMIT = 7  # CommitAdvanced: old, new, term, leader, entry_term
-OB_RESULT = 8  # AppendResult: code, index, term, pos, ref, rpc, future_pos
-OB_CLIENT = 9  # ClientResult: key (body), server, code, index
-OB_DROPPED = 10  # EntriesDropped: truncate leader (-1: none), its term (the entries: sv against the log now)
+# observation kinds after the election twin's (E.OB_*)
+OB_COMMIT = 21  # CommitAdvanced: old, new, term, leader, entry_term
+OB_RESULT = 22  # AppendResult: code, index, term, pos, ref, rpc, future_pos
+OB_CLIENT = 23  # ClientResult: key (body), server, code, index
+OB_DROPPED = 24  # EntriesDropped: truncate leader (-1: none), its term (the entries: sv against the log now)
 
 
 def mcol(j: int) -> int:

@@ -35,7 +35,6 @@ from histories.fast.dledger_log_layout import (
     C_LIVE2B,
     C_LIVE3B,
     C_NCL,
-    C_STEPDOWN,
     ET_BODY,
     ET_POS,
     ET_SIZE,
@@ -415,7 +414,7 @@ def shape_ok(C, S, i, frm):
 def stuck_candidates(C, S, alive, lead, lterm, mask):
     """spec.election.stuck_candidates is not None for the servers in `mask` (0.2.6 / 0.3.1.2):
     each a live CANDIDATE above the followed term whose log too many live peers beat."""
-    if C[C_STEPDOWN] == 1 or lead < 0 or mask == 0:
+    if C[E.C_STEPDOWN] == 1 or lead < 0 or mask == 0:
         return False
     nd = L.nd_(S)
     n = C[E.C_N]

@@ -161,7 +161,10 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     C[L.C_LIVE1B] = espec.live1_bound_ms(shim)
     C[L.C_LIVE2B] = espec.live2_bound_ms(shim)
     C[L.C_LIVE3B] = espec.live3_bound_ms(shim)
-    C[L.C_STEPDOWN] = 1 if getattr(dl, "step_down_on_higher_term", False) else 0
+    C[E.C_STEPDOWN] = 1 if dl.step_down_on_higher_term else 0
+    for k in (L.C_LIVE1B, L.C_LIVE2B, L.C_LIVE3B):
+        if not 0 <= C[k] < 1 << 40:
+            raise Unsupported(f"a property bound of {int(C[k])} ms is outside the twin's range")
     if lg.mapped_file_size_for_entry_data <= 0:
         raise Unsupported("mapped_file_size_for_entry_data must be positive")
     # int64 arithmetic: keep every input, and the sums the twin forms, far from overflow
