@@ -27,6 +27,7 @@ from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_monitor as M
 from histories.fast import dledger_log_node as N
 from histories.fast import dledger_log_pusher as P
+from histories.fast import dledger_log_replies as R
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.common import borrow
@@ -72,7 +73,19 @@ from histories.fast.dledger_log_layout import (
     P_LOG3,
     P_LOG4,
     P_LOG6,
+    P_RPL1,
+    P_RPL2,
+    P_RPL3,
     RF,
+    RP_EBODY,
+    RP_EIDX,
+    RP_EPOS,
+    RP_ESIZE,
+    RP_ETERM,
+    RP_HAS,
+    RP_LEADER,
+    RP_SENT,
+    RP_TYPE,
     RQ_EIDX,
     RQ_HAS,
     RQ_ON,
@@ -94,6 +107,7 @@ from histories.fast.dledger_log_layout import (
     S_BEGIN,
     S_COMMITTED,
     T_COMMIT,
+    V_STEP,
     W_APPENDS,
     W_CALM,
     W_CALM_AT,
@@ -118,6 +132,7 @@ from histories.fast.dledger_log_layout import (
     W_NR,
     W_OS_CRASHES,
     W_PAUSE,
+    W_RPL,
     W_SETTLED,
     W_SETTLED_T,
     W_STEPS,
@@ -207,14 +222,14 @@ def _find_rpc(ws, rp, rpc_id):
 
 @njit(cache=True)
 def _net_reply(ws, fl, rp, now, rpc_id, mk, msg):
-    """network.reply: a no-op (no id taken) when the RPC has closed. msg: the fields m0.."""
+    """network.reply: a no-op (no id taken, False) when the RPC has closed. msg: the fields m0.."""
     r = _find_rpc(ws, rp, rpc_id)
     if r < 0:
-        return
+        return False
     nf = ws[W_NF]
     if nf >= fl.shape[0]:
         ws[W_STOP] = OVERFLOW_FLIGHT
-        return
+        return False
     nid = ws[W_NEXT_ID]
     fl[nf, E_ID] = nid
     fl[nf, E_SRC] = rp[r, R_RESP]
@@ -228,6 +243,7 @@ def _net_reply(ws, fl, rp, now, rpc_id, mk, msg):
         fl[nf, E_M0 + j] = msg[j] if j < nm else 0
     ws[W_NF] = nf + 1
     ws[W_NEXT_ID] = nid + 1
+    return True
 
 
 @njit(cache=True, inline='always')
@@ -357,6 +373,28 @@ def _on_request(C, S, i, mk, m, rpc_id, now, pref, self_pref, ob, oc, msg):
     return E.MK_LT_RESP
 
 
+@njit(cache=True, inline='always')
+def _snapshot(S, i):
+    """Server i's election row before the step, for RPL-* (spec.replies reads `before`)."""
+    nd = L.nd_(S)
+    mb = L.mb_(S)
+    for f in range(E.NF):
+        mb[f] = nd[i, f]
+
+
+@njit(cache=True)
+def _request_reply(C, S, i, mk, m, rk, msg, self_pref):
+    """RPL-1/2/3 on the reply server i gave at once to a delivered request (spec.replies)."""
+    mb = L.mb_(S)
+    if mk == E.MK_HB_REQ:
+        return E._heart_beat_reply(mb, L.nd_(S), i, m[0], m[1], msg[0])
+    if mk == E.MK_VOTE_REQ:
+        return E._vote_reply(C, mb, L.nd_(S), i, m[0], m[1], m[2], m[3], self_pref, msg[1])
+    if mk == MK_PUSH_REQ:
+        return R.immediate_push_reply(S, i, msg[0], m)
+    return 0
+
+
 @njit(cache=True)
 def _on_response(C, S, i, ck, c1, c2, c3, peer, has, m, now, ob, oc):
     """world.on_response: a server's push or election RPC, or a client's append (has False:
@@ -387,7 +425,9 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
             mk = ob[k, O_MK]
             for j in range(NMF):
                 msg[j] = ob[k, P.mcol(j)]
-            _net_reply(ws, fl, rp, now, ob[k, O_A], mk, msg)
+            sent = _net_reply(ws, fl, rp, now, ob[k, O_A], mk, msg)
+            if mk == MK_PUSH_RESP:
+                ob[k, RP_SENT] = 1 if sent else 0
     nobs = 0
     for k in range(oc[0]):
         if ob[k, 0] == E.OT_OBS:
@@ -415,6 +455,12 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
                 M.on_append_result(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], now)
             elif kind == OB_CLIENT:
                 ws[W_APPENDS] += 1
+    # RPL-1/3 on the push replies the node's entry handler sent, with the ghost as the step leaves it
+    for k in range(oc[0]):
+        if ob[k, 0] == E.OT_RESPOND and ob[k, O_MK] == MK_PUSH_RESP and ob[k, RP_SENT] == 1:
+            ws[W_RPL] |= R.push_reply(ws, G, S, i, L.mb_(S), ob[k, P.mcol(0)], ob[k, P.mcol(1)], ob[k, RP_TYPE],
+                                      ob[k, RP_LEADER], ob[k, RP_HAS], ob[k, RP_EIDX], ob[k, RP_ETERM],
+                                      ob[k, RP_EPOS], ob[k, RP_ESIZE], ob[k, RP_EBODY], now)
     return nobs
 
 
@@ -730,6 +776,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
         oc[0] = 0
         oc[1] = 0
         newl[0] = 0
+        ws[W_RPL] = 0
         for j in range(n):
             ocommit[j] = sto[j, S_COMMITTED]
             oalive[j] = alive[j]
@@ -884,6 +931,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 ev_kind = E.EV_TICK
                 ev_a = a
                 if a < n:
+                    _snapshot(S, a)
                     N.server_on_tick(C, S, a, t, draw, pref, self_pref, ob, oc)
                 else:
                     N.client_on_tick(C, S, a - n, t, draw, ob, oc)
@@ -921,9 +969,11 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                             rp[r, R_DEADLINE] = t
                             rp[r, R_WINDOW] = 0
                 else:
+                    if dst < n:
+                        _snapshot(S, dst)
                     rk = _on_request(C, S, dst, mk, m, rpc_id, t, pref, self_pref, ob, oc, msg)
-                    if rk != 0:
-                        _net_reply(ws, fl, rp, t, rpc_id, rk, msg)
+                    if rk != 0 and _net_reply(ws, fl, rp, t, rpc_id, rk, msg):
+                        ws[W_RPL] |= _request_reply(C, S, dst, mk, m, rk, msg, self_pref)
                     _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
                     nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
             elif k == E.EV_DROP:
@@ -982,6 +1032,11 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
         # --- the monitor (spec.properties.Monitor.check): state properties, then step ones ---
         M.check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now)
         _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs)
+        bits = ws[W_RPL]
+        if bits != 0:
+            for b, prop in ((E.RPL_1, P_RPL1), (E.RPL_2, P_RPL2), (R.RPL_3, P_RPL3)):
+                if (bits >> b) & 1 and vi[prop, V_STEP] < 0:
+                    M.record(vi, prop, step, now, 0)
         for j in range(n):
             md[j, MD_DIRTY] = BIG
             md[j, MD_BCHG] = 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from histories.fast import dledger_log_decode as decode
 from histories.fast import dledger_log_layout as L
+from histories.fast import dledger_log_monitor as M
 from reference_impl.dledger_log import store as st
 from reference_impl.election import records as el
 from spec import dledger_log as spec
@@ -82,7 +83,7 @@ def cause(p, s, w, prop: int, a: int, b: int, c: int) -> str | None:
 
 def answer(p, s) -> None:
     """Monitor._record for every property the kernel asked about at its last step."""
-    rq = s.G[-1]  # rq: the last ghost array (dledger_log_run.new_state)
+    rq = s.G[M.G_RQ]
     step, now = int(s.ws[L.W_STEPS]), int(s.ws[L.W_NOW])
     w = decode.cause_world(p, s)
     for prop in range(L.NPROP):

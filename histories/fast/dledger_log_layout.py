@@ -260,6 +260,17 @@ O_C3 = 11
 O_M5 = 13
 OF = O_M5 + NMF - 5
 O_F0 = 2  # an observation's fields a.. at 2..8
+# a push response's row also carries the request it answers (RPL-1/3 read it) and whether
+# network.reply put it in flight
+RP_SENT = O_CK
+RP_TYPE = O_C1
+RP_LEADER = O_M5
+RP_HAS = O_M5 + 1
+RP_EIDX = O_M5 + 2
+RP_ETERM = O_M5 + 3
+RP_EPOS = O_M5 + 4
+RP_ESIZE = O_M5 + 5
+RP_EBODY = O_M5 + 6
 # observation kinds after the election twin's (E.OB_*)
 OB_COMMIT = 21  # CommitAdvanced: old, new, term, leader, entry_term
 OB_RESULT = 22  # AppendResult: code, index, term, pos, ref, rpc, future_pos
@@ -315,6 +326,7 @@ W_AGREED_SINCE = 56
 W_SETTLED = 57  # settled_leader: server index (-1: None) ..
 W_SETTLED_T = 58  # .. and its term
 W_PAUSE = 59  # 1: the kernel returned mid-history for expected causes the caller computes (rq)
+W_RPL = 60  # this step's RPL findings, bits 1 << RPL_* (dledger_log_replies)
 WF = 64
 
 STOP_STEPS = 0
@@ -398,7 +410,7 @@ RQF = 4
 # holds them for the whole call, as for `common.borrow`).
 
 T_GHOST = 20  # ghost arrays (dledger_log_monitor.G_*) follow the node arrays in the table
-T_ENTRIES = T_GHOST + 21
+T_ENTRIES = T_GHOST + 22
 TABLE_SIZE = 4 * T_ENTRIES
 
 
@@ -500,6 +512,7 @@ g_gled = _accessor(view2, T_GHOST + 17)
 g_gtl = _accessor(view2, T_GHOST + 18)
 g_glv = _accessor(view2, T_GHOST + 19)
 rq_ = _accessor(view2, T_GHOST + 20)
+mb_ = _accessor(view1, T_GHOST + 21)  # scratch: a server's election row before the step (RPL-*)
 
 # LogGhost.drops rows gdr[k, DRF]
 DR_SERVER = 0

@@ -109,6 +109,7 @@ G_GLED = 17
 G_GTL = 18
 G_GLV = 19
 G_RQ = 20
+G_MB = 21
 
 LOG_L_BOUND_MS = 40_000  # spec.dledger_log.LOG_L_BOUND_MS
 

@@ -64,6 +64,14 @@ from histories.fast.dledger_log_layout import (
     PW_RPC,
     PW_RQ,
     REPEATED_PUSH,
+    RP_EBODY,
+    RP_EIDX,
+    RP_EPOS,
+    RP_ESIZE,
+    RP_ETERM,
+    RP_HAS,
+    RP_LEADER,
+    RP_TYPE,
     RQ_COMMIT,
     RQ_EBODY,
     RQ_EIDX,
@@ -108,13 +116,23 @@ def _respond_push(S, i, ob, oc, rpc, code, term, typ, has, eidx):
     ob[k, mcol(2)] = NONE if typ == T_COMMIT else (eidx if has == 1 else -1)
     ob[k, mcol(3)] = sto[i, S_BEGIN]
     ob[k, mcol(4)] = st.end_index(sto, i)
+    return k
 
 
 @njit(cache=True)
 def _respond_wait(S, i, ob, oc, row, code):
-    """Respond to the PushWait `row` (a wr or hq row) with build_response."""
-    _respond_push(S, i, ob, oc, row[PW_RPC], code, row[PW_RQ + RQ_TERM], row[PW_RQ + RQ_TYPE],
-                  row[PW_RQ + RQ_HAS], row[PW_RQ + RQ_EIDX])
+    """Respond to the PushWait `row` (a wr or hq row) with build_response; the row keeps the
+    request for RPL-1/3 (spec.replies matches a reply with the request its node held)."""
+    k = _respond_push(S, i, ob, oc, row[PW_RPC], code, row[PW_RQ + RQ_TERM], row[PW_RQ + RQ_TYPE],
+                      row[PW_RQ + RQ_HAS], row[PW_RQ + RQ_EIDX])
+    ob[k, RP_TYPE] = row[PW_RQ + RQ_TYPE]
+    ob[k, RP_LEADER] = row[PW_RQ + RQ_LEADER]
+    ob[k, RP_HAS] = row[PW_RQ + RQ_HAS]
+    ob[k, RP_EIDX] = row[PW_RQ + RQ_EIDX]
+    ob[k, RP_ETERM] = row[PW_RQ + RQ_ETERM]
+    ob[k, RP_EPOS] = row[PW_RQ + RQ_EPOS]
+    ob[k, RP_ESIZE] = row[PW_RQ + RQ_ESIZE]
+    ob[k, RP_EBODY] = row[PW_RQ + RQ_EBODY]
 
 
 @njit(cache=True, inline='always')

@@ -275,7 +275,8 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
          np.zeros((oslost, 4), i64),  # gled
          np.zeros((oslost, 4), i64),  # gtl
          np.full((n, 2), -1, i64),  # glv
-         np.zeros((L.NPROP, L.RQF), i64))  # rq
+         np.zeros((L.NPROP, L.RQF), i64),  # rq
+         np.zeros(E.NF, i64))  # mb
     nev = 1 + nt + flight + rpcs
     s = State(S=S, G=G, T=L.table_of(S + G), alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
               rp=np.zeros((rpcs, L.RF), i64), cut=np.zeros((nt, nt), i64), sn=np.zeros(nt, i64),
