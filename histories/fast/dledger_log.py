@@ -13,9 +13,12 @@ violations.
 The modules: `dledger_log_layout` (array layouts), `dledger_log_store` (the log store),
 `dledger_log_pusher` (pending appends, water marks, the quorum ack checker, the
 dispatchers), `dledger_log_node` (the entry handler, the server, the client),
-`dledger_log_monitor` (ghost and properties), this one (network, world, chooser, the
-loop), `dledger_log_run` (the Python side) and `dledger_log_decode` (arrays back to
-reference objects).
+`dledger_log_net` (the network), `dledger_log_monitor` (the ghost's maps and the state
+properties), `dledger_log_ghost` (the ghost's history: drops, thin commits, Terms,
+liveness), `dledger_log_steps` and `dledger_log_replies` (step properties, RPL-*),
+this one (world, chooser, the loop), `dledger_log_run` (the Python side, which answers
+the kernel's requests for expected causes with `dledger_log_causes`) and
+`dledger_log_decode` (arrays back to reference objects).
 """
 
 from __future__ import annotations
@@ -25,19 +28,18 @@ from numba import njit
 from histories.fast import dledger_log_ghost as LG
 from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_monitor as M
+from histories.fast import dledger_log_net as NET
 from histories.fast import dledger_log_node as N
 from histories.fast import dledger_log_pusher as P
 from histories.fast import dledger_log_replies as R
+from histories.fast import dledger_log_steps as STEPS
 from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.common import borrow
 from histories.fast.dledger_log_layout import (
     BIG,
-    CK_APPEND,
-    CK_PUSH,
-    CLIENT_RPC_TIMEOUT_MS,
     C_NT,
-    EF,
+    CK_PUSH,
     E_DST,
     E_ID,
     E_M0,
@@ -46,16 +48,19 @@ from histories.fast.dledger_log_layout import (
     E_RPC,
     E_SENT,
     E_SRC,
+    EF,
     LV_TRANSFER,
     MD_BCHG,
     MD_DIRTY,
-    MD_OEND,
     MK_APPEND_REQ,
     MK_APPEND_RESP,
     MK_PUSH_REQ,
     MK_PUSH_RESP,
     NMF,
     NONE,
+    O_A,
+    O_F0,
+    O_MK,
     OB_CLIENT,
     OB_COMMIT,
     OB_DROPPED,
@@ -63,20 +68,18 @@ from histories.fast.dledger_log_layout import (
     OVERFLOW_FLIGHT,
     OVERFLOW_LOG,
     OVERFLOW_OUTS,
-    OVERFLOW_RPCS,
-    O_A,
-    O_C1,
-    O_CK,
-    O_F0,
-    O_MK,
-    P_LOG2,
-    P_LOG3,
-    P_LOG4,
-    P_LOG6,
     P_RPL1,
     P_RPL2,
     P_RPL3,
-    RF,
+    R_C1,
+    R_C2,
+    R_C3,
+    R_CK,
+    R_DEADLINE,
+    R_ID,
+    R_REQ,
+    R_RESP,
+    R_WINDOW,
     RP_EBODY,
     RP_EIDX,
     RP_EPOS,
@@ -91,21 +94,12 @@ from histories.fast.dledger_log_layout import (
     RQ_ON,
     RQ_TERM,
     RQ_TYPE,
-    R_C1,
-    R_C2,
-    R_C3,
-    R_CK,
-    R_DEADLINE,
-    R_ID,
-    R_REQ,
-    R_RESP,
-    R_WINDOW,
+    S_BEGIN,
+    S_COMMITTED,
     STOP_IDLE,
     STOP_STEPS,
     STOP_UNTIL,
     SUCCESS,
-    S_BEGIN,
-    S_COMMITTED,
     T_COMMIT,
     V_STEP,
     W_APPENDS,
@@ -122,8 +116,6 @@ from histories.fast.dledger_log_layout import (
     W_LOST,
     W_MAXIDX,
     W_MAXTERM,
-    W_NACKED,
-    W_NCOMMITTED,
     W_NCUT,
     W_NEXT_ID,
     W_NF,
@@ -140,155 +132,6 @@ from histories.fast.dledger_log_layout import (
     W_TOPTERM,
 )
 from histories.fast.mt import getrandbits, randbelow, random53
-
-SCAN_GRACE_MS = 1000  # core.network.SCAN_GRACE_MS
-SCAN_PERIOD_MS = 1000  # core.network.SCAN_PERIOD_MS
-
-NEWL_TERMS = 32  # newl: [0] count, [1..] the step's new leaders, [NEWL_TERMS..] their terms
-
-
-@njit(cache=True, inline='always')
-def _nfields(mk):
-    """How many message fields a kind carries (the others are 0 in an envelope)."""
-    if mk == MK_PUSH_REQ:
-        return NMF
-    if mk == E.MK_VOTE_REQ:
-        return 4
-    if mk == E.MK_VOTE_RESP:
-        return 3
-    if mk == MK_APPEND_REQ:
-        return 1
-    if mk == E.MK_HB_REQ or mk == E.MK_HB_RESP or mk == E.MK_LT_RESP:
-        return 2
-    return 5  # LT_REQ, APPEND_RESP, PUSH_RESP
-
-
-# =====================================================================================
-# the network (core.network)
-# =====================================================================================
-
-
-@njit(cache=True)
-def _net_send(C, ws, fl, rp, now, src, ob, k):
-    """network.send of output row k: every dledger_log Send is an RPC; DLedger's are
-    invokeAsync (scanned), the client's append is not."""
-    nf = ws[W_NF]
-    nr = ws[W_NR]
-    if nf >= fl.shape[0]:
-        ws[W_STOP] = OVERFLOW_FLIGHT
-        return
-    if nr >= rp.shape[0]:
-        ws[W_STOP] = OVERFLOW_RPCS
-        return
-    nid = ws[W_NEXT_ID]
-    dst = ob[k, O_A]
-    mk = ob[k, O_MK]
-    fl[nf, E_ID] = nid
-    fl[nf, E_SRC] = src
-    fl[nf, E_DST] = dst
-    fl[nf, E_SENT] = now
-    fl[nf, E_RPC] = nid
-    fl[nf, E_REPLY] = 0
-    fl[nf, E_MK] = mk
-    nm = _nfields(mk)
-    for j in range(NMF):
-        fl[nf, E_M0 + j] = ob[k, P.mcol(j)] if j < nm else 0
-    ck = ob[k, O_CK]
-    rp[nr, R_ID] = nid
-    rp[nr, R_REQ] = src
-    rp[nr, R_RESP] = dst
-    if ck == CK_APPEND:
-        rp[nr, R_DEADLINE] = now + CLIENT_RPC_TIMEOUT_MS
-        rp[nr, R_WINDOW] = 0
-    else:
-        rp[nr, R_DEADLINE] = now + C[E.C_RPCTO] + SCAN_GRACE_MS
-        rp[nr, R_WINDOW] = SCAN_PERIOD_MS
-    rp[nr, R_CK] = ck
-    rp[nr, R_C1] = ob[k, O_C1]
-    rp[nr, R_C2] = ob[k, O_C1 + 1]
-    rp[nr, R_C3] = ob[k, O_C1 + 2]
-    ws[W_NF] = nf + 1
-    ws[W_NR] = nr + 1
-    ws[W_NEXT_ID] = nid + 1
-
-
-@njit(cache=True, inline='always')
-def _find_rpc(ws, rp, rpc_id):
-    for r in range(ws[W_NR]):
-        if rp[r, R_ID] == rpc_id:
-            return r
-    return -1
-
-
-@njit(cache=True)
-def _net_reply(ws, fl, rp, now, rpc_id, mk, msg):
-    """network.reply: a no-op (no id taken, False) when the RPC has closed. msg: the fields m0.."""
-    r = _find_rpc(ws, rp, rpc_id)
-    if r < 0:
-        return False
-    nf = ws[W_NF]
-    if nf >= fl.shape[0]:
-        ws[W_STOP] = OVERFLOW_FLIGHT
-        return False
-    nid = ws[W_NEXT_ID]
-    fl[nf, E_ID] = nid
-    fl[nf, E_SRC] = rp[r, R_RESP]
-    fl[nf, E_DST] = rp[r, R_REQ]
-    fl[nf, E_SENT] = now
-    fl[nf, E_RPC] = rpc_id
-    fl[nf, E_REPLY] = 1
-    fl[nf, E_MK] = mk
-    nm = _nfields(mk)
-    for j in range(NMF):
-        fl[nf, E_M0 + j] = msg[j] if j < nm else 0
-    ws[W_NF] = nf + 1
-    ws[W_NEXT_ID] = nid + 1
-    return True
-
-
-@njit(cache=True, inline='always')
-def _remove_env(ws, fl, k):
-    nf = ws[W_NF]
-    for r in range(k, nf - 1):
-        for f in range(EF):
-            fl[r, f] = fl[r + 1, f]
-    ws[W_NF] = nf - 1
-
-
-@njit(cache=True, inline='always')
-def _close_rpc(ws, rp, r):
-    nr = ws[W_NR]
-    for q in range(r, nr - 1):
-        for f in range(RF):
-            rp[q, f] = rp[q + 1, f]
-    ws[W_NR] = nr - 1
-
-
-@njit(cache=True)
-def _node_down(ws, fl, rp, node, now):
-    """network.node_down with reset (a dledger_log node that dies resets its connections)."""
-    nf = ws[W_NF]
-    w = 0
-    for r in range(nf):
-        if fl[r, E_SRC] != node and fl[r, E_DST] != node:
-            if w != r:
-                for f in range(EF):
-                    fl[w, f] = fl[r, f]
-            w += 1
-    ws[W_NF] = w
-    nr = ws[W_NR]
-    w = 0
-    for r in range(nr):
-        if rp[r, R_REQ] != node:
-            if w != r:
-                for f in range(RF):
-                    rp[w, f] = rp[r, f]
-            if rp[w, R_RESP] == node and rp[w, R_DEADLINE] > now:
-                rp[w, R_DEADLINE] = now
-                rp[w, R_WINDOW] = 0
-            w += 1
-    ws[W_NR] = w
-
 
 # =====================================================================================
 # the node as the world drives it (dledger_log.world: servers then clients)
@@ -373,28 +216,6 @@ def _on_request(C, S, i, mk, m, rpc_id, now, pref, self_pref, ob, oc, msg):
     return E.MK_LT_RESP
 
 
-@njit(cache=True, inline='always')
-def _snapshot(S, i):
-    """Server i's election row before the step, for RPL-* (spec.replies reads `before`)."""
-    nd = L.nd_(S)
-    mb = L.mb_(S)
-    for f in range(E.NF):
-        mb[f] = nd[i, f]
-
-
-@njit(cache=True)
-def _request_reply(C, S, i, mk, m, rk, msg, self_pref):
-    """RPL-1/2/3 on the reply server i gave at once to a delivered request (spec.replies)."""
-    mb = L.mb_(S)
-    if mk == E.MK_HB_REQ:
-        return E._heart_beat_reply(mb, L.nd_(S), i, m[0], m[1], msg[0])
-    if mk == E.MK_VOTE_REQ:
-        return E._vote_reply(C, mb, L.nd_(S), i, m[0], m[1], m[2], m[3], self_pref, msg[1])
-    if mk == MK_PUSH_REQ:
-        return R.immediate_push_reply(S, i, msg[0], m)
-    return 0
-
-
 @njit(cache=True)
 def _on_response(C, S, i, ck, c1, c2, c3, peer, has, m, now, ob, oc):
     """world.on_response: a server's push or election RPC, or a client's append (has False:
@@ -420,12 +241,12 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
     for k in range(oc[0]):
         t = ob[k, 0]
         if t == E.OT_SEND:
-            _net_send(C, ws, fl, rp, now, i, ob, k)
+            NET._net_send(C, ws, fl, rp, now, i, ob, k)
         elif t == E.OT_RESPOND:
             mk = ob[k, O_MK]
             for j in range(NMF):
                 msg[j] = ob[k, P.mcol(j)]
-            sent = _net_reply(ws, fl, rp, now, ob[k, O_A], mk, msg)
+            sent = NET._net_reply(ws, fl, rp, now, ob[k, O_A], mk, msg)
             if mk == MK_PUSH_RESP:
                 ob[k, RP_SENT] = 1 if sent else 0
     nobs = 0
@@ -440,7 +261,7 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
                 if ob[k, O_F0 + 1] == E.LEADER:
                     M.on_leader(ws, G, i, ob[k, O_F0], now)
                     newl[newl[0] + 1] = i
-                    newl[NEWL_TERMS + newl[0]] = ob[k, O_F0]
+                    newl[STEPS.NEWL_TERMS + newl[0]] = ob[k, O_F0]
                     newl[0] += 1
             elif kind == E.OB_GRANT:
                 LG._note_vote(ws, G, i, ob[k, O_F0], ob[k, O_F0 + 1], now)
@@ -467,73 +288,6 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
 @njit(cache=True, inline='always')
 def _fault(ws):
     ws[W_LAST_FAULT] = ws[W_NOW]
-
-
-# =====================================================================================
-# step properties (spec/dledger_log.py: LOG-2, LOG-3, LOG-4, LOG-6)
-# =====================================================================================
-
-
-@njit(cache=True)
-def _leader_lacks(ws, G, S, vi, p, newl, acked):
-    """spec.dledger_log._leader_lacks for the step's new leaders: the first whose log does not
-    hold a committed (LOG-2) or acknowledged (LOG-6) entry; its cause is asked for."""
-    if not M.may_record(vi, p):
-        return
-    sto = L.sto_(S)
-    ent = L.ent_(S)
-    for q in range(newl[0]):
-        i = newl[1 + q]
-        if acked:
-            order = L.g_gao(G)
-            cnt = ws[W_NACKED]
-        else:
-            order = L.g_gco(G)
-            cnt = ws[W_NCOMMITTED]
-        for r in range(cnt):
-            index = order[r]
-            kk = st.offset_of(sto, i, index)
-            ok = False
-            if acked:
-                ga = L.g_ga(G)
-                if kk >= 0:
-                    for s in range(L.g_gan(G)[index]):
-                        if st.holds(ent, i, kk, ga[index, s, 0], ga[index, s, 1], ga[index, s, 2], ga[index, s, 3]):
-                            ok = True
-            else:
-                gc = L.g_gc(G)
-                ok = kk >= 0 and st.holds(ent, i, kk, gc[index, 1], gc[index, 2], gc[index, 3], gc[index, 4])
-            if not ok:
-                M.request(G, p, i, newl[NEWL_TERMS + q], 0)
-                return
-
-
-@njit(cache=True)
-def _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs):
-    """The step properties, in the catalogue's order; a violation that may still be recorded
-    asks for its cause (M.request), which the caller computes from the world of this step."""
-    n = C[E.C_N]
-    md = L.md_(S)
-    sto = L.sto_(S)
-    if nobs > 0 and newl[0] > 0:
-        _leader_lacks(ws, G, S, vi, P_LOG2, newl, False)
-    if ws[W_NCOMMITTED] > 0 and M.may_record(vi, P_LOG3):
-        for i in range(n):
-            if md[i, MD_DIRTY] == BIG or md[i, MD_OEND] < 0:
-                continue
-            cnt, _, _ = M.dropped_first(S, i, True, G)
-            if cnt > 0:
-                M.request(G, P_LOG3, i, 0, 0)
-                break
-    if M.may_record(vi, P_LOG4):
-        for i in range(n):
-            old = ocommit[i]
-            new = sto[i, S_COMMITTED]
-            if oalive[i] == 1 and alive[i] == 1 and new < old:
-                M.request(G, P_LOG4, i, new, old)
-                break
-    if nobs > 0 and newl[0] > 0:
-        _leader_lacks(ws, G, S, vi, P_LOG6, newl, True)
 
 
 # =====================================================================================
@@ -827,7 +581,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
             if fault_kind == E.K_LOSS:
                 ev_kind = E.EV_DROP
                 ev_a = fl[a, E_ID]
-                _remove_env(ws, fl, a)
+                NET._remove_env(ws, fl, a)
                 _fault(ws)
                 ws[W_FAULT0 + 0] += 1
             elif fault_kind == E.K_DUP:
@@ -859,7 +613,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     sn[a] = now
                 rwake[a] = new
                 alive[a] = 0
-                _node_down(ws, fl, rp, a, now)
+                NET._node_down(ws, fl, rp, a, now)
                 ws[W_CRASHES] += 1
                 if kind != 0:
                     ws[W_OS_CRASHES] += 1
@@ -931,7 +685,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 ev_kind = E.EV_TICK
                 ev_a = a
                 if a < n:
-                    _snapshot(S, a)
+                    STEPS._snapshot(S, a)
                     N.server_on_tick(C, S, a, t, draw, pref, self_pref, ob, oc)
                 else:
                     N.client_on_tick(C, S, a - n, t, draw, ob, oc)
@@ -950,37 +704,37 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 for j in range(NMF):
                     m[j] = fl[a, E_M0 + j]
                 is_reply = fl[a, E_REPLY] == 1
-                _remove_env(ws, fl, a)
+                NET._remove_env(ws, fl, a)
                 if is_reply:
-                    r = _find_rpc(ws, rp, rpc_id)
+                    r = NET._find_rpc(ws, rp, rpc_id)
                     if r >= 0 and alive[dst] == 1:
                         ck = rp[r, R_CK]
                         c1 = rp[r, R_C1]
                         c2 = rp[r, R_C2]
                         c3 = rp[r, R_C3]
-                        _close_rpc(ws, rp, r)
+                        NET._close_rpc(ws, rp, r)
                         _on_response(C, S, dst, ck, c1, c2, c3, src, True, m, t, ob, oc)
                         _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
                         nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
                 elif alive[dst] == 0:
                     if rpc_id != 0:  # network.fail_now: connection refused
-                        r = _find_rpc(ws, rp, rpc_id)
+                        r = NET._find_rpc(ws, rp, rpc_id)
                         if r >= 0 and rp[r, R_DEADLINE] > t:
                             rp[r, R_DEADLINE] = t
                             rp[r, R_WINDOW] = 0
                 else:
                     if dst < n:
-                        _snapshot(S, dst)
+                        STEPS._snapshot(S, dst)
                     rk = _on_request(C, S, dst, mk, m, rpc_id, t, pref, self_pref, ob, oc, msg)
-                    if rk != 0 and _net_reply(ws, fl, rp, t, rpc_id, rk, msg):
-                        ws[W_RPL] |= _request_reply(C, S, dst, mk, m, rk, msg, self_pref)
+                    if rk != 0 and NET._net_reply(ws, fl, rp, t, rpc_id, rk, msg):
+                        ws[W_RPL] |= STEPS._request_reply(C, S, dst, mk, m, rk, msg, self_pref)
                     _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
                     nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
             elif k == E.EV_DROP:
                 # a window that closed behind a cut link: lost, not a new fault
                 ev_kind = E.EV_DROP
                 ev_a = fl[a, E_ID]
-                _remove_env(ws, fl, a)
+                NET._remove_env(ws, fl, a)
                 ws[W_FAULT0 + 0] += 1
             elif k == E.EV_RPCFAIL:
                 deadline = rp[a, R_DEADLINE]
@@ -999,7 +753,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 c1 = rp[a, R_C1]
                 c2 = rp[a, R_C2]
                 c3 = rp[a, R_C3]
-                _close_rpc(ws, rp, a)
+                NET._close_rpc(ws, rp, a)
                 if alive[i] == 1:
                     _on_response(C, S, i, ck, c1, c2, c3, peer, False, m, t, ob, oc)
                     _refresh(C, S, sn, rwake, slk, i, t, java, stagger)
@@ -1031,7 +785,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
         now = ws[W_NOW]
         # --- the monitor (spec.properties.Monitor.check): state properties, then step ones ---
         M.check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now)
-        _check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs)
+        STEPS._check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs)
         bits = ws[W_RPL]
         if bits != 0:
             for b, prop in ((E.RPL_1, P_RPL1), (E.RPL_2, P_RPL2), (R.RPL_3, P_RPL3)):

@@ -17,9 +17,9 @@ from reference_impl.core import network as net
 from reference_impl.core.state import EMPTY, FrozenMap
 from reference_impl.dledger_log import entry_handler as eh
 from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import server as dn
 from reference_impl.dledger_log import store as st
-from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import world as lw
 from reference_impl.election import ghost as eg
 from reference_impl.election import records as el

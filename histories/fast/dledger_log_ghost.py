@@ -19,7 +19,6 @@ from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
     BIG,
-    MD_DIRTY,
     DR_AT,
     DR_FLUSHED,
     DR_HI,
@@ -36,6 +35,7 @@ from histories.fast.dledger_log_layout import (
     HOW_TRUNCATE,
     LV_STRAG,
     LV_TRANSFER,
+    MD_DIRTY,
     MD_SVB,
     MD_SVN,
     OVERFLOW_OSLOST,

@@ -29,12 +29,12 @@ from histories.fast import dledger_log_store as st
 from histories.fast import election as E
 from histories.fast.dledger_log_layout import (
     BIG,
-    CA_NONE,
     C_BLEN,
     C_LIVE1B,
     C_LIVE2B,
     C_LIVE3B,
     C_NCL,
+    CA_NONE,
     ET_BODY,
     ET_POS,
     ET_SIZE,
@@ -61,10 +61,10 @@ from histories.fast.dledger_log_layout import (
     RQ_B,
     RQ_C,
     RQ_ON,
-    SUCCESS,
     S_BEGIN,
     S_COMMITTED,
     S_NENT,
+    SUCCESS,
     V_CK,
     V_STEP,
     V_T,
@@ -506,10 +506,9 @@ def check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now):
             lcache[1] = term
             request(G, P_LOG1, 0, 0, 0)
     # LOG-5
-    if ws[W_NCONFLICT] > 0 and may_record(vi, P_LOG5):
-        if vi[P_LOG5, V_STEP] < 0 or lcache[6] != ws[W_GVER]:
-            lcache[6] = ws[W_GVER]
-            request(G, P_LOG5, 0, 0, 0)
+    if ws[W_NCONFLICT] > 0 and may_record(vi, P_LOG5) and (vi[P_LOG5, V_STEP] < 0 or lcache[6] != ws[W_GVER]):
+        lcache[6] = ws[W_GVER]
+        request(G, P_LOG5, 0, 0, 0)
     # LOG-7
     if changed and vi[P_LOG7, V_STEP] < 0:
         for j in range(n):
