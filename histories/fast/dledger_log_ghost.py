@@ -270,6 +270,16 @@ def check_majority(C, ws, G, S, i, index, term, pos, size, body, leader_term, wh
     gth = L.g_gth(G)
     if gth[index, TH_ON] == 1:
         return
+    # the logs that hold it now usually make the majority; the drops only add holders
+    sto = L.sto_(S)
+    ent = L.ent_(S)
+    now_held = 0
+    for j in range(C[E.C_N]):
+        kk = st.offset_of(sto, j, index)
+        if kk >= 0 and st.holds(ent, j, kk, term, pos, size, body):
+            now_held += 1
+    if 2 * now_held > C[E.C_N]:
+        return
     holders = ever_held(C, ws, G, S, index, term, pos, size, body)
     k = 0
     x = holders
