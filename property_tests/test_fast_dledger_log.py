@@ -59,6 +59,13 @@ def test_twin_matches_reference_on_fuzz_length_histories():
         assert got["steps"] > 3000
 
 
+def test_leader_partitions_happen_in_both_worlds():
+    """The protocol's own fault kind (world.LeaderPartition) is chosen, applied and counted alike."""
+    cfg = xc.config("leader-partition", 3)
+    assert xc.compare(cfg, 1, 50_000, xc.until_of(cfg, "fuzz")) == []
+    assert fl.run_history(cfg, 1, 50_000, xc.until_of(cfg, "fuzz")).faults.get("leader_partition", 0) > 0
+
+
 def test_a_single_server_answers_at_once_in_both_worlds():
     """DLedger 0.2.6's one-peer group: waitAck completes SUCCESS before anything is committed."""
     for profile in ("crash", "standard"):
@@ -169,7 +176,7 @@ def test_unsupported_configs_are_refused():
     with pytest.raises(Unsupported):  # the reference takes Java ints; the twin's bounds stay below 2**40 ms
         fl.run_history(log_world.make_config(3, {"max_heart_beat_leak": 2**31 - 1,
                                                  "heart_beat_time_interval_ms": 2**31 - 1}), 0, 10)
-    with pytest.raises(Unsupported):  # the protocol's own fault kind (LeaderPartition): the reference runs it
-        fl.run_history(xc.config("leader-partition", 3), 0, 10)
+    with pytest.raises(Unsupported):  # a protocol-specific fault kind the twin does not know
+        fl.run_history(cfg.evolve(profile=cfg.profile.evolve(ext=(("leader_crash", 0.01),))), 0, 10)
     with pytest.raises(Unsupported):
         fl.run_history(cfg.evolve(ids=("a", "b", "c", "c0", "c1")), 0, 10)

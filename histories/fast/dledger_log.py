@@ -49,6 +49,8 @@ from histories.fast.dledger_log_layout import (
     E_SENT,
     E_SRC,
     EF,
+    EV_LP,
+    K_LP,
     LV_TRANSFER,
     MD_BCHG,
     MD_DIRTY,
@@ -114,6 +116,7 @@ from histories.fast.dledger_log_layout import (
     W_GVER,
     W_LAST_FAULT,
     W_LOST,
+    W_LP_FAULTS,
     W_MAXIDX,
     W_MAXTERM,
     W_NCUT,
@@ -509,6 +512,10 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
             if pw[E.K_HEAL] > 0 and ws[W_NCUT] > 0:
                 kinds[nk] = E.K_HEAL
                 nk += 1
+            # the profile's own kinds (FaultProfile.ext) come last: world.ext_faults' leader_partition
+            if pw[K_LP] > 0 and _leader_up(S, alive, n) >= 0:
+                kinds[nk] = K_LP
+                nk += 1
         # --- the seeded chooser (chooser.SeededChooser.choose) ---
         fault_kind = -1
         if nk > 0:
@@ -573,6 +580,11 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                             fev_a[cnt] = a
                             fev_b[cnt] = b
                             cnt += 1
+            elif fault_kind == K_LP:
+                for j in range(n):  # world._leaders
+                    if alive[j] == 1 and L.nd_(S)[j, E.ROLE] == E.LEADER:
+                        fev_a[cnt] = j
+                        cnt += 1
             else:
                 fev_a[cnt] = 0
                 cnt += 1
@@ -657,6 +669,22 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 ws[W_NCUT] += 1
                 _fault(ws)
                 ws[W_FAULT0 + 7] += 1
+                nobs = 1
+            elif fault_kind == K_LP:
+                # world.ext_apply(LeaderPartition): the cut is made anew, the leader and the
+                # clients on one side, the other servers on the other; no ghost update
+                ev_kind = EV_LP
+                ev_a = a
+                ncut = 0
+                for x in range(nt):
+                    sx = x == a or x >= n
+                    for y in range(nt):
+                        sy = y == a or y >= n
+                        cut[x, y] = 1 if sx != sy else 0
+                        ncut += cut[x, y]
+                ws[W_NCUT] = ncut
+                _fault(ws)
+                ws[W_LP_FAULTS] += 1
                 nobs = 1
             else:
                 ev_kind = E.EV_HEAL
@@ -821,6 +849,16 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
             return
     ws[W_STEPS] = step
     ws[W_STOP] = stop
+
+
+@njit(cache=True, inline='always')
+def _leader_up(S, alive, n):
+    """The first live server that leads (world._leaders), -1: none."""
+    nd = L.nd_(S)
+    for j in range(n):
+        if alive[j] == 1 and nd[j, E.ROLE] == E.LEADER:
+            return j
+    return -1
 
 
 @njit(cache=True)

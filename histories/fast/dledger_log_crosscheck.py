@@ -8,7 +8,7 @@ number of observations), the stop reason, the verdicts (first violation of each
 property: step, time, expected cause text), spec.dledger_log.measure, the fault counts,
 and the whole final world (servers, clients, network, ghost, history, `since`, `fresh`).
 
-    python -m histories.fast.dledger_log_crosscheck                 # 20 seeds x fuzz-length x 9 profiles x 3, 5 nodes
+    python -m histories.fast.dledger_log_crosscheck                 # 20 seeds x fuzz-length x 10 profiles x 3, 5 nodes
     python -m histories.fast.dledger_log_crosscheck --seeds 5 --profiles standard,hostile --nodes 3
     python -m histories.fast.dledger_log_crosscheck --configs all   # the version profiles and config sets below
     python -m histories.fast.dledger_log_crosscheck --timing java,pinned --until 30000
@@ -25,14 +25,17 @@ import time
 from typing import Any
 
 from histories import runner
+from histories.fast import dledger_log_layout as L
 from histories.fast import dledger_log_run as fast
 from histories.fast.common import CapacityError
-from histories.fast.crosscheck import Recorder, _world_diff, describe
+from histories.fast.crosscheck import Recorder, _world_diff
+from histories.fast.crosscheck import describe as election_describe
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from reference_impl.dledger_log import world as log_world
 
-PROFILES = ("none", "lockstep", "gentle", "crash", "os_crash", "partition", "lossy", "standard", "hostile")
+PROFILES = ("none", "lockstep", "gentle", "crash", "os_crash", "partition", "lossy", "standard", "hostile",
+            "leader-partition")
 # Config sets besides the defaults: the version profiles, the push processor, DLedger 0.4.0's
 # no-op, a preferred leader (transfers), the DLedger tests' forced leader, files that roll,
 # tight pending limits, more and fewer clients.
@@ -55,8 +58,25 @@ CONFIGS = {
 CAP_NAMES = ("entries", "flight", "rpcs", "terms", "marks", "pending", "queue", "sets", "oslost", "outs")
 
 
+class LogRecorder(Recorder):
+    """The election cross-check's recorder, and the protocol's own fault (world.LeaderPartition)."""
+
+    def __call__(self, i: int, before: core.World, ev: Any, after: core.World, obs: tuple) -> None:
+        if isinstance(ev, log_world.LeaderPartition):
+            self.events.append((L.EV_LP, ev.leader, 0, after.now, 0, 0, len(obs)))
+            self.faults["leader_partition"] += 1
+            return
+        super().__call__(i, before, ev, after, obs)
+
+
+def describe(e: tuple | None) -> str:
+    if e is not None and e[0] == L.EV_LP:
+        return f"LeaderPartition(leader={e[1]}) at t={e[3]} ms, {e[6]} observation(s)"
+    return election_describe(e)
+
+
 def reference_run(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None):
-    rec = Recorder()
+    rec = LogRecorder()
     result = runner.run(cfg, chooser.SeededChooser(seed).choose, steps, until_ms, hooks=(rec,))
     return result, rec, result.measures
 

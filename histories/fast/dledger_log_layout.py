@@ -313,7 +313,7 @@ W_NOSLOST = 32  # rows of LogGhost.os_lost
 W_GVER = 33  # bumped when what an expected cause reads changes (caches LOG-1 / LOG-5 causes)
 W_MAXIDX = 34  # the largest index any index-keyed table used (reset clears up to it)
 W_TOPTERM = 35  # the largest term any term-keyed table used
-W_EVENTS0 = 36  # event counts by kind, 36 + EV_* (up to 47)
+# 36..47: free
 W_SEQ = 48  # Terms.seq: votes, leaderships, lost term files and drops noted so far
 W_NDROPS = 49  # rows of LogGhost.drops (gdr)
 W_NDPAY = 50  # rows of the drops' entries (gdp)
@@ -327,7 +327,13 @@ W_SETTLED = 57  # settled_leader: server index (-1: None) ..
 W_SETTLED_T = 58  # .. and its term
 W_PAUSE = 59  # 1: the kernel returned mid-history for expected causes the caller computes (rq)
 W_RPL = 60  # this step's RPL findings, bits 1 << RPL_* (dledger_log_replies)
-WF = 64
+W_LP_FAULTS = 61  # leader_partition faults (the profile's own kind)
+W_EVENTS0 = 64  # event counts by kind, 64 + EV_* (up to 79)
+WF = 80
+
+# the protocol's own fault kind (world.LeaderPartition), after the election twin's K_* and EV_*
+K_LP = 9  # its weight: pw[K_LP]
+EV_LP = 12  # a: the leader
 
 STOP_STEPS = 0
 STOP_UNTIL = 1

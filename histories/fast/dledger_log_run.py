@@ -90,8 +90,12 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     if cfg.script:
         raise Unsupported("scenario scripts are not modelled by the fast twin")
     prof = cfg.profile
-    if any(w for _, w in prof.ext):
-        raise Unsupported(f"protocol-specific fault kinds {prof.ext!r} are not modelled")
+    lp_weight = 0.0
+    for kind, weight in prof.ext:
+        if kind != "leader_partition" and weight:
+            raise Unsupported(f"the protocol-specific fault kind {kind!r} is not modelled")
+        if kind == "leader_partition":
+            lp_weight = float(weight)
     pc = cfg.proto
     dl = pc.node.dledger
     lg = pc.node.log
@@ -176,7 +180,7 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     for name, v in numbers.items():
         if abs(v) >= 1 << 40:
             raise Unsupported(f"{name} = {v} is outside the twin's range (|x| < 2**40)")
-    pw = np.array([float(getattr(prof, k)) for k in PROFILE_KINDS], np.float64)
+    pw = np.array([float(getattr(prof, k)) for k in PROFILE_KINDS] + [lp_weight], np.float64)  # [L.K_LP]
     preferred = dl.preferred()
     pref = np.array([ids.index(p) for p in preferred if p in dl.peers], np.int64)
     self_pref = np.array([1 if node_id in preferred else 0 for node_id in ids[:n]], np.int64)
@@ -284,7 +288,7 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
               lmp=np.full((n, n), -1, i64), lcache=np.zeros(16, i64), ocommit=np.zeros(n, i64),
               oalive=np.zeros(n, i64), newl=np.zeros(64, i64), log=np.zeros((max(log_cap, 1), E.LF), i64),
               evk=np.zeros(nev, i64), eva=np.zeros(nev, i64), fev_a=np.zeros(max(flight, nt * nt + 64), i64),
-              fev_b=np.zeros(max(flight, nt * nt + 64), i64), kinds=np.zeros(9, i64),
+              fev_b=np.zeros(max(flight, nt * nt + 64), i64), kinds=np.zeros(L.K_LP + 1, i64),
               ob=np.zeros((outs + 1, L.OF), i64), oc=np.zeros(2, i64), msg=np.zeros(L.NMF, i64),
               m=np.zeros(L.NMF, i64))
     reset(p, s, seed)
@@ -343,7 +347,8 @@ def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     log = s.log[:int(ws[L.W_NLOG])].copy() if p.C[E.C_LOG] == 1 else None
     r = FastResult(steps=steps, t_ms=int(ws[L.W_NOW]), stopped=stopped, violations=violations, stats=measure(p, s),
                    faults={name: int(ws[L.W_FAULT0 + k]) for k, name in enumerate(FAULT_NAMES)
-                           if ws[L.W_FAULT0 + k]},
+                           if ws[L.W_FAULT0 + k]} | ({"leader_partition": int(ws[L.W_LP_FAULTS])}
+                                                    if ws[L.W_LP_FAULTS] else {}),
                    log=log, prepared=p, state=s, seconds=seconds, world_of=decode.world)
     if code < 0 and strict:
         raise CapacityError(L.OVERFLOW_NAMES.get(code, str(code)), steps, r)
