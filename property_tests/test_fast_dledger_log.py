@@ -102,13 +102,20 @@ MUTANT_CASES = [
     ("LOG-3", "finish_vote_round", em.parse_own_vote_as_quorum),
     ("LOG-4", "finish_vote_round", em.parse_own_vote_as_quorum),
     ("LOG-5", "finish_vote_round", em.parse_own_vote_as_quorum),
+    # a leader of its own vote alone commits what no majority held, and its followers answer pushes
+    # of a leader they do not follow; replies the guards do not give
+    ("LOG-8", "finish_vote_round", em.parse_own_vote_as_quorum),
+    ("RPL-3", "finish_vote_round", em.parse_own_vote_as_quorum),
+    ("RPL-2", "handle_vote", em.vote_ignoring_curr_vote_for),
+    ("RPL-2", "handle_heart_beat", em.heartbeat_following_higher_term_at_old_term),
 ]
 
 
 @pytest.mark.parametrize("prop, name, mutant", MUTANT_CASES, ids=[f"{c[0]}-{c[2].__name__}" for c in MUTANT_CASES])
 def test_election_mutants_break_log_properties_unexpectedly_in_both_worlds(monkeypatch, prop, name, mutant):
-    """An election mutant (two leaders in a term with no term file lost) breaks a LOG property
-    with no known cause, in the same history and step in both worlds."""
+    """An election mutant (two leaders in a term with no term file lost, a reply its guards do not
+    give) breaks a LOG or RPL property with no known cause, in the same history and step in both
+    worlds."""
     cfg = xc.config("standard", 3)
     until = 30_000
     seed = _first(fl.Runner(cfg, mutant=mutant.__name__), until, prop, 30, expected=False)
