@@ -15,7 +15,7 @@ Numba over fixed-layout arrays; the reference stays the specification and the ju
 | `election` | the election twin's kernel (`run_kernel`), re-exporting `election_layout` (enums, array columns), `election_node` (the node logic) and `election_world` (network, ghost, properties) |
 | `run` | the election world's Python side: config arrays, `run_history`, `Runner` (the package's `run_history` and `Runner` dispatch on the protocol) |
 | `decode` | the election arrays back to reference objects (`core.World`) |
-| `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_node`, `_monitor` (ghost, properties), the kernel, `_run` (Python side), `_decode`, `_crosscheck` |
+| `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_node`, `_net`, `_monitor` (ghost maps, state properties), `_ghost` (drops, thin commits, Terms, liveness), `_steps` and `_replies` (step properties, RPL-*), the kernel, `_run` (Python side), `_causes` (expected causes by the spec's own functions), `_decode`, `_crosscheck` |
 | `crosscheck` | twin vs reference, history by history (`python -m histories.fast.crosscheck`) |
 
 docs/fast-worlds.md has the layouts, capacities and what is covered;
