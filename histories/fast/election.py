@@ -22,16 +22,16 @@ from numba import njit
 from histories.fast.common import borrow
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
 from histories.fast.election_node import (
-    _boot, _handle_heart_beat, _handle_vote, _on_heart_beat_response, _on_leadership_transfer_response,
-    _on_tick, _on_vote_response, _server_handle_leadership_transfer, _wake_slack, wake_at,
+    _boot, _handle_heart_beat, _handle_vote, _on_heart_beat_response, _on_tick, _on_vote_response,
+    _server_handle_leadership_transfer, _transfer_response, _wake_slack, wake_at,
 )
 from histories.fast.election_node import (  # noqa: F401 - re-exported
     _change_role_to_candidate, _change_role_to_follower, _change_role_to_leader, _check_preferred_leader,
     _clear_take_leadership, _due, _elapsed, _finish_heart_beat_round, _finish_vote_round,
     _get_next_time_to_request_vote, _handle_heart_beat_ref, _handle_leadership_transfer, _handle_role_change,
     _handle_take_leadership, _is_quorum, _is_taking_leadership, _maintain_as_candidate, _maintain_as_follower,
-    _maintain_state, _maintainer_due, _push_obs, _push_respond, _push_send, _rand_int, _send_heartbeats,
-    _take_leadership_task_check, _take_leadership_wait_step, _vote_for_quorum_responses,
+    _maintain_state, _maintainer_due, _on_leadership_transfer_response, _push_obs, _push_respond, _push_send,
+    _rand_int, _round_due, _send_heartbeats, _step_down, _take_leadership_task_check, _take_leadership_wait_step, _vote_for_quorum_responses,
 )
 from histories.fast.election_ghost import _follow_note, _note_crash
 from histories.fast.election_ghost import (  # noqa: F401 - re-exported
@@ -485,7 +485,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         elif ck == CK_VOTE:
                             _on_vote_response(C, nd, dst, c1, True, m1, m0, t)
                         else:
-                            _on_leadership_transfer_response(nd, dst, c1, c2, c3, True, m0, m1, ob, oc)
+                            _transfer_response(C, nd, dst, c1, c2, c3, True, m0, m1, ob, oc)
                         if wake_at(C, nd, dst) != wakes[dst]:
                             sn[dst] = t
                         nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, dst, t, ob, oc,
@@ -549,7 +549,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                     elif ck == CK_VOTE:
                         _on_vote_response(C, nd, i, c1, False, 0, 0, t)
                     else:
-                        _on_leadership_transfer_response(nd, i, c1, c2, c3, False, 0, 0, ob, oc)
+                        _transfer_response(C, nd, i, c1, c2, c3, False, 0, 0, ob, oc)
                     if wake_at(C, nd, i) != wakes[i]:
                         sn[i] = t
                     nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, i, t, ob, oc, touched)

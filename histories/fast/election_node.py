@@ -237,6 +237,11 @@ def _handle_heart_beat(C, nd, i, leader, term, now, ob, oc):
         nd[i, LLHB] = now
         _push_obs(ob, oc, OB_ROLE, nd[i, TERM], FOLLOWER, leader)
         return SUCCESS, -1
+    if mut == MUT_HB_ACCEPT_LOWER and 0 <= leader < C[C_N] and leader != i and term < nd[i, TERM]:
+        return SUCCESS, -1
+    if (mut == MUT_LAST_NEVER_FOLLOWS and i == C[C_N] - 1 and 0 <= leader < C[C_N] and leader != i
+            and term == nd[i, TERM] and nd[i, LEADER_ID] < 0):
+        return INCONSISTENT_LEADER, -1
     if mut == MUT_HB_NO_REFRESH and nd[i, ROLE] == FOLLOWER:
         before = nd[i, LLHB]
         code, rterm = _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc)
@@ -309,6 +314,17 @@ def _on_leadership_transfer_response(nd, i, term, transferee, admin_rpc, has_res
             _push_respond(ob, oc, admin_rpc, MK_LT_RESP, code, rterm)
         else:
             _push_respond(ob, oc, admin_rpc, MK_LT_RESP, NETWORK_ERROR, term)
+
+
+@njit(cache=True)
+def _transfer_response(C, nd, i, term, transferee, admin_rpc, has_resp, code, rterm, ob, oc):
+    """server.on_response's call of on_leadership_transfer_response (the mutant
+    transfer_never_ends keeps the transferee: the election world's own signature stays
+    the one the dledger_log twin calls)."""
+    before = nd[i, TRANSFEREE]
+    _on_leadership_transfer_response(nd, i, term, transferee, admin_rpc, has_resp, code, rterm, ob, oc)
+    if C[C_MUTANT] == MUT_TRANSFER_NEVER_ENDS:
+        nd[i, TRANSFEREE] = before
 
 
 @njit(cache=True)
