@@ -11,8 +11,10 @@ every step, with the Monitor's rules for first and expected violations.
 
 The hot loop never calls Python: Python (`histories.fast.run`) only builds the arrays
 from a `WorldConfig` and decodes the results. This module's namespace is the election
-twin's interface: the layout (`election_layout`), the node logic (`election_node`) and
-the world (`election_world`) are reachable from here under their reference names.
+twin's interface: the layout (`election_layout`), the node logic (`election_node`,
+`election_transfer`, `election_server`), the world (`election_world`), its ghost
+(`election_ghost`) and the reply guards (`election_replies`) are reachable from here under
+their reference names.
 """
 
 from __future__ import annotations
@@ -20,30 +22,76 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.common import borrow
-from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
-from histories.fast.election_node import (
-    _boot, _handle_heart_beat, _handle_vote, _on_heart_beat_response, _on_tick, _on_vote_response,
-    _server_handle_leadership_transfer, _transfer_response, _wake_slack, wake_at,
-)
-from histories.fast.election_node import (  # noqa: F401 - re-exported
-    _change_role_to_candidate, _change_role_to_follower, _change_role_to_leader, _check_preferred_leader,
-    _clear_take_leadership, _due, _elapsed, _finish_heart_beat_round, _finish_vote_round,
-    _get_next_time_to_request_vote, _handle_heart_beat_ref, _handle_leadership_transfer, _handle_role_change,
-    _handle_take_leadership, _is_quorum, _is_taking_leadership, _maintain_as_candidate, _maintain_as_follower,
-    _maintain_state, _maintainer_due, _on_leadership_transfer_response, _push_obs, _push_respond, _push_send,
-    _rand_int, _round_due, _send_heartbeats, _step_down, _take_leadership_task_check, _take_leadership_wait_step, _vote_for_quorum_responses,
-)
-from histories.fast.election_ghost import _follow_note, _note_crash
 from histories.fast.election_ghost import (  # noqa: F401 - re-exported
-    _all_follow, _ele1_expected, _ele2_expected, _followed, _revote_cause, _transfer_note, _two_leaders_cause,
+    _all_follow,
+    _ele1_expected,
+    _ele2_expected,
+    _follow_note,
+    _followed,
+    _note_crash,
+    _revote_cause,
+    _transfer_note,
+    _two_leaders_cause,
+)
+from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
+from histories.fast.election_node import (  # noqa: F401 - re-exported
+    _boot,
+    _change_role_to_candidate,
+    _change_role_to_follower,
+    _change_role_to_leader,
+    _clear_take_leadership,
+    _elapsed,
+    _finish_heart_beat_round,
+    _finish_vote_round,
+    _get_next_time_to_request_vote,
+    _handle_heart_beat,
+    _handle_heart_beat_ref,
+    _handle_role_change,
+    _handle_vote,
+    _is_quorum,
+    _is_taking_leadership,
+    _maintain_as_candidate,
+    _maintain_as_follower,
+    _maintain_state,
+    _on_heart_beat_response,
+    _on_vote_response,
+    _push_obs,
+    _push_respond,
+    _push_send,
+    _rand_int,
+    _send_heartbeats,
+    _step_down,
+    _take_leadership_task_check,
+    _vote_for_quorum_responses,
 )
 from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
-from histories.fast.election_world import (
-    _close_rpc, _ele4_term, _fault, _find_rpc, _net_reply, _node_down, _record, _record_expected, _remove_env,
-    _route, _settled, _update_cut_since,
+from histories.fast.election_server import _due, _maintainer_due, _on_tick, _round_due, _wake_slack, wake_at  # noqa: F401 - re-exported
+from histories.fast.election_transfer import (  # noqa: F401 - re-exported
+    _check_preferred_leader,
+    _handle_leadership_transfer,
+    _handle_take_leadership,
+    _on_leadership_transfer_response,
+    _server_handle_leadership_transfer,
+    _take_leadership_wait_step,
 )
-from histories.fast.election_world import _ghost_obs, _net_send, _popcount  # noqa: F401 - re-exported
-from histories.fast.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
+from histories.fast.election_world import (  # noqa: F401 - re-exported
+    _close_rpc,
+    _ele4_term,
+    _fault,
+    _find_rpc,
+    _ghost_obs,
+    _net_reply,
+    _net_send,
+    _node_down,
+    _popcount,
+    _record,
+    _record_expected,
+    _remove_env,
+    _route,
+    _settled,
+    _update_cut_since,
+)
+from histories.fast.mt import genrand, getrandbits, randbelow, random53  # noqa: F401  (genrand: tests)
 
 
 @njit(cache=True)
@@ -485,7 +533,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         elif ck == CK_VOTE:
                             _on_vote_response(C, nd, dst, c1, True, m1, m0, t)
                         else:
-                            _transfer_response(C, nd, dst, c1, c2, c3, True, m0, m1, ob, oc)
+                            _on_leadership_transfer_response(nd, dst, c1, c2, c3, True, m0, m1, ob, oc)
                         if wake_at(C, nd, dst) != wakes[dst]:
                             sn[dst] = t
                         nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, dst, t, ob, oc,
@@ -549,7 +597,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                     elif ck == CK_VOTE:
                         _on_vote_response(C, nd, i, c1, False, 0, 0, t)
                     else:
-                        _transfer_response(C, nd, i, c1, c2, c3, False, 0, 0, ob, oc)
+                        _on_leadership_transfer_response(nd, i, c1, c2, c3, False, 0, 0, ob, oc)
                     if wake_at(C, nd, i) != wakes[i]:
                         sn[i] = t
                     nobs = _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, i, t, ob, oc, touched)

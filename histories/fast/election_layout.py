@@ -208,14 +208,13 @@ MUT_CRASH_LOSES_VOTE = 5  # crash: crash_losing_vote
 MUT_HB_FOLLOW_HIGHER = 6  # handle_heart_beat: heartbeat_following_higher_term_at_old_term
 MUT_LEASE_NEVER_EXPIRES = 7  # finish_heart_beat_round: leader_lease_never_expires
 MUT_NEVER_INCREMENT = 8  # maintain_as_candidate: candidate_never_increments_term
-# property_tests/test_fast_election.py's own mutants (RPL-1, LIVE-3, LIVE-2)
+# property_tests/test_fast_election.py's own mutants (RPL-1/2, LIVE-1/3)
 MUT_HB_ACCEPT_LOWER = 9  # handle_heart_beat: heartbeat_accepting_lower_term
 MUT_LAST_NEVER_FOLLOWS = 10  # handle_heart_beat: last_node_never_follows
-MUT_TRANSFER_NEVER_ENDS = 11  # on_leadership_transfer_response: transfer_never_ends
 MUTANTS = {"vote_ignoring_curr_vote_for": 1, "parse_own_vote_as_quorum": 2, "heartbeat_not_refreshing_timer": 3,
            "crash_losing_term_file": 4, "crash_losing_vote": 5, "heartbeat_following_higher_term_at_old_term": 6,
            "leader_lease_never_expires": 7, "candidate_never_increments_term": 8,
-           "heartbeat_accepting_lower_term": 9, "last_node_never_follows": 10, "transfer_never_ends": 11}
+           "heartbeat_accepting_lower_term": 9, "last_node_never_follows": 10}
 
 # fault kinds, in core.FAULT_KINDS order; profile weights `pw` are float64[9]
 K_LOSS = 0

@@ -19,9 +19,9 @@ import attrs
 import numpy as np
 
 from histories.fast import decode
-from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from histories.fast import election as K
 from histories.fast import mt as mt_mod
+from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.election import world as election_world
@@ -268,7 +268,6 @@ def _cause(p: Prepared, s: State, k: int) -> tuple[str | None, tuple[str, ...]]:
 def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     ws = s.ws
     code = int(ws[K.W_STOP])
-    ids = p.cfg.ids
     steps = int(ws[K.W_STEPS])
     violations = []
     for k, pid in enumerate(K.PROPERTY_IDS):
