@@ -218,6 +218,20 @@ def test_expected_violations_carry_the_references_cause():
     assert xc.compare(cfg, next(i for i, r in enumerate(results) if r.violations), 3000, None) == []
 
 
+def test_two_leaders_of_a_term_carry_the_references_evidence():
+    """ELE-1 expected: the cause names the voter, both ACCEPTs and the OS crash between them, as
+    the reference words it from this history's evidence (the twin rebuilds the ghost it reads)."""
+    cfg = xc.config("hostile", 3)
+    until = xc._until(cfg, "fuzz")
+    runner = fast.Runner(cfg)
+    seed = next(s for s in range(40) if any(v.property == "ELE-1" and v.expected
+                                            for v in runner.run(s, 50_000, until).violations))
+    r = fast.run_history(cfg, seed, 50_000, until)
+    ele1 = next(v for v in r.violations if v.property == "ELE-1")
+    assert "lost its currterm file" in ele1.expected and " at " in ele1.expected and ele1.who
+    assert xc.compare(cfg, seed, 50_000, until) == []
+
+
 def test_runner_reuses_its_arrays_without_leaking_state():
     cfg = xc.config("hostile", 5)
     runner = fast.Runner(cfg)

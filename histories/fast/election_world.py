@@ -11,12 +11,7 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.election_ghost import (
-    _ele1_expected,
-    _ele2_expected,
-    _follow_note,
-    _note_led,
-    _note_vote,
-    _transfer_note,
+    _ele1_expected, _ele2_expected, _follow_note, _note_led, _note_vote, _transfer_note,
 )
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
 from histories.fast.election_node import _is_quorum
@@ -308,6 +303,31 @@ def _route(C, ws, nd, alive, cut, fl, rp, elected, grants, vi, nt, vl, lv, i, no
             nobs += 1
             _ghost_obs(C, ws, nd, alive, cut, elected, grants, vi, nt, vl, lv, i, ob, k, touched)
     return nobs
+
+
+@njit(cache=True)
+def _check_liveness(C, ws, lv, vi, step, now):
+    """ELE-L, LIVE-1, LIVE-2, LIVE-3 (spec/election.py: ele_l, live1, live2, live3), bounded state
+    properties with no expected cause: the first violation of each is kept."""
+    n = C[C_N]
+    calm = ws[W_CALM] == 1
+    calm_at = ws[W_CALM_AT]
+    elector = C[C_ELECTOR] == 1
+    if vi[P_ELEL, V_STEP] < 0 and calm and elector and ws[W_SETTLED] < 0 and now - calm_at > C[C_ELELB]:
+        _record(vi, P_ELEL, step, now, 0)
+    if (vi[P_LIVE1, V_STEP] < 0 and calm and elector and ws[W_AGREED] == 0
+            and now - max(ws[W_AGREED_SINCE], calm_at) > C[C_LIVE1B]):
+        _record(vi, P_LIVE1, step, now, 0)
+    if vi[P_LIVE2, V_STEP] < 0:
+        for j in range(n):
+            if lv[j, LV_TRANS] >= 0 and now - lv[j, LV_TRANS] > C[C_LIVE2B]:
+                _record(vi, P_LIVE2, step, now, 0)
+                break
+    if vi[P_LIVE3, V_STEP] < 0 and calm:
+        for j in range(n):
+            if lv[j, LV_STRAG] >= 0 and now - max(lv[j, LV_STRAG], calm_at) > C[C_LIVE3B]:
+                _record(vi, P_LIVE3, step, now, 0)
+                break
 
 
 @njit(cache=True, inline='always')

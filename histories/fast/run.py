@@ -247,21 +247,21 @@ def _cause(p: Prepared, s: State, k: int) -> tuple[str | None, tuple[str, ...]]:
     """The expected cause of property row k's recorded violation, as spec/election.py words it
     (None: unexpected), and the nodes it names. The kernel decided that a cause exists; ELE-1/2's
     text is spec's ele1_expected / ele2_expected over the ghost as it was at that step (the notes
-    before V_SEQ)."""
+    before V_SEQ, the part of it spec reads: decode.ghost_at)."""
     if s.vi[k, K.V_CAUSE] == 0:
         return None, ()
     ids = p.cfg.ids
     if k == K.P_ELE3:
         who = tuple(ids[i] for i in range(len(ids)) if int(s.vi[k, K.V_CAUSE]) >> i & 1)
         return espec.TERM_FILE_LOST.format(who=", ".join(who)), who
-    g = decode.ghost_at(p.cfg, s.nt, int(s.vi[k, K.V_SEQ]))
+    g = decode.ghost_at(p.cfg, s.nt, int(s.vi[k, K.V_SEQ]), two_leaders=k == K.P_ELE1)
     w = SimpleNamespace(cfg=p.cfg, ghost=g)
     text = espec.ele1_expected(w) if k == K.P_ELE1 else espec.ele2_expected(w)
     if text is None:
         raise RuntimeError(f"fast world: the kernel found evidence for {K.PROPERTY_IDS[k]}'s expected cause, "
                            "spec/election.py does not (a twin bug: run the history on the reference)")
-    lost = set(g.terms.term_lost)
-    who = tuple(sorted({v for (v, _), c in g.grants.items() if len(c) > 1 and v in lost}))
+    lost = set(g.terms.term_lost)  # the voters with two candidates in a term that lost their term file
+    who = tuple(sorted({v for (v, _), votes in g.terms.votes.items() if v in lost and len({x[0] for x in votes}) > 1}))
     return text, who
 
 
