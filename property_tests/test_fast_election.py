@@ -249,6 +249,8 @@ def test_capacities_overflow_loudly():
     assert err.value.what == "messages in flight" and err.value.step >= 1
     r = fast.run_history(cfg, 0, 2000, rpcs=2, strict=False)
     assert r.overflow and r.stopped == "overflow:open RPCs"
+    r = fast.run_history(cfg, 0, 2000, notes=4, strict=False)
+    assert r.overflow and r.stopped.startswith("overflow:ghost notes")
 
 
 def test_unsupported_configs_are_refused():

@@ -33,6 +33,7 @@ DEFAULT_RPCS = 1024
 DEFAULT_TERMS = 4096
 DEFAULT_LOG = 1 << 20  # events the log holds at most (log=True); more overflow loudly
 DEFAULT_NOTES = 1 << 16  # the ghost's evidence notes (ACCEPTs, leaderships, lost term files); more overflow loudly
+MAX_NOTES = 1 << 22  # run_history sizes the notes by its steps, up to this (Runner: DEFAULT_NOTES)
 STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
 OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
                   K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
@@ -228,14 +229,17 @@ def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
                 strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG,
-                notes: int = DEFAULT_NOTES) -> FastResult:
+                notes: int | None = None) -> FastResult:
     """One seeded history of `cfg` (an election WorldConfig): what
     `histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` runs.
 
     Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated: an overflow
-    raises CapacityError (strict) or returns stopped="overflow:<what>". `log`: keep the
+    raises CapacityError (strict) or returns stopped="overflow:<what>"; `notes` (the ghost's
+    evidence) defaults to what `steps` can take. `log`: keep the
     event log (FastResult.log). `mutant`: a test-only broken variant (K.MUTANTS)."""
     p = prepare(cfg, terms=terms, log=log, mutant=mutant)
+    if notes is None:  # a step takes at most two notes (a self-vote or a leadership, a grant, a lost file)
+        notes = min(max(DEFAULT_NOTES, 2 * steps + 64), MAX_NOTES)
     s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=min(steps, log_cap) if log else 0, notes=notes)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
