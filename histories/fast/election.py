@@ -22,7 +22,7 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.common import borrow
-from histories.fast.election_ghost import _follow_note, _note_crash
+from histories.fast.election_ghost import _follow_note, _note_crash, _transfers_changed
 from histories.fast.election_ghost import (  # noqa: F401 - re-exported
     _all_follow, _ele1_expected, _ele2_expected, _followed, _revote_cause, _transfer_note, _two_leaders_cause,
 )
@@ -78,6 +78,8 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
     ws[W_SETTLED] = -1
     ws[W_METER_SINCE] = 0
     ws[W_SL] = -1  # ghost.settled_leader None (agreed False since 0, no notes)
+    ws[W_TRANS_MIN] = -1
+    ws[W_STRAG_MIN] = -1
     for i in range(n):
         sn[i] = 0  # World.since
         if alive[i] == 1:
@@ -90,13 +92,12 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
 
 @njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
-               sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms, mb,
+               sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms,
                steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch
-    arrays (evk .. mb) come from the caller too (`run.new_state`): see `borrow`.
+    arrays (evk .. prev_terms) come from the caller too (`run.new_state`): see `borrow`.
     evk/eva: the protocol events (kind; node, flight row or rpc row); fev_a/fev_b: the fault
-    events of the chosen kind; ob/oc: one transition's outputs and their count; mb: a node's
-    row before a request (RPL-1/2). nt/vl/lv: the ghost's notes and per-node fields
+    events of the chosen kind; ob/oc: one transition's outputs and their count. nt/vl/lv: the ghost's notes and per-node fields
     (election_ghost)."""
     C = borrow(C)
     pw = borrow(pw)
@@ -132,7 +133,6 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     nt = borrow(nt)
     vl = borrow(vl)
     lv = borrow(lv)
-    mb = borrow(mb)
     n = C[C_N]
     java = C[C_JAVA] == 1
     stagger = C[C_STAGGER] if java else 0
@@ -366,6 +366,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                     ws[W_DISK_LOSSES] += 1
                 _follow_note(C, ws, nd, alive, lv, now)  # ghost_update(Crash)
                 lv[a, LV_TRANS] = -1
+                _transfers_changed(C, ws, lv)
                 _fault(ws)
                 ws[W_FAULT0 + (2 if fault_kind == K_CRASH else (3 if fault_kind == K_OS else 4))] += 1
                 nobs = 1
@@ -477,17 +478,23 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             rp[r, R_DEADLINE] = t
                             rp[r, R_WINDOW] = 0
                 else:
-                    # server.on_request; RPL-1/2 hold its reply to the guards on the row before (mb)
-                    for f in range(NF):
-                        mb[f] = nd[dst, f]
+                    # server.on_request; RPL-1/2 hold its reply to the guards on the state before
+                    b_term = nd[dst, TERM]
+                    b_vote = nd[dst, VOTE]
+                    b_leader = nd[dst, LEADER_ID]
                     if mk == MK_HB_REQ:
+                        b_llhb = nd[dst, LLHB]
                         code, rterm = _handle_heart_beat(C, nd, dst, m0, m1, t, ob, oc)
                         if _net_reply(ws, fl, rp, t, rpc_id, MK_HB_RESP, code, rterm, 0):
-                            touched[3] = _heart_beat_reply(mb, nd, dst, m0, m1, code)
+                            touched[3] = _heart_beat_reply(nd, dst, m0, m1, code, b_term, b_vote, b_leader, b_llhb)
                     elif mk == MK_VOTE_REQ:
+                        b_lei = nd[dst, LEI]
+                        b_let = nd[dst, LET]
+                        b_tttl = nd[dst, TTTL]
                         rterm, result = _handle_vote(C, nd, dst, m0, m1, m2, m3, False, self_pref, ob, oc)
                         if _net_reply(ws, fl, rp, t, rpc_id, MK_VOTE_RESP, rterm, result, SUCCESS):
-                            touched[3] = _vote_reply(C, mb, nd, dst, m0, m1, m2, m3, self_pref, result)
+                            touched[3] = _vote_reply(C, nd, dst, m0, m1, m2, m3, self_pref, result, b_term, b_vote,
+                                                     b_leader, b_lei, b_let, b_tttl)
                     else:
                         has, code, rterm = _server_handle_leadership_transfer(
                             C, nd, wmk, dst, m0, m1, m2, m3, m4, rpc_id, t, ob, oc)

@@ -260,6 +260,8 @@ W_AGREED = 46  # ghost.agreed
 W_AGREED_SINCE = 47  # ghost.agreed_since
 W_SL = 48  # ghost.settled_leader: the leader's index, -1 for None
 W_SL_TERM = 49  # ... and its term (0 for None)
+W_TRANS_MIN = 50  # the earliest `since` in ghost.transfers (-1: none): LIVE-2 reads one number a step
+W_STRAG_MIN = 51  # the earliest `since` in ghost.stragglers (-1: none): LIVE-3 likewise
 WF = 52
 
 STOP_STEPS = 0

@@ -186,7 +186,6 @@ class State:
     oc: np.ndarray
     touched: np.ndarray
     prev_terms: np.ndarray
-    mb: np.ndarray
 
 
 def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
@@ -206,8 +205,7 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
               evk=np.zeros(1 + n + flight + rpcs, np.int64), eva=np.zeros(1 + n + flight + rpcs, np.int64),
               fev_a=np.zeros(max(flight, n * n + 64), np.int64), fev_b=np.zeros(max(flight, n * n + 64), np.int64),
               kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), slk=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
-              oc=np.zeros(2, np.int64), touched=np.zeros(4, np.int64), prev_terms=np.zeros(n, np.int64),
-              mb=np.zeros(K.NF, np.int64))
+              oc=np.zeros(2, np.int64), touched=np.zeros(4, np.int64), prev_terms=np.zeros(n, np.int64))
     reset(p, s, seed)
     return s
 
@@ -222,7 +220,7 @@ def reset(p: Prepared, s: State, seed: Any) -> None:
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
     K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
                  s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.nt, s.vl, s.lv, s.log, s.evk, s.eva, s.fev_a, s.fev_b,
-                 s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, s.mb, int(steps),
+                 s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, int(steps),
                  -1 if until_ms is None else int(until_ms))
 
 
