@@ -24,9 +24,11 @@ from histories.fast import crosscheck as xc  # noqa: E402
 from histories.fast import mt  # noqa: E402
 from histories.fast import run as fast  # noqa: E402
 from histories.fast.common import CapacityError, Unsupported  # noqa: E402
-from property_tests.support.election_mutants import HOME, MUTANTS  # noqa: E402
-from reference_impl.core import faults  # noqa: E402
+from property_tests.support.election_mutants import HOME, MUTANTS, ORIG, cfg_for  # noqa: E402
+from reference_impl.core import configure, faults  # noqa: E402
 from reference_impl.core import network as net_mod  # noqa: E402
+from reference_impl.election import leader_elector as elector  # noqa: E402
+from reference_impl.election import records as el  # noqa: E402
 from reference_impl.election import world as election_world  # noqa: E402
 
 SEEDS = max(2, settings.default.max_examples // 15)  # ci 2, dev 10, nightly 200
@@ -72,9 +74,10 @@ def test_twin_matches_reference_under_every_fault_profile(profile, nodes, timing
 
 
 @pytest.mark.parametrize("timing", TIMINGS)
-@pytest.mark.parametrize("name", ["preferred", "preferred2", "tuned", "ledger", "slowvote", "noelector"])
+@pytest.mark.parametrize("name", ["preferred", "preferred2", "tuned", "ledger", "slowvote", "noelector", "stepdown"])
 def test_twin_matches_reference_under_config_overrides(name, timing):
-    """Preferred leaders and transfers, other timings, uneven logs, ELE-L failing, no elector."""
+    """Preferred leaders and transfers, other timings (and so other bounds: spec/bounds.py reads
+    the overrides), uneven logs, ELE-L failing, no elector, DLedger 0.4.0's step-down."""
     for profile, nodes in (("standard", 3), ("hostile", 5)):
         cfg = xc.config(profile, nodes, xc.CONFIGS[name], timing=timing)
         for seed in range(3, 3 + SEEDS // 2):
@@ -95,6 +98,81 @@ def test_twin_matches_reference_on_fuzz_length_histories():
         cfg = xc.config(profile, 3)
         until = cfg.profile.calm_at_ms + 60_000
         assert xc.compare(cfg, 5, 50_000, until) == [], profile
+
+
+@pytest.mark.parametrize("overrides", [
+    {"fault_kinds": ["os_crash", "restart"]},
+    {"fault_kinds": ["partition", "heal", "loss"], "preferred_leader_ids": "n2"},
+    {"crashable": ["n0"], "fault_kinds": ["crash", "disk_loss", "restart", "one_way"]},
+])
+def test_twin_matches_reference_on_fuzz_variants(overrides):
+    """The fuzzer's variants (spark_harness/variants.py): fault kinds narrowed, crashable nodes."""
+    for nodes in (3, 5):
+        cfg = configure.world_config("election", nodes, "hostile", overrides)
+        for seed in range(SEEDS):
+            assert xc.compare(cfg, seed, 1500, None) == [], (overrides, nodes, seed)
+
+
+@pytest.mark.parametrize("prop, name, profile, nodes, seeds", [
+    ("LIVE-2", "preferred", "partition", 3, 20),  # a transfer whose RPC is lost while the leader keeps leading
+    ("LIVE-3", "preferred2", "partition", 3, 30),
+])
+def test_liveness_violations_match_on_fuzz_length_histories(prop, name, profile, nodes, seeds):
+    """LIVE-2 and LIVE-3 break in the reference itself (bounded liveness over the quiet tail):
+    the twin finds the same violations, at the same step, unexpected in both worlds."""
+    cfg = xc.config(profile, nodes, xc.CONFIGS[name])
+    until = xc._until(cfg, "fuzz")
+    runner = fast.Runner(cfg)
+    seed = next((s for s in range(seeds) if any(v.property == prop for v in runner.run(s, 50_000, until).unexpected)),
+                None)
+    assert seed is not None, f"the twin never broke {prop} in range({seeds})"
+    got: dict = {}
+    assert xc.compare(cfg, seed, 50_000, until, out=got) == [], (prop, seed)
+    assert prop in got["unexpected"]
+
+
+# --- mutants of this gate's own (the properties spec/replies.py and the LIVE-* add) ---
+
+
+def heartbeat_accepting_lower_term(cfg, m, req, now):
+    """A node that answers SUCCESS to a heartbeat of a lower term, changing nothing (breaks RPL-1)."""
+    if cfg.is_peer_member(req.leader_id) and req.leader_id != m.self_id and req.term < m.curr_term:
+        return m, el.HeartBeatResponse(), ()
+    return ORIG["handle_heart_beat"](cfg, m, req, now)
+
+
+def last_node_never_follows(cfg, m, req, now):
+    """The last peer refuses its term's leader (INCONSISTENT_LEADER) while it has none: it never
+    follows, and with the shortest log it never leads either (breaks LIVE-3, LIVE-1, RPL-2)."""
+    if (m.self_id == cfg.peers[-1] and cfg.is_peer_member(req.leader_id) and req.leader_id != m.self_id
+            and req.term == m.curr_term and m.leader_id is None):
+        return m, el.HeartBeatResponse(code=el.Code.INCONSISTENT_LEADER), ()
+    return ORIG["handle_heart_beat"](cfg, m, req, now)
+
+
+BEHIND = {"ledger_end_index": (5, 5, 1), "ledger_end_term": (1, 1, 1)}
+OWN_MUTANTS = [
+    # (property, mutant, config, seeds, steps); each replaces leader_elector.handle_heart_beat
+    ("RPL-1", heartbeat_accepting_lower_term, cfg_for("standard"), 40, 3000),
+    ("RPL-2", heartbeat_accepting_lower_term, cfg_for("standard"), 40, 3000),
+    ("LIVE-3", last_node_never_follows, election_world.make_config(3, BEHIND).evolve(
+        profile=faults.profile("gentle").evolve(calm_at_ms=5_000)), 10, 3000),
+    ("LIVE-1", last_node_never_follows, election_world.make_config(3, BEHIND).evolve(
+        profile=faults.profile("crash").evolve(calm_at_ms=5_000)), 10, 3000),
+]
+
+
+@pytest.mark.parametrize("prop, mutant, cfg, seeds, steps", OWN_MUTANTS,
+                         ids=[f"{m[0]}-{m[1].__name__}" for m in OWN_MUTANTS])
+def test_reply_and_liveness_mutants_fire_in_both_worlds(monkeypatch, prop, mutant, cfg, seeds, steps):
+    """RPL-1/2 and LIVE-1/3 broken on purpose, in both worlds, with the same verdicts."""
+    runner = fast.Runner(cfg, mutant=mutant.__name__)
+    seed = next((s for s in range(seeds) if any(v.property == prop for v in runner.run(s, steps).unexpected)), None)
+    assert seed is not None, f"the twin's {mutant.__name__} never broke {prop} in range({seeds})"
+    monkeypatch.setattr(elector, "handle_heart_beat", mutant)
+    got: dict = {}
+    assert xc.compare(cfg, seed, steps, None, out=got, mutant=mutant.__name__) == [], (mutant.__name__, seed)
+    assert prop in got["unexpected"]
 
 
 def test_ticks_and_rpc_failures_fire_late_under_java_timing_only():
@@ -140,6 +218,20 @@ def test_expected_violations_carry_the_references_cause():
     assert xc.compare(cfg, next(i for i, r in enumerate(results) if r.violations), 3000, None) == []
 
 
+def test_two_leaders_of_a_term_carry_the_references_evidence():
+    """ELE-1 expected: the cause names the voter, both ACCEPTs and the OS crash between them, as
+    the reference words it from this history's evidence (the twin rebuilds the ghost it reads)."""
+    cfg = xc.config("hostile", 3)
+    until = xc._until(cfg, "fuzz")
+    runner = fast.Runner(cfg)
+    seed = next(s for s in range(40) if any(v.property == "ELE-1" and v.expected
+                                            for v in runner.run(s, 50_000, until).violations))
+    r = fast.run_history(cfg, seed, 50_000, until)
+    ele1 = next(v for v in r.violations if v.property == "ELE-1")
+    assert "lost its currterm file" in ele1.expected and " at " in ele1.expected and ele1.who
+    assert xc.compare(cfg, seed, 50_000, until) == []
+
+
 def test_runner_reuses_its_arrays_without_leaking_state():
     cfg = xc.config("hostile", 5)
     runner = fast.Runner(cfg)
@@ -157,6 +249,8 @@ def test_capacities_overflow_loudly():
     assert err.value.what == "messages in flight" and err.value.step >= 1
     r = fast.run_history(cfg, 0, 2000, rpcs=2, strict=False)
     assert r.overflow and r.stopped == "overflow:open RPCs"
+    r = fast.run_history(cfg, 0, 2000, notes=4, strict=False)
+    assert r.overflow and r.stopped.startswith("overflow:ghost notes")
 
 
 def test_unsupported_configs_are_refused():

@@ -213,6 +213,7 @@ def fast_summary(spec: HistorySpec) -> dict | None:
         return None
     return {
         "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
+        "variant": dict(spec.label), "config": config_json(spec.overrides),  # as the reference's row names them
         "steps": r.steps, "t_ms": r.t_ms, "stopped": r.stopped,
         "violations": [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
                         "detail": ""} for v in r.violations],

@@ -4,6 +4,8 @@ history). The cross-check compares them whole."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from histories.fast import election as K
 from reference_impl import core
 from reference_impl.core import network as net
@@ -121,12 +123,44 @@ def terms(cfg, nt, upto: int) -> eg.Terms:
     return eg.Terms(votes=frozen(votes), led=frozen(led), term_lost=frozen(lost), seq=upto)
 
 
-def ghost_at(cfg, nt, upto: int) -> ew.ElectionGhost:
-    """The ghost's elected, grants and terms as they were once `upto` notes were taken (the
-    fields spec's ELE-1/2 causes read), rebuilt from the notes."""
-    t = terms(cfg, nt, upto)
-    elected = FrozenMap({term: frozenset(x[0] for x in v) for term, v in t.led.items()})
-    grants = FrozenMap({key: frozenset(x[0] for x in v) for key, v in t.votes.items()})
+def ghost_at(cfg, nt, upto: int, two_leaders: bool) -> ew.ElectionGhost:
+    """The part of the ghost spec's ELE-1 (`two_leaders`) or ELE-2 cause reads, as it was once
+    `upto` notes were taken: the terms with two leaders (or the (voter, term) keys with two
+    candidates), the ACCEPTs of those terms (keys), and every lost term file. The other
+    entries are ones ele1_expected / ele2_expected skip, so leaving them out changes no
+    cause and spares building the whole record for each expected violation."""
+    ids = cfg.ids
+    n = len(ids)
+    rows = nt[:upto]
+    seqs = np.arange(upto)
+    votes = rows[:, K.N_KIND] == K.NOTE_VOTE
+    if two_leaders:
+        led = rows[rows[:, K.N_KIND] == K.NOTE_LED]
+        pairs = np.unique(led[:, [K.N_TERM, K.N_NODE]], axis=0)
+        terms_, counts = np.unique(pairs[:, 0], return_counts=True)
+        bad = terms_[counts > 1]
+        elected = FrozenMap({int(t): frozenset(ids[int(x)] for x in pairs[pairs[:, 0] == t, 1]) for t in bad})
+        keep = votes & np.isin(rows[:, K.N_TERM], bad)
+        grants = EMPTY
+    else:
+        v = rows[votes]
+        triples = np.unique(v[:, [K.N_TERM, K.N_NODE, K.N_CAND]], axis=0)
+        keys, counts = np.unique(triples[:, 0] * n + triples[:, 1], return_counts=True)
+        bad = keys[counts > 1]
+        elected = EMPTY
+        grants = FrozenMap({(ids[int(key % n)], int(key // n)): frozenset(
+            ids[int(c)] for c in triples[triples[:, 0] * n + triples[:, 1] == key, 2]) for key in bad})
+        keep = votes & np.isin(rows[:, K.N_TERM] * n + rows[:, K.N_NODE], bad)
+    by_key: dict = {}
+    for seq, (node, term, cand, at) in zip(seqs[keep].tolist(),
+                                           rows[keep][:, [K.N_NODE, K.N_TERM, K.N_CAND, K.N_AT]].tolist()):
+        by_key.setdefault((ids[node], term), []).append((ids[cand], at, seq))
+    lost: dict = {}
+    lrows = rows[:, K.N_KIND] == K.NOTE_LOST
+    for seq, (node, term, at) in zip(seqs[lrows].tolist(), rows[lrows][:, [K.N_NODE, K.N_TERM, K.N_AT]].tolist()):
+        lost.setdefault(ids[node], []).append((at, term, seq))
+    t = eg.Terms(votes=FrozenMap({k: tuple(x) for k, x in by_key.items()}),
+                 term_lost=FrozenMap({k: tuple(x) for k, x in lost.items()}), seq=upto)
     return ew.ElectionGhost(elected=elected, grants=grants, terms=t)
 
 

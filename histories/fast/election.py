@@ -11,8 +11,10 @@ every step, with the Monitor's rules for first and expected violations.
 
 The hot loop never calls Python: Python (`histories.fast.run`) only builds the arrays
 from a `WorldConfig` and decodes the results. This module's namespace is the election
-twin's interface: the layout (`election_layout`), the node logic (`election_node`) and
-the world (`election_world`) are reachable from here under their reference names.
+twin's interface: the layout (`election_layout`), the node logic (`election_node`,
+`election_transfer`, `election_server`), the world (`election_world`), its ghost
+(`election_ghost`) and the reply guards (`election_replies`) are reachable from here under
+their reference names.
 """
 
 from __future__ import annotations
@@ -20,27 +22,29 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.common import borrow
-from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
-from histories.fast.election_node import (
-    _boot, _handle_heart_beat, _handle_vote, _on_heart_beat_response, _on_leadership_transfer_response,
-    _on_tick, _on_vote_response, _server_handle_leadership_transfer, _wake_slack, wake_at,
-)
-from histories.fast.election_node import (  # noqa: F401 - re-exported
-    _change_role_to_candidate, _change_role_to_follower, _change_role_to_leader, _check_preferred_leader,
-    _clear_take_leadership, _due, _elapsed, _finish_heart_beat_round, _finish_vote_round,
-    _get_next_time_to_request_vote, _handle_heart_beat_ref, _handle_leadership_transfer, _handle_role_change,
-    _handle_take_leadership, _is_quorum, _is_taking_leadership, _maintain_as_candidate, _maintain_as_follower,
-    _maintain_state, _maintainer_due, _push_obs, _push_respond, _push_send, _rand_int, _send_heartbeats,
-    _take_leadership_task_check, _take_leadership_wait_step, _vote_for_quorum_responses,
-)
-from histories.fast.election_ghost import _follow_note, _note_crash
+from histories.fast.election_ghost import _follow_note, _note_crash, _transfers_changed
 from histories.fast.election_ghost import (  # noqa: F401 - re-exported
     _all_follow, _ele1_expected, _ele2_expected, _followed, _revote_cause, _transfer_note, _two_leaders_cause,
 )
+from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
+from histories.fast.election_node import _boot, _handle_heart_beat, _handle_vote, _on_heart_beat_response, _on_vote_response
+from histories.fast.election_node import (  # noqa: F401 - re-exported
+    _change_role_to_candidate, _change_role_to_follower, _change_role_to_leader, _clear_take_leadership, _elapsed,
+    _finish_heart_beat_round, _finish_vote_round, _get_next_time_to_request_vote, _handle_heart_beat_ref,
+    _handle_role_change, _is_quorum, _is_taking_leadership, _maintain_as_candidate, _maintain_as_follower,
+    _maintain_state, _push_obs, _push_respond, _push_send, _rand_int, _send_heartbeats, _step_down,
+    _take_leadership_task_check, _vote_for_quorum_responses,
+)
 from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
+from histories.fast.election_server import _on_tick, _wake_slack, wake_at
+from histories.fast.election_server import _due, _maintainer_due, _round_due  # noqa: F401 - re-exported
+from histories.fast.election_transfer import _on_leadership_transfer_response, _server_handle_leadership_transfer
+from histories.fast.election_transfer import (  # noqa: F401 - re-exported
+    _check_preferred_leader, _handle_leadership_transfer, _handle_take_leadership, _take_leadership_wait_step,
+)
 from histories.fast.election_world import (
-    _close_rpc, _ele4_term, _fault, _find_rpc, _net_reply, _node_down, _record, _record_expected, _remove_env,
-    _route, _settled, _update_cut_since,
+    _check_liveness, _close_rpc, _ele4_term, _fault, _find_rpc, _net_reply, _node_down, _record, _record_expected,
+    _remove_env, _route, _settled, _update_cut_since,
 )
 from histories.fast.election_world import _ghost_obs, _net_send, _popcount  # noqa: F401 - re-exported
 from histories.fast.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
@@ -74,6 +78,8 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
     ws[W_SETTLED] = -1
     ws[W_METER_SINCE] = 0
     ws[W_SL] = -1  # ghost.settled_leader None (agreed False since 0, no notes)
+    ws[W_TRANS_MIN] = -1
+    ws[W_STRAG_MIN] = -1
     for i in range(n):
         sn[i] = 0  # World.since
         if alive[i] == 1:
@@ -85,39 +91,13 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
 
 
 @njit(cache=True)
-def _check_liveness(C, ws, lv, vi, step, now):
-    """ELE-L, LIVE-1, LIVE-2, LIVE-3 (spec/election.py: ele_l, live1, live2, live3), bounded state
-    properties with no expected cause: the first violation of each is kept."""
-    n = C[C_N]
-    calm = ws[W_CALM] == 1
-    calm_at = ws[W_CALM_AT]
-    elector = C[C_ELECTOR] == 1
-    if vi[P_ELEL, V_STEP] < 0 and calm and elector and ws[W_SETTLED] < 0 and now - calm_at > C[C_ELELB]:
-        _record(vi, P_ELEL, step, now, 0)
-    if (vi[P_LIVE1, V_STEP] < 0 and calm and elector and ws[W_AGREED] == 0
-            and now - max(ws[W_AGREED_SINCE], calm_at) > C[C_LIVE1B]):
-        _record(vi, P_LIVE1, step, now, 0)
-    if vi[P_LIVE2, V_STEP] < 0:
-        for j in range(n):
-            if lv[j, LV_TRANS] >= 0 and now - lv[j, LV_TRANS] > C[C_LIVE2B]:
-                _record(vi, P_LIVE2, step, now, 0)
-                break
-    if vi[P_LIVE3, V_STEP] < 0 and calm:
-        for j in range(n):
-            if lv[j, LV_STRAG] >= 0 and now - max(lv[j, LV_STRAG], calm_at) > C[C_LIVE3B]:
-                _record(vi, P_LIVE3, step, now, 0)
-                break
-
-
-@njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
-               sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms, mb,
+               sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms,
                steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch
-    arrays (evk .. mb) come from the caller too (`run.new_state`): see `borrow`.
+    arrays (evk .. prev_terms) come from the caller too (`run.new_state`): see `borrow`.
     evk/eva: the protocol events (kind; node, flight row or rpc row); fev_a/fev_b: the fault
-    events of the chosen kind; ob/oc: one transition's outputs and their count; mb: a node's
-    row before a request (RPL-1/2). nt/vl/lv: the ghost's notes and per-node fields
+    events of the chosen kind; ob/oc: one transition's outputs and their count. nt/vl/lv: the ghost's notes and per-node fields
     (election_ghost)."""
     C = borrow(C)
     pw = borrow(pw)
@@ -153,7 +133,6 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     nt = borrow(nt)
     vl = borrow(vl)
     lv = borrow(lv)
-    mb = borrow(mb)
     n = C[C_N]
     java = C[C_JAVA] == 1
     stagger = C[C_STAGGER] if java else 0
@@ -387,6 +366,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                     ws[W_DISK_LOSSES] += 1
                 _follow_note(C, ws, nd, alive, lv, now)  # ghost_update(Crash)
                 lv[a, LV_TRANS] = -1
+                _transfers_changed(C, ws, lv)
                 _fault(ws)
                 ws[W_FAULT0 + (2 if fault_kind == K_CRASH else (3 if fault_kind == K_OS else 4))] += 1
                 nobs = 1
@@ -498,17 +478,23 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                             rp[r, R_DEADLINE] = t
                             rp[r, R_WINDOW] = 0
                 else:
-                    # server.on_request; RPL-1/2 hold its reply to the guards on the row before (mb)
-                    for f in range(NF):
-                        mb[f] = nd[dst, f]
+                    # server.on_request; RPL-1/2 hold its reply to the guards on the state before
+                    b_term = nd[dst, TERM]
+                    b_vote = nd[dst, VOTE]
+                    b_leader = nd[dst, LEADER_ID]
                     if mk == MK_HB_REQ:
+                        b_llhb = nd[dst, LLHB]
                         code, rterm = _handle_heart_beat(C, nd, dst, m0, m1, t, ob, oc)
                         if _net_reply(ws, fl, rp, t, rpc_id, MK_HB_RESP, code, rterm, 0):
-                            touched[3] = _heart_beat_reply(mb, nd, dst, m0, m1, code)
+                            touched[3] = _heart_beat_reply(nd, dst, m0, m1, code, b_term, b_vote, b_leader, b_llhb)
                     elif mk == MK_VOTE_REQ:
+                        b_lei = nd[dst, LEI]
+                        b_let = nd[dst, LET]
+                        b_tttl = nd[dst, TTTL]
                         rterm, result = _handle_vote(C, nd, dst, m0, m1, m2, m3, False, self_pref, ob, oc)
                         if _net_reply(ws, fl, rp, t, rpc_id, MK_VOTE_RESP, rterm, result, SUCCESS):
-                            touched[3] = _vote_reply(C, mb, nd, dst, m0, m1, m2, m3, self_pref, result)
+                            touched[3] = _vote_reply(C, nd, dst, m0, m1, m2, m3, self_pref, result, b_term, b_vote,
+                                                     b_leader, b_lei, b_let, b_tttl)
                     else:
                         has, code, rterm = _server_handle_leadership_transfer(
                             C, nd, wmk, dst, m0, m1, m2, m3, m4, rpc_id, t, ob, oc)

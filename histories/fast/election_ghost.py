@@ -225,22 +225,39 @@ def _follow_note(C, ws, nd, alive, lv, now):
     lead = _followed(C, nd, alive)
     lterm = nd[lead, TERM] if lead >= 0 else 0
     same = lead == ws[W_SL] and lterm == ws[W_SL_TERM]
+    first = -1
     for j in range(n):
         outside = lead >= 0 and alive[j] == 1 and j != lead and not (
             nd[j, ROLE] == FOLLOWER and nd[j, LEADER_ID] == lead and nd[j, TERM] == lterm)
         if not outside:
             lv[j, LV_STRAG] = -1
-        elif not same or lv[j, LV_STRAG] < 0:
+            continue
+        if not same or lv[j, LV_STRAG] < 0:
             lv[j, LV_STRAG] = now
+        if first < 0 or lv[j, LV_STRAG] < first:
+            first = lv[j, LV_STRAG]
     ws[W_SL] = lead
     ws[W_SL_TERM] = lterm
+    ws[W_STRAG_MIN] = first
 
 
-@njit(cache=True, inline='always')
-def _transfer_note(nd, lv, i, now):
+@njit(cache=True)
+def _transfer_note(C, ws, nd, lv, i, now):
     """ghost.transfer_note: a leader mid-transfer (its transferee set) since when."""
     if nd[i, ROLE] == LEADER and nd[i, TRANSFEREE] >= 0:
         if lv[i, LV_TRANS] < 0:
             lv[i, LV_TRANS] = now
     else:
         lv[i, LV_TRANS] = -1
+    _transfers_changed(C, ws, lv)
+
+
+@njit(cache=True)
+def _transfers_changed(C, ws, lv):
+    """The earliest transfer still open (W_TRANS_MIN), after ghost.transfers changed."""
+    first = -1
+    for j in range(C[C_N]):
+        t = lv[j, LV_TRANS]
+        if t >= 0 and (first < 0 or t < first):
+            first = t
+    ws[W_TRANS_MIN] = first

@@ -208,9 +208,13 @@ MUT_CRASH_LOSES_VOTE = 5  # crash: crash_losing_vote
 MUT_HB_FOLLOW_HIGHER = 6  # handle_heart_beat: heartbeat_following_higher_term_at_old_term
 MUT_LEASE_NEVER_EXPIRES = 7  # finish_heart_beat_round: leader_lease_never_expires
 MUT_NEVER_INCREMENT = 8  # maintain_as_candidate: candidate_never_increments_term
+# property_tests/test_fast_election.py's own mutants (RPL-1/2, LIVE-1/3)
+MUT_HB_ACCEPT_LOWER = 9  # handle_heart_beat: heartbeat_accepting_lower_term
+MUT_LAST_NEVER_FOLLOWS = 10  # handle_heart_beat: last_node_never_follows
 MUTANTS = {"vote_ignoring_curr_vote_for": 1, "parse_own_vote_as_quorum": 2, "heartbeat_not_refreshing_timer": 3,
            "crash_losing_term_file": 4, "crash_losing_vote": 5, "heartbeat_following_higher_term_at_old_term": 6,
-           "leader_lease_never_expires": 7, "candidate_never_increments_term": 8}
+           "leader_lease_never_expires": 7, "candidate_never_increments_term": 8,
+           "heartbeat_accepting_lower_term": 9, "last_node_never_follows": 10}
 
 # fault kinds, in core.FAULT_KINDS order; profile weights `pw` are float64[9]
 K_LOSS = 0
@@ -256,6 +260,8 @@ W_AGREED = 46  # ghost.agreed
 W_AGREED_SINCE = 47  # ghost.agreed_since
 W_SL = 48  # ghost.settled_leader: the leader's index, -1 for None
 W_SL_TERM = 49  # ... and its term (0 for None)
+W_TRANS_MIN = 50  # the earliest `since` in ghost.transfers (-1: none): LIVE-2 reads one number a step
+W_STRAG_MIN = 51  # the earliest `since` in ghost.stragglers (-1: none): LIVE-3 likewise
 WF = 52
 
 STOP_STEPS = 0

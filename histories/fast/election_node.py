@@ -1,6 +1,7 @@
-"""The election twin's node logic: DLedgerLeaderElector, MemberState and DLedgerServer's
-election entry points (reference_impl/election/{leader_elector, member_state, server}.py)
-over one row of `nd` per node.
+"""The election twin's node logic: DLedgerLeaderElector and MemberState
+(reference_impl/election/{leader_elector, member_state}.py) over one row of `nd` per node:
+roles, votes, heartbeats and their rounds. Leadership transfers are in `election_transfer`,
+DLedgerServer's entry points (wake_at, on_tick) in `election_server`.
 
 Each function is the reference function of the same name with a leading underscore,
 its branches in the reference's order. Outputs (Send, Respond, observations) are pushed
@@ -13,6 +14,7 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
+
 
 @njit(cache=True, inline='always')
 def _is_quorum(C, num):
@@ -237,6 +239,11 @@ def _handle_heart_beat(C, nd, i, leader, term, now, ob, oc):
         nd[i, LLHB] = now
         _push_obs(ob, oc, OB_ROLE, nd[i, TERM], FOLLOWER, leader)
         return SUCCESS, -1
+    if mut == MUT_HB_ACCEPT_LOWER and 0 <= leader < C[C_N] and leader != i and term < nd[i, TERM]:
+        return SUCCESS, -1
+    if (mut == MUT_LAST_NEVER_FOLLOWS and i == C[C_N] - 1 and 0 <= leader < C[C_N] and leader != i
+            and term == nd[i, TERM] and nd[i, LEADER_ID] < 0):
+        return INCONSISTENT_LEADER, -1
     if mut == MUT_HB_NO_REFRESH and nd[i, ROLE] == FOLLOWER:
         before = nd[i, LLHB]
         code, rterm = _handle_heart_beat_ref(C, nd, i, leader, term, now, ob, oc)
@@ -276,120 +283,6 @@ def _get_next_time_to_request_vote(C, nd, i, now, draw, self_pref):
         lo = C[C_MINV]
         hi = C[C_MAXV]
     return now + lo + _rand_int(draw, hi - lo)
-
-
-@njit(cache=True)
-def _handle_leadership_transfer(C, nd, i, term, transferee, admin_rpc, ob, oc):
-    """leader_elector.handle_leadership_transfer -> (has reply, code, term)"""
-    if nd[i, TERM] != term:
-        return True, INCONSISTENT_TERM, nd[i, TERM]
-    if nd[i, ROLE] != LEADER:
-        return True, NOT_LEADER, nd[i, TERM]
-    if nd[i, TRANSFEREE] >= 0:
-        return True, LEADER_TRANSFERRING, nd[i, TERM]
-    nd[i, TRANSFEREE] = transferee
-    nd[i, TIF] = 1
-    _push_send(ob, oc, transferee, MK_LT_REQ, term, i, transferee, nd[i, LEI], nd[i, LEADER_ID],
-               CK_TRANSFER, term, transferee, admin_rpc)
-    _push_obs(ob, oc, OB_TSTART, transferee, term, 0)
-    return False, 0, 0
-
-
-@njit(cache=True)
-def _on_leadership_transfer_response(nd, i, term, transferee, admin_rpc, has_resp, code, rterm, ob, oc):
-    """leader_elector.on_leadership_transfer_response"""
-    if not has_resp:
-        code = NETWORK_ERROR
-    nd[i, TIF] = 0
-    if (code != SUCCESS or (nd[i, TERM] == term and nd[i, TRANSFEREE] >= 0)) and nd[i, ROLE] == LEADER:
-        nd[i, TRANSFEREE] = -1
-    _push_obs(ob, oc, OB_TRANSFER, transferee, code, 0)
-    if admin_rpc != 0:
-        if has_resp:
-            _push_respond(ob, oc, admin_rpc, MK_LT_RESP, code, rterm)
-        else:
-            _push_respond(ob, oc, admin_rpc, MK_LT_RESP, NETWORK_ERROR, term)
-
-
-@njit(cache=True)
-def _handle_take_leadership(C, nd, i, now, ob, oc):
-    """leader_elector.handle_take_leadership -> (has reply, code, term)"""
-    if nd[i, TERM] != nd[i, TL_TERM]:
-        _clear_take_leadership(nd, i)
-        return True, INCONSISTENT_TERM, nd[i, TERM]
-    target = nd[i, TL_TERM] + 1
-    nd[i, TTTL] = target
-    nd[i, TL_WAITING] = 0
-    _change_role_to_candidate(nd, i, target, ob, oc)
-    nd[i, NEEDINC] = 1
-    return False, 0, 0
-
-
-@njit(cache=True)
-def _take_leadership_wait_step(C, nd, i, now, ob, oc):
-    """leader_elector.take_leadership_wait_step -> (has reply, code, term)"""
-    if nd[i, TL_IDX] - nd[i, LEI] > 0:
-        if now - nd[i, TL_STARTED] > C[C_LTWT]:
-            t = nd[i, TL_TERM]
-            _clear_take_leadership(nd, i)
-            return True, TAKE_LEADERSHIP_FAILED, t
-        return False, 0, 0
-    return _handle_take_leadership(C, nd, i, now, ob, oc)
-
-
-@njit(cache=True)
-def _server_handle_leadership_transfer(C, nd, wmk, i, term, transfer_id, transferee, take_idx, leader, rpc, now,
-                                       ob, oc):
-    """leader_elector.server_handle_leadership_transfer -> (has reply, code, term). The world only
-    addresses requests to their remote_id in the configured group, so those guards pass."""
-    n = C[C_N]
-    if transfer_id == i:
-        if transferee < 0 or transferee >= n:
-            return True, UNKNOWN_MEMBER, term
-        if nd[i, TERM] != term:
-            return True, INCONSISTENT_TERM, term
-        if nd[i, ROLE] != LEADER:
-            return True, NOT_LEADER, term
-        if nd[i, LEI] - wmk[i, transferee] >= C[C_MAXTWI]:
-            return True, FALL_BEHIND_TOO_MUCH, term
-        return _handle_leadership_transfer(C, nd, i, term, transferee, rpc, ob, oc)
-    if transferee == i:
-        if transfer_id != nd[i, LEADER_ID]:
-            return True, INCONSISTENT_LEADER, term
-        nd[i, TLW] = 1
-        nd[i, TL_RPC] = rpc
-        nd[i, TL_TERM] = term
-        nd[i, TL_IDX] = take_idx
-        nd[i, TL_STARTED] = now
-        nd[i, TL_WAITING] = 1
-        nd[i, TL_FROM] = transfer_id
-        nd[i, TL_LEADER] = leader
-        return _take_leadership_wait_step(C, nd, i, now, ob, oc)
-    return True, UNEXPECTED_ARGUMENT, nd[i, TERM]
-
-
-@njit(cache=True)
-def _check_preferred_leader(C, nd, live, wmk, i, pref, self_pref, ob, oc):
-    """leader_elector.check_preferred_leader; `pref`: the preferred ids that are peers, in order."""
-    if nd[i, ROLE] != LEADER or C[C_PREF] == 0 or nd[i, TRANSFEREE] >= 0:
-        return
-    if self_pref[i] == 1:
-        return
-    best = -1
-    min_fb = 0
-    for k in range(pref.shape[0]):
-        p = pref[k]
-        if live[i, p] != 1:
-            continue
-        fb = nd[i, LEI] - wmk[i, p]
-        if best < 0 or fb < min_fb:
-            best = p
-            min_fb = fb
-    if best < 0:
-        return
-    if min_fb >= C[C_MAXTWI]:
-        return
-    _handle_leadership_transfer(C, nd, i, nd[i, TERM], best, 0, ob, oc)
 
 
 @njit(cache=True, inline='always')
@@ -640,84 +533,3 @@ def _maintain_state(C, nd, i, now, draw, self_pref, ob, oc):
         _maintain_as_follower(C, nd, i, now, ob, oc)
     else:
         _maintain_as_candidate(C, nd, i, now, draw, self_pref, ob, oc)
-
-
-@njit(cache=True, inline='always')
-def _due(since, interval):
-    return since + interval + 1 if since >= 0 else 0
-
-
-@njit(cache=True, inline='always')
-def _maintainer_due(C, nd, i):
-    """server.maintainer_due"""
-    role = nd[i, ROLE]
-    if role == LEADER:
-        return _due(nd[i, LSHB], C[C_HBI])
-    if role == FOLLOWER:
-        return _due(nd[i, LLHB], max(2, C[C_LEAK]) * C[C_HBI])
-    if nd[i, NEEDINC] == 1:
-        return 0
-    return nd[i, NTRV]
-
-
-@njit(cache=True, inline='always')
-def _wake_slack(C, nd, i, since, wake):
-    """server.wake_slack (`wake`: this node's wake_at)"""
-    if nd[i, RTYPE] != 0 or C[C_ELECTOR] == 0:
-        return 0
-    md = _maintainer_due(C, nd, i)
-    due = max(md, since)
-    if due <= nd[i, NEXTLOOP] or wake < max(md, nd[i, NEXTLOOP]):
-        return 0
-    return C[C_SLEEP]
-
-
-@njit(cache=True, inline='always')
-def _round_due(C, nd, i):
-    """server.round_due: a round's latch released, else its await timed out; DLedger 0.4.0
-    sleeps VOTE_RESULT_WAIT_MS after a heartbeat latch (answers in those ms still count)."""
-    rel = nd[i, RREL]
-    if rel < 0:
-        return nd[i, RDEADLINE]
-    if C[C_STEPDOWN] == 1 and nd[i, RTYPE] == RT_HB:
-        return min(rel + VOTE_RESULT_WAIT_MS, nd[i, RDEADLINE])
-    return rel
-
-
-@njit(cache=True, inline='always')
-def wake_at(C, nd, i):
-    """server.wake_at"""
-    wake = -1
-    if nd[i, RTYPE] != 0:
-        wake = _round_due(C, nd, i)
-    elif C[C_ELECTOR] == 1:
-        wake = max(_maintainer_due(C, nd, i), nd[i, NEXTLOOP])
-    if C[C_PREF] == 1 and nd[i, ROLE] == LEADER and nd[i, TIF] == 0:
-        wake = nd[i, NCP] if wake < 0 else min(wake, nd[i, NCP])
-    if nd[i, TLW] == 1 and nd[i, TL_WAITING] == 1:
-        due = nd[i, TL_STARTED] + C[C_LTWT] + 1 if nd[i, TL_IDX] > nd[i, LEI] else 0
-        wake = due if wake < 0 else min(wake, due)
-    return wake
-
-
-@njit(cache=True, inline='always')
-def _on_tick(C, nd, live, wmk, i, now, draw, pref, self_pref, ob, oc):
-    """server.on_tick"""
-    if nd[i, TLW] == 1 and nd[i, TL_WAITING] == 1:
-        rpc = nd[i, TL_RPC]
-        has, code, t = _take_leadership_wait_step(C, nd, i, now, ob, oc)
-        if has:
-            _push_respond(ob, oc, rpc, MK_LT_RESP, code, t)
-    if C[C_PREF] == 1 and nd[i, TIF] == 0 and now >= nd[i, NCP]:
-        period = C[C_CPLI]
-        nd[i, NCP] = now + period - (now - nd[i, NCP]) % period
-        _check_preferred_leader(C, nd, live, wmk, i, pref, self_pref, ob, oc)
-    if nd[i, RTYPE] != 0:
-        if now >= _round_due(C, nd, i):
-            if nd[i, RTYPE] == RT_VOTE:
-                _finish_vote_round(C, nd, live, i, now, draw, self_pref, ob, oc)
-            else:
-                _finish_heart_beat_round(C, nd, i, now, ob, oc)
-            nd[i, NEXTLOOP] = now + C[C_SLEEP]
-    elif C[C_ELECTOR] == 1 and now >= nd[i, NEXTLOOP]:
-        _maintain_state(C, nd, i, now, draw, self_pref, ob, oc)

@@ -1,6 +1,6 @@
 """RPL-1 and RPL-2 in the election twin (spec/replies.py): the reply a delivered heartbeat or
 vote request got, against the guards restated from the Java source, on the node's state
-before the step (`mb`, a snapshot of its row) and after it (its row in `nd`).
+before the step (the fields they read, `b_*`) and after it (its row in `nd`).
 
 As in spec/replies.py, the guards are written here again, apart from the twin's handlers
 (election_node), so a mistake in one shows against the other. The world addresses every
@@ -20,72 +20,72 @@ RPL_2 = 2  # a reply or the state after it that the guards do not give
 
 
 @njit(cache=True, inline='always')
-def _heart_beat_code(mb, i, leader, term):
+def _heart_beat_code(i, leader, term, b_term, b_leader):
     """spec.replies.heart_beat_code (DLedgerServer#handleHeartBeat, DLedgerLeaderElector#handleHeartBeat)."""
     if leader == i:
         return UNEXPECTED_MEMBER
-    if term < mb[TERM]:
+    if term < b_term:
         return EXPIRED_TERM
-    if term > mb[TERM]:
+    if term > b_term:
         return TERM_NOT_READY
-    if mb[LEADER_ID] < 0 or mb[LEADER_ID] == leader:
+    if b_leader < 0 or b_leader == leader:
         return SUCCESS
     return INCONSISTENT_LEADER
 
 
 @njit(cache=True, inline='always')
-def _vote_result(C, mb, i, cand, term, lei, let, self_pref):
+def _vote_result(C, i, cand, term, lei, let, self_pref, b_term, b_vote, b_leader, b_lei, b_let, b_tttl):
     """spec.replies.vote_result's VoteResult (its code is SUCCESS for a request to its member)."""
     if cand == i:
         return V_REJECT_UNEXPECTED_LEADER
-    if let < mb[LET]:
+    if let < b_let:
         return V_REJECT_EXPIRED_LEDGER_TERM
-    if let == mb[LET] and lei < mb[LEI]:
+    if let == b_let and lei < b_lei:
         return V_REJECT_SMALL_LEDGER_END_INDEX
-    if term < mb[TERM]:
+    if term < b_term:
         return V_REJECT_EXPIRED_VOTE_TERM
-    if term > mb[TERM]:
+    if term > b_term:
         return V_REJECT_TERM_NOT_READY
-    if mb[VOTE] >= 0 and mb[VOTE] != cand:
-        return V_REJECT_ALREADY_HAS_LEADER if mb[LEADER_ID] >= 0 else V_REJECT_ALREADY_VOTED
-    if term < mb[LET]:
+    if b_vote >= 0 and b_vote != cand:
+        return V_REJECT_ALREADY_HAS_LEADER if b_leader >= 0 else V_REJECT_ALREADY_VOTED
+    if term < b_let:
         return V_REJECT_TERM_SMALL_THAN_LEDGER
-    taking = C[C_PREF] == 1 and self_pref[i] == 1 and mb[TTTL] == mb[TERM]
-    if taking and let == mb[LET] and mb[LEI] >= lei:
+    taking = C[C_PREF] == 1 and self_pref[i] == 1 and b_tttl == b_term
+    if taking and let == b_let and b_lei >= lei:
         return V_REJECT_TAKING_LEADERSHIP
     return V_ACCEPT
 
 
-@njit(cache=True)
-def _heart_beat_reply(mb, nd, i, leader, term, code):
+@njit(cache=True, inline='always')
+def _heart_beat_reply(nd, i, leader, term, code, b_term, b_vote, b_leader, b_llhb):
     """rpl1 / rpl2 on a heartbeat's reply `code` (spec.replies._lower_term_success and
-    _election_reply_problem): RPL_1, RPL_2 (both may hold: the caller records each), as bits."""
+    _election_reply_problem), as bits RPL_1, RPL_2 (b_*: the node's fields before the step)."""
     bad = 0
-    if code == SUCCESS and term < mb[TERM]:
+    if code == SUCCESS and term < b_term:
         bad |= 1 << RPL_1
-    want = _heart_beat_code(mb, i, leader, term)
+    want = _heart_beat_code(i, leader, term, b_term, b_leader)
     if code != want:
         bad |= 1 << RPL_2
     elif want == SUCCESS:
         if not (nd[i, ROLE] == FOLLOWER and nd[i, LEADER_ID] == leader and nd[i, TERM] == term):
             bad |= 1 << RPL_2
-    elif nd[i, TERM] != mb[TERM] or nd[i, VOTE] != mb[VOTE] or nd[i, LLHB] != mb[LLHB]:
+    elif nd[i, TERM] != b_term or nd[i, VOTE] != b_vote or nd[i, LLHB] != b_llhb:
         bad |= 1 << RPL_2
     return bad
 
 
-@njit(cache=True)
-def _vote_reply(C, mb, nd, i, cand, term, lei, let, self_pref, result):
+@njit(cache=True, inline='always')
+def _vote_reply(C, nd, i, cand, term, lei, let, self_pref, result, b_term, b_vote, b_leader, b_lei, b_let, b_tttl):
     """rpl1 / rpl2 on a vote request's reply (code SUCCESS, `result`), as bits."""
     bad = 0
-    if result == V_ACCEPT and term < mb[TERM]:
+    if result == V_ACCEPT and term < b_term:
         bad |= 1 << RPL_1
-    want = _vote_result(C, mb, i, cand, term, lei, let, self_pref)
+    want = _vote_result(C, i, cand, term, lei, let, self_pref, b_term, b_vote, b_leader, b_lei, b_let, b_tttl)
     if result != want:
         bad |= 1 << RPL_2
     elif want == V_ACCEPT:
         if nd[i, VOTE] != cand or nd[i, TERM] != term:
             bad |= 1 << RPL_2
-    elif nd[i, TERM] != mb[TERM] or nd[i, VOTE] != mb[VOTE]:
+    elif nd[i, TERM] != b_term or nd[i, VOTE] != b_vote:
         bad |= 1 << RPL_2
     return bad

@@ -19,9 +19,9 @@ import attrs
 import numpy as np
 
 from histories.fast import decode
-from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from histories.fast import election as K
 from histories.fast import mt as mt_mod
+from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.election import world as election_world
@@ -33,6 +33,7 @@ DEFAULT_RPCS = 1024
 DEFAULT_TERMS = 4096
 DEFAULT_LOG = 1 << 20  # events the log holds at most (log=True); more overflow loudly
 DEFAULT_NOTES = 1 << 16  # the ghost's evidence notes (ACCEPTs, leaderships, lost term files); more overflow loudly
+MAX_NOTES = 1 << 22  # run_history sizes the notes by its steps, up to this (Runner: DEFAULT_NOTES)
 STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
 OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
                   K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
@@ -185,7 +186,6 @@ class State:
     oc: np.ndarray
     touched: np.ndarray
     prev_terms: np.ndarray
-    mb: np.ndarray
 
 
 def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS,
@@ -205,8 +205,7 @@ def new_state(p: Prepared, seed: Any, flight: int = DEFAULT_FLIGHT, rpcs: int = 
               evk=np.zeros(1 + n + flight + rpcs, np.int64), eva=np.zeros(1 + n + flight + rpcs, np.int64),
               fev_a=np.zeros(max(flight, n * n + 64), np.int64), fev_b=np.zeros(max(flight, n * n + 64), np.int64),
               kinds=np.zeros(9, np.int64), wakes=np.zeros(n, np.int64), slk=np.zeros(n, np.int64), ob=np.zeros((4 * n + 32, K.OF), np.int64),
-              oc=np.zeros(2, np.int64), touched=np.zeros(4, np.int64), prev_terms=np.zeros(n, np.int64),
-              mb=np.zeros(K.NF, np.int64))
+              oc=np.zeros(2, np.int64), touched=np.zeros(4, np.int64), prev_terms=np.zeros(n, np.int64))
     reset(p, s, seed)
     return s
 
@@ -221,21 +220,24 @@ def reset(p: Prepared, s: State, seed: Any) -> None:
 def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
     K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
                  s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.nt, s.vl, s.lv, s.log, s.evk, s.eva, s.fev_a, s.fev_b,
-                 s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, s.mb, int(steps),
+                 s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, int(steps),
                  -1 if until_ms is None else int(until_ms))
 
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False,
                 flight: int = DEFAULT_FLIGHT, rpcs: int = DEFAULT_RPCS, terms: int = DEFAULT_TERMS,
                 strict: bool = True, mutant: str | None = None, log_cap: int = DEFAULT_LOG,
-                notes: int = DEFAULT_NOTES) -> FastResult:
+                notes: int | None = None) -> FastResult:
     """One seeded history of `cfg` (an election WorldConfig): what
     `histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms)` runs.
 
     Capacities (`flight`, `rpcs`, `terms`) are checked, never truncated: an overflow
-    raises CapacityError (strict) or returns stopped="overflow:<what>". `log`: keep the
+    raises CapacityError (strict) or returns stopped="overflow:<what>"; `notes` (the ghost's
+    evidence) defaults to what `steps` can take. `log`: keep the
     event log (FastResult.log). `mutant`: a test-only broken variant (K.MUTANTS)."""
     p = prepare(cfg, terms=terms, log=log, mutant=mutant)
+    if notes is None:  # a step takes at most two notes (a self-vote or a leadership, a grant, a lost file)
+        notes = min(max(DEFAULT_NOTES, 2 * steps + 64), MAX_NOTES)
     s = new_state(p, seed, flight=flight, rpcs=rpcs, log_cap=min(steps, log_cap) if log else 0, notes=notes)
     t0 = time.process_time()
     _run(p, s, steps, until_ms)
@@ -247,28 +249,27 @@ def _cause(p: Prepared, s: State, k: int) -> tuple[str | None, tuple[str, ...]]:
     """The expected cause of property row k's recorded violation, as spec/election.py words it
     (None: unexpected), and the nodes it names. The kernel decided that a cause exists; ELE-1/2's
     text is spec's ele1_expected / ele2_expected over the ghost as it was at that step (the notes
-    before V_SEQ)."""
+    before V_SEQ, the part of it spec reads: decode.ghost_at)."""
     if s.vi[k, K.V_CAUSE] == 0:
         return None, ()
     ids = p.cfg.ids
     if k == K.P_ELE3:
         who = tuple(ids[i] for i in range(len(ids)) if int(s.vi[k, K.V_CAUSE]) >> i & 1)
         return espec.TERM_FILE_LOST.format(who=", ".join(who)), who
-    g = decode.ghost_at(p.cfg, s.nt, int(s.vi[k, K.V_SEQ]))
+    g = decode.ghost_at(p.cfg, s.nt, int(s.vi[k, K.V_SEQ]), two_leaders=k == K.P_ELE1)
     w = SimpleNamespace(cfg=p.cfg, ghost=g)
     text = espec.ele1_expected(w) if k == K.P_ELE1 else espec.ele2_expected(w)
     if text is None:
         raise RuntimeError(f"fast world: the kernel found evidence for {K.PROPERTY_IDS[k]}'s expected cause, "
                            "spec/election.py does not (a twin bug: run the history on the reference)")
-    lost = set(g.terms.term_lost)
-    who = tuple(sorted({v for (v, _), c in g.grants.items() if len(c) > 1 and v in lost}))
+    lost = set(g.terms.term_lost)  # the voters with two candidates in a term that lost their term file
+    who = tuple(sorted({v for (v, _), votes in g.terms.votes.items() if v in lost and len({x[0] for x in votes}) > 1}))
     return text, who
 
 
 def _result(p: Prepared, s: State, seconds: float, strict: bool) -> FastResult:
     ws = s.ws
     code = int(ws[K.W_STOP])
-    ids = p.cfg.ids
     steps = int(ws[K.W_STEPS])
     violations = []
     for k, pid in enumerate(K.PROPERTY_IDS):
