@@ -30,10 +30,10 @@ NEWL_TERMS = 32  # newl: [0] count, [1..] the step's new leaders, [NEWL_TERMS..]
 
 @njit(cache=True, inline='always')
 def _snapshot(S, i):
-    """Server i's election row before the step, for RPL-* (spec.replies reads `before`)."""
+    """Server i's election fields before the step that RPL-* read (spec.replies reads `before`)."""
     nd = L.nd_(S)
     mb = L.mb_(S)
-    for f in range(E.NF):
+    for f in (E.TERM, E.VOTE, E.LEADER_ID, E.LLHB, E.LEI, E.LET, E.TTTL):
         mb[f] = nd[i, f]
 
 
@@ -42,15 +42,14 @@ def _request_reply(C, S, i, mk, m, rk, msg, self_pref):
     """RPL-1/2/3 on the reply server i gave at once to a delivered request (spec.replies)."""
     mb = L.mb_(S)
     if mk == E.MK_HB_REQ:
-        return E._heart_beat_reply(mb, L.nd_(S), i, m[0], m[1], msg[0])
+        return E._heart_beat_reply(L.nd_(S), i, m[0], m[1], msg[0], mb[E.TERM], mb[E.VOTE], mb[E.LEADER_ID],
+                                   mb[E.LLHB])
     if mk == E.MK_VOTE_REQ:
-        return E._vote_reply(C, mb, L.nd_(S), i, m[0], m[1], m[2], m[3], self_pref, msg[1])
+        return E._vote_reply(C, L.nd_(S), i, m[0], m[1], m[2], m[3], self_pref, msg[1], mb[E.TERM], mb[E.VOTE],
+                             mb[E.LEADER_ID], mb[E.LEI], mb[E.LET], mb[E.TTTL])
     if mk == MK_PUSH_REQ:
         return R.immediate_push_reply(S, i, msg[0], m)
     return 0
-
-
-
 
 
 @njit(cache=True)
