@@ -1,9 +1,12 @@
-"""`rmqspec bench`: throughput of the reference worlds (docs/benchmarks.md).
+"""`rmqspec bench`: throughput of the reference worlds and the fast worlds (docs/benchmarks.md).
 
 Each row runs whole histories (HISTORY_STEPS events, profile `standard`, fresh seed
-each) for a fixed wall time and reports events per second, with every property
-checked at every step and, for comparison, with no checks. All rows of one run share
-the machine's conditions, so read them as ratios.
+each) for a fixed wall time and reports events per second and per CPU-second, with
+every property checked at every step and, for the reference, with no checks too. A
+protocol with a fast world (histories.fast) gets a row for it as well (`engine`
+"fast"; it always checks every property); its compile or cache load happens before
+the clock starts. All rows of one run share the machine's conditions, so read them as
+ratios: `ratios` divides each fast row's events per CPU-second by the reference's.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from histories import runner
+from histories import fast, runner
 from histories import tolerant as tolerant_mod
 from property_tests.support import impl_logs
 from reference_impl import core
@@ -26,36 +29,55 @@ from spec import properties
 HISTORY_STEPS = 5000
 
 
-def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: str = "standard") -> dict:
+def measure(protocol: str, nodes: int, checked: bool, seconds: float, profile: str = "standard",
+            engine: str = "reference") -> dict:
+    """Whole histories of one world for `seconds` of wall time (at least one)."""
     cfg = core.protocol(protocol).make_config(nodes, {}).evolve(profile=faults.profile(profile, protocol))
     props = properties.for_protocol(protocol) if checked else []
+    if engine == "fast":
+        twin = fast.Runner(cfg)
+        twin.run(0, 10)  # compile or load the kernel before the clock starts
+        one = lambda seed: twin.run(seed, HISTORY_STEPS).steps
+    else:
+        one = lambda seed: runner.run(cfg, chooser.SeededChooser(seed).choose, HISTORY_STEPS, properties=props).steps
     events = histories = 0
     seed = 0
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     while True:
-        result = runner.run(cfg, chooser.SeededChooser(seed).choose, HISTORY_STEPS, properties=props)
-        events += result.steps
+        events += one(seed)
         histories += 1
         seed += 1
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             break
-    return {"protocol": protocol, "nodes": nodes, "checked": checked, "profile": profile,
-            "histories": histories, "events": events, "seconds": round(elapsed, 3),
-            "events_per_s": round(events / elapsed), "histories_per_s": round(histories / elapsed, 2)}
+    cpu = max(time.process_time() - cpu0, 1e-9)
+    return {"protocol": protocol, "nodes": nodes, "checked": checked, "engine": engine, "profile": profile,
+            "histories": histories, "events": events, "seconds": round(elapsed, 3), "cpu_s": round(cpu, 3),
+            "events_per_s": round(events / elapsed), "events_per_cpu_s": round(events / cpu),
+            "histories_per_s": round(histories / elapsed, 2)}
 
 
-def cases(only: str | None = None) -> list[tuple[str, int, bool]]:
-    """(protocol, nodes, checked) of every row, in order."""
-    return [(protocol, nodes, checked) for protocol in core.protocol_names() if not only or protocol == only
-            for nodes in core.protocol(protocol).bench_nodes for checked in (True, False)]
+def cases(only: str | None = None, engines: tuple[str, ...] = ("reference", "fast")) -> list[tuple[str, int, bool, str]]:
+    """(protocol, nodes, checked, engine) of every row, in order: the reference with and
+    without its properties, then the fast world (every property checked) where one exists."""
+    out = []
+    for protocol in core.protocol_names():
+        if only and protocol != only:
+            continue
+        for nodes in core.protocol(protocol).bench_nodes:
+            if "reference" in engines:
+                out += [(protocol, nodes, checked, "reference") for checked in (True, False)]
+            if "fast" in engines and protocol in fast.PROTOCOLS:
+                out.append((protocol, nodes, True, "fast"))
+    return out
 
 
-def run(seconds: float, only: str | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
+def run(seconds: float, only: str | None = None, on_row: Callable[[dict], None] | None = None,
+        engines: tuple[str, ...] = ("reference", "fast")) -> list[dict]:
     """A row per case, `seconds` each; `on_row` sees each row as it is measured (progress)."""
     rows = []
-    for protocol, nodes, checked in cases(only):
-        rows.append(measure(protocol, nodes, checked, seconds))
+    for protocol, nodes, checked, engine in cases(only, engines):
+        rows.append(measure(protocol, nodes, checked, seconds, engine=engine))
         if on_row is not None:
             on_row(rows[-1])
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -64,11 +86,23 @@ def run(seconds: float, only: str | None = None, on_row: Callable[[dict], None] 
     return rows
 
 
+def ratios(rows: list[dict]) -> list[dict]:
+    """Fast world vs reference, events per CPU-second, both checking every property."""
+    ref = {(r["protocol"], r["nodes"]): r for r in rows if r["engine"] == "reference" and r["checked"]}
+    return [{"protocol": r["protocol"], "nodes": r["nodes"],
+             "fast_vs_reference": round(r["events_per_cpu_s"] / ref[(r["protocol"], r["nodes"])]["events_per_cpu_s"], 1)}
+            for r in rows if r["engine"] == "fast" and (r["protocol"], r["nodes"]) in ref]
+
+
 def print_table(rows: list[dict]) -> None:
-    print(f"{'protocol':<12}{'nodes':>6}  {'properties':<11}{'events/s':>10}{'histories/s':>13}{'events':>10}")
+    print(f"{'protocol':<18}{'nodes':>6}  {'engine':<10}{'properties':<11}{'events/s':>12}{'events/CPU-s':>14}"
+          f"{'histories/s':>13}{'events':>12}")
     for r in rows:
-        print(f"{r['protocol']:<12}{r['nodes']:>6}  {'checked' if r['checked'] else 'off':<11}"
-              f"{r['events_per_s']:>10,}{r['histories_per_s']:>13}{r['events']:>10,}")
+        print(f"{r['protocol']:<18}{r['nodes']:>6}  {r['engine']:<10}{'checked' if r['checked'] else 'off':<11}"
+              f"{r['events_per_s']:>12,}{r['events_per_cpu_s']:>14,}{r['histories_per_s']:>13}{r['events']:>12,}")
+    for x in ratios(rows):
+        print(f"{x['protocol']} {x['nodes']} nodes: the fast world runs {x['fast_vs_reference']}x the reference's "
+              "checked events per CPU-second")
     if rows:
         print(f"peak RSS {rows[0]['peak_rss_mib']} MiB; one process, {HISTORY_STEPS}-event histories, "
               f"profile {rows[0]['profile']}")
@@ -76,13 +110,13 @@ def print_table(rows: list[dict]) -> None:
 
 # --- bench --fuzz: the fuzz pipeline on one process, a process pool and Spark, in one run ---
 
-FUZZ_HISTORIES = 600
+FUZZ_HISTORIES = {"reference": 600, "fast": 10_000}
 
 
 def _warm(_: int) -> int:
     """Import everything and run one short history, so pool start-up is not timed."""
 
-    p = plan_mod.make_plan("election", 1, steps=200)
+    p = plan_mod.make_plan("election", 1, steps=200, coverage_sample=0)
     return sum(r["steps"] for c in p.chunks(1) for r in plan_mod.run_chunk(p, c))
 
 
@@ -116,14 +150,14 @@ def tree_cpu_s() -> float | None:
     return total / tick
 
 
-def _peak_rss_mib(protocol: str, histories: int) -> float:
+def _peak_rss_mib(protocol: str, histories: int, engine: str) -> float:
     """Peak RSS of a fresh `--master none` run of `histories` histories (a subprocess)."""
     import subprocess
     import sys
 
     code = ("import resource, tempfile, os\n"
             "from spark_harness import engines, plan, progress\n"
-            f"p = plan.make_plan({protocol!r}, {histories})\n"
+            f"p = plan.make_plan({protocol!r}, {histories}, engine={engine!r}, coverage_sample=0)\n"
             "engines.run_local(p, os.path.join(tempfile.mkdtemp(), 'h.jsonl'), progress.Progress(1, enabled=False))\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -134,20 +168,24 @@ FUZZ_PHASES = 5  # one process, a pool, Spark, two memory runs
 
 
 def fuzz(protocol: str = "election", histories: int | None = None, cores: int | None = None,
-         on_phase: Callable[[str], None] | None = None) -> dict:
+         on_phase: Callable[[str], None] | None = None, engine: str = "fast") -> dict:
     """Histories and events per second of the same fuzz plan (every fault profile,
     the protocol's cluster sizes) run three ways, and the driver's peak memory at two
     sizes. Start-up (Spark session, pool spawn) is measured apart and excluded from
     the rates; each engine writes its per-history rows (JSON Lines or Parquet) and
-    aggregates them, as `rmqspec fuzz` does."""
+    aggregates them, as `rmqspec fuzz` does. On the fast world (`engine` "fast", where
+    the protocol has one) no coverage sample is taken: the reference only judges the
+    histories with a violation."""
     import multiprocessing
     import os
     import tempfile
 
 
     cores = cores or os.cpu_count() or 2
-    histories = histories or FUZZ_HISTORIES
-    plan = plan_mod.make_plan(protocol, histories)
+    plan = plan_mod.make_plan(protocol, 1, engine=engine)
+    engine = plan.engines[protocol]
+    histories = histories or FUZZ_HISTORIES[engine]
+    plan = plan_mod.make_plan(protocol, histories, engine=engine, coverage_sample=0)
     tmp = tempfile.mkdtemp(prefix="rmqspec-bench-")
     quiet = Progress(1, enabled=False)
     load_before = os.getloadavg()
@@ -188,7 +226,7 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
 
     start = time.perf_counter()
     spark = engines.session(f"local[{cores}]", app="rmqspec bench")
-    warm = plan_mod.make_plan(protocol, 2 * cores, steps=200)
+    warm = plan_mod.make_plan(protocol, 2 * cores, steps=200, engine=engine, coverage_sample=0)
     engines.run_spark(warm, spark, os.path.join(tmp, "warm.parquet"), quiet)
     startup = time.perf_counter() - start
     try:
@@ -208,9 +246,9 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
                                else None)
     memory = {}
     for n in (max(1, histories // 8), max(2, histories // 2)):
-        memory[n] = _peak_rss_mib(protocol, n)
+        memory[n] = _peak_rss_mib(protocol, n, engine)
         phase(f"peak RSS at {n} histories: {memory[n]} MiB")
-    return {"protocol": protocol, "cores": cores, "histories": histories, "rows": rows,
+    return {"protocol": protocol, "engine": engine, "cores": cores, "histories": histories, "rows": rows,
             "spark_vs_one": rows[2]["speedup"],
             "spark_vs_multiprocessing": round(rows[2]["events_per_s"] / rows[1]["events_per_s"], 3),
             "same_results": all(v == views["one process"] for v in views.values()),
@@ -219,7 +257,8 @@ def fuzz(protocol: str = "election", histories: int | None = None, cores: int | 
 
 
 def print_fuzz(r: dict) -> None:
-    print(f"rmqspec bench --fuzz: {r['protocol']}, {r['histories']} histories per engine, {r['cores']} cores")
+    print(f"rmqspec bench --fuzz: {r['protocol']} on the {r['engine']} world, {r['histories']} histories per "
+          f"engine, {r['cores']} cores")
     print(f"{'engine':<20}{'histories/s':>12}{'events/s':>11}{'speedup':>9}{'seconds':>9}{'start-up s':>12}"
           f"{'CPU s':>8}{'CPU eff.':>10}")
     for x in r["rows"]:

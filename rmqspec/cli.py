@@ -180,6 +180,12 @@ def build_parser() -> Parser:
     fz.add_argument("--master", default="local[*]",
                     help="Spark master: local[N], spark://host:port, ...; 'none' runs in this process (default local[*])")
     fz.add_argument("--out", default="out/fuzz", help="output directory (default out/fuzz)")
+    fz.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                    help="fast: a protocol's compiled fast world where one exists, judged by the reference "
+                         "(every violation re-run); reference: the reference only (default fast)")
+    fz.add_argument("--coverage-sample", default=None, metavar="N|all",
+                    help="with the fast engine: histories per protocol the reference also runs for coverage and "
+                         "distinct states (default 200)")
     fz.add_argument("--faults", type=_csv(str), default=None,
                     help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
     fz.add_argument("--nodes", type=_csv(_int_in(1, 64), "integers in 1..64"), default=None,
@@ -294,7 +300,7 @@ def build_parser() -> Parser:
     mut.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks")
     mut.add_argument("--json", action="store_true")
 
-    bench = sub.add_parser("bench", help="throughput of the reference worlds")
+    bench = sub.add_parser("bench", help="throughput of the reference worlds and the fast worlds")
     bench.add_argument("--seconds", type=_float_in(0.01, 600), default=3.0,
                        help="time per measurement, 0.01..600 (default 3)")
     bench.add_argument("--protocol", default=None, help="only this protocol")
@@ -305,6 +311,8 @@ def build_parser() -> Parser:
                        help=f"with --fuzz: histories per engine, 1..{MAX_HISTORIES:,}")
     bench.add_argument("--cores", type=_int_in(1, CORES), default=None,
                        help=f"with --fuzz: processes / Spark cores, 1..{CORES} (this machine's cores)")
+    bench.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                       help="with --fuzz: the world the histories run on (default fast, where the protocol has one)")
     bench.add_argument("--tolerant", action="store_true",
                        help="seconds to validate implementation logs (check-trace on rmqspec.log/1): 100- and "
                             "10,000-line election logs and the real DLedger 0.2.6 logs")
@@ -542,6 +550,18 @@ def cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _coverage_sample(text: str | None) -> int | None:
+    if text is None:
+        return plan.COVERAGE_SAMPLE
+    if text == "all":
+        return None
+    n = int(text) if re.fullmatch(r"\d{1,9}", text) else -1
+    if not 0 <= n <= MAX_HISTORIES:
+        raise UsageError(f"--coverage-sample must be a number of histories in 0..{MAX_HISTORIES:,} or all, "
+                         f"not {formats.escape(text[:40])!r}")
+    return n
+
+
 def cmd_fuzz(args: argparse.Namespace) -> int:
     if args.list_profiles:
         print(json.dumps(fuzz.profiles_json(), indent=2) if args.json else fuzz.profiles_table())
@@ -551,7 +571,8 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         raise UsageError(f"--master must be none, local, local[N], local[*], spark://HOST:PORT, yarn or k8s://URL; "
                          f"got {formats.escape(args.master[:80])!r}")
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
-                            config=config, vary=args.configs == "cycle",
+                            config=config, vary=args.configs == "cycle", engine=args.engine,
+                            coverage_sample=_coverage_sample(args.coverage_sample),
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
                             progress=not args.no_progress, plots=not args.no_plots, view=not args.no_view)
@@ -653,7 +674,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         bar = Progress(bench.FUZZ_PHASES, label="bench --fuzz", unit="phases", enabled=not args.no_progress)
         try:
             result = bench.fuzz(args.protocol or "election", args.histories, args.cores,
-                                on_phase=lambda text: bar.advance(1, text))
+                                on_phase=lambda text: bar.advance(1, text), engine=args.engine)
         except JavaMissing as e:
             raise UsageError(str(e)) from None
         bar.finish()
@@ -667,7 +688,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     cases = bench.cases(args.protocol)
     bar = Progress(len(cases), label="bench", unit="rows", enabled=not args.no_progress)
     rows = bench.run(args.seconds, args.protocol, on_row=lambda r: bar.advance(
-        1, f"{r['protocol']} {r['nodes']} nodes {'checked' if r['checked'] else 'unchecked'}: "
+        1, f"{r['protocol']} {r['nodes']} nodes {r['engine']} {'checked' if r['checked'] else 'unchecked'}: "
            f"{r['events_per_s']:,} events/s"))
     bar.finish()
     if args.json:

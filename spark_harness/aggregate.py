@@ -126,9 +126,15 @@ class PropertyTally:
         self.first_expected = _first(self.first_expected, o.first_expected)
 
 
+MAX_MISMATCHES = 20  # fast-world disagreements listed by seed (all are counted)
+
+
 class ProtocolAggregate:
     def __init__(self) -> None:
         self.histories = self.steps = self.sim_ms = 0
+        self.engines: Counter = Counter()  # rows by the world that made them (spark_harness.history)
+        self.coverage_histories = 0  # rows with coverage and a state sketch
+        self.mismatches: list[dict] = []  # the smallest seeds where the fast world disagreed
         self.stopped: Counter = Counter()
         self.profiles: dict[str, Counter] = {}  # profile -> histories, steps, violating, unexpected, faults by kind
         self.nodes: Counter = Counter()
@@ -154,6 +160,10 @@ class ProtocolAggregate:
         self.sim_ms += row["t_ms"]
         self.stopped[row["stopped"]] += 1
         self.nodes[row["nodes"]] += 1
+        engine = row.get("engine") or "reference"
+        self.engines[engine] += 1
+        if engine == "mismatch":
+            self._mismatch([{"seed": row["seed"], "profile": row["profile"], "nodes": row["nodes"]}])
         prof = self.profiles.setdefault(row["profile"], Counter())
         prof["histories"] += 1
         prof["steps"] += row["steps"]
@@ -188,20 +198,29 @@ class ProtocolAggregate:
                 t.expected += 1
                 t.causes[cause_template(v["expected"])] += 1
                 t.first_expected = _first(t.first_expected, first)
-        self.actions.update(row["actions"])
-        self.branches.update(row["branches"])
-        self.kinds.update(row["kinds"])
-        sketch.merge_sparse(self.registers, bytes(row["state_sketch"]))
+        if row["states"] >= 0:  # -1: no coverage in this row (the fast world's)
+            self.coverage_histories += 1
+            self.actions.update(row["actions"])
+            self.branches.update(row["branches"])
+            self.kinds.update(row["kinds"])
+            sketch.merge_sparse(self.registers, bytes(row["state_sketch"]))
+            self._dist("distinct_states", row["states"])
         self._dist("steps", row["steps"])
         self._dist("sim_s", row["t_ms"] / 1000)
-        self._dist("distinct_states", row["states"])
         self._dist("faults", sum(faults.values()))
         for k, v in (row["stats"] or {}).items():
             if v is not None and not math.isnan(v):
                 self._dist("stat:" + k, v)
 
+    def _mismatch(self, rows: list[dict]) -> None:
+        self.mismatches = sorted(self.mismatches + rows, key=lambda x: (x["seed"], x["profile"], x["nodes"]))
+        del self.mismatches[MAX_MISMATCHES:]
+
     def merge(self, o: ProtocolAggregate) -> None:
         self.histories += o.histories
+        self.engines.update(o.engines)
+        self.coverage_histories += o.coverage_histories
+        self._mismatch(o.mismatches)
         self.steps += o.steps
         self.sim_ms += o.sim_ms
         self.stopped.update(o.stopped)

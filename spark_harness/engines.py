@@ -115,12 +115,12 @@ def row_schema():
         T.StructField("stats", T.MapType(T.StringType(), T.DoubleType(), False), False),
         T.StructField("actions", strings, False), T.StructField("branches", strings, False),
         T.StructField("kinds", strings, False), T.StructField("states", T.IntegerType(), False),
-        T.StructField("state_sketch", T.BinaryType(), False)])
+        T.StructField("state_sketch", T.BinaryType(), False), T.StructField("engine", T.StringType(), False)])
 
 
 FIELDS = ("protocol", "profile", "nodes", "seed", "variant", "config", "steps", "t_ms", "stopped", "violations",
-          "unexpected", "expected",
-          "faults", "stats", "actions", "branches", "kinds", "states", "state_sketch")
+          "unexpected", "expected", "faults", "stats", "actions", "branches", "kinds", "states", "state_sketch",
+          "engine")
 VIOLATION_FIELDS = ("property", "step", "t_ms", "expected", "detail")
 
 

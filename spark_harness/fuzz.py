@@ -31,7 +31,7 @@ from spark_harness import counterexample, engines, report_view, shrink
 from spark_harness import report as report_mod
 from spark_harness.aggregate import Aggregate
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS
-from spark_harness.plan import default_profiles, make_plan
+from spark_harness.plan import COVERAGE_SAMPLE, default_profiles, make_plan
 from spark_harness.progress import Progress
 
 SHRINK_GROUP = "rmqspec-shrink"
@@ -43,6 +43,8 @@ class FuzzOptions:
     histories: int = 1000  # per protocol
     steps: int = DEFAULT_STEPS
     seed: int = 1
+    engine: str = "fast"  # "fast": a protocol's fast world where one exists (spark_harness.plan); "reference"
+    coverage_sample: int | None = COVERAGE_SAMPLE  # fast engine: histories per protocol the reference covers
     master: str = "local[*]"  # a Spark master URL, "none" (this process, shrinking in a pool), or engines.SUBMITTED
     out: str = "out/fuzz"
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
@@ -93,13 +95,15 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     log = log if log is not None else sys.stdout
     clock = _Clock()
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
-                     opts.tail_ms, opts.config, opts.vary)
+                     opts.tail_ms, opts.config, vary=opts.vary, engine=opts.engine,
+                     coverage_sample=opts.coverage_sample)
     out = opts.out
     os.makedirs(out, exist_ok=True)
     progress = Progress(plan.total, enabled=opts.progress)
     outputs: dict = {"dir": out}
+    on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
-          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}", file=log,
+          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}; {on}", file=log,
           flush=True)
     cex_dir = os.path.join(out, "counterexamples")
     if opts.master == "none":
@@ -157,7 +161,8 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     report_mod.finish_timing(rep, clock.timing, clock.total())
     report_mod.write(rep, out, with_plots=False)
     print(summary(rep, out), file=log)
-    return FuzzResult(report=rep, aggregate=agg, exit_code=1 if rep["unexpected_histories"] else 0)
+    return FuzzResult(report=rep, aggregate=agg,
+                      exit_code=1 if rep["unexpected_histories"] or rep["fast_mismatches"] else 0)
 
 
 def _budgets(opts: FuzzOptions) -> tuple[int, int]:
@@ -306,7 +311,14 @@ def summary(r: dict, out: str) -> str:
         lines.append(f"coverage  {p}: actions {c['actions']['hit']}/{c['actions']['total']}, branches "
                      f"{c['branches']['hit']}/{c['branches']['total']}, about "
                      f"{c['distinct_states']['estimate']:,} distinct states "
-                     f"(±{c['distinct_states']['relative_error']:.1%})")
+                     f"(±{c['distinct_states']['relative_error']:.1%}; the reference over "
+                     f"{c['source']['histories']:,} histories)")
+        e = v["engine"]
+        if e["engine"] == "fast":
+            lines.append(f"engine    {p}: fast world; the reference judged {e['judged_by_reference']:,} histories"
+                         + (f", FAST WORLD DISAGREED in {e['mismatches']:,} (seeds "
+                            f"{', '.join(str(m['seed']) for m in e['mismatch_seeds'])})" if e["mismatches"] else
+                            ", all agreed"))
         stats = [f"{k[5:]} p50 {s['p50']:g} p99 {s['p99']:g}" for k, s in v["stats"].items()
                  if k.startswith("stat:") and s.get("count")]
         if stats:

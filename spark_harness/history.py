@@ -16,6 +16,15 @@ distinct observable states (spark_harness.sketch).
 
 The same function serves a Spark task, a multiprocessing worker and `--master none`;
 nothing in it reads a clock, so equal specs give equal summaries in any process.
+
+`run_history_fast(spec, sample)` gives the same summary from the protocol's fast world
+(histories.fast) where one exists. The reference judges: a history whose fast run
+violates a property is re-run through the reference, whose row is the one kept (its
+verdicts, expected causes and details), and the two must agree; so is every history in
+the coverage sample, whose coverage and distinct-state sketch only the reference
+computes. Rows say which world made them (`engine`): "reference", "fast", "both" (the
+reference re-ran it and the fast world agreed) or "mismatch" (they disagreed; the
+reference's row is kept and the fuzz run reports it as a finding).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from histories import runner
+from histories import fast, runner
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from reference_impl.core.state import thaw
@@ -165,4 +174,88 @@ def run_history(spec: HistorySpec) -> dict:
         "kinds": sorted(probe.kinds),
         "states": len(probe.states),
         "state_sketch": sketch.sparse(probe.states),
+        "engine": "reference",
     }
+
+
+# --- the fast world ---
+
+NO_COVERAGE = {"actions": [], "branches": [], "kinds": [], "states": -1, "state_sketch": b""}
+AGREE_KEYS = ("steps", "t_ms", "stopped", "unexpected", "expected", "faults", "stats")
+_RUNNERS: dict[int, tuple] = {}  # id(config) -> (config, fast Runner): one set of arrays per config and process
+
+
+def fast_runner(cfg: core.WorldConfig):
+    """The fast world's runner for `cfg`, or None when the fast world does not model it (a
+    drawn variant: a script, a protocol's own fault kind; spark_harness/variants.py)."""
+    hit = _RUNNERS.get(id(cfg))
+    if hit is None or hit[0] is not cfg:
+        if len(_RUNNERS) > 64:
+            _RUNNERS.clear()
+        try:
+            runner_ = fast.Runner(cfg)
+        except fast.Unsupported:
+            runner_ = None
+        hit = _RUNNERS[id(cfg)] = (cfg, runner_)
+    return hit[1]
+
+
+def fast_summary(spec: HistorySpec) -> dict | None:
+    """The fast world's summary of a history (no coverage; violation details empty), or
+    None when the fast world does not model its config or a capacity of it overflowed (the
+    reference runs it instead)."""
+    cfg = config_of(spec)
+    fr = fast_runner(cfg)
+    if fr is None:
+        return None
+    r = fr.run(spec.seed, spec.steps, until_ms(cfg, spec.tail_ms))
+    if r.overflow:
+        return None
+    return {
+        "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
+        "variant": dict(spec.label), "config": config_json(spec.overrides),  # as the reference's row names them
+        "steps": r.steps, "t_ms": r.t_ms, "stopped": r.stopped,
+        "violations": [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
+                        "detail": ""} for v in r.violations],
+        "unexpected": sum(v.expected is None for v in r.violations),
+        "expected": sum(v.expected is not None for v in r.violations),
+        "faults": dict(sorted(r.faults.items())),
+        "stats": numeric_stats(r.stats),
+        **NO_COVERAGE, "engine": "fast",
+    }
+
+
+def agree(fast_row: dict, ref_row: dict) -> bool:
+    """The fast world's summary says what the reference's does (all but coverage and details)."""
+    key = lambda row: [(v["property"], v["step"], v["t_ms"], v["expected"]) for v in row["violations"]]
+    return key(fast_row) == key(ref_row) and all(fast_row[k] == ref_row[k] for k in AGREE_KEYS)
+
+
+def judge(spec: HistorySpec, twin: dict) -> dict:
+    """The reference re-runs a history the fast world found violating, up to the step of
+    its last violation: its verdicts (first violation of each property, expected or not,
+    with the reference's cause and detail) replace the fast world's, and must equal them.
+    Nothing after that step can change a recorded verdict but an unexpected violation,
+    which the fast world would have reported too."""
+    cfg = config_of(spec)
+    last = max(v["step"] for v in twin["violations"])
+    result = runner.run(cfg, chooser.SeededChooser(spec.seed).choose, last, until_ms(cfg, spec.tail_ms))
+    ref = [{"property": v.property, "step": v.step, "t_ms": v.t_ms, "expected": v.expected,
+            "detail": v.detail[:500]} for v in sorted(result.violations, key=lambda v: (v.step, v.property))]
+    key = lambda vs: [(v["property"], v["step"], v["t_ms"], v["expected"]) for v in vs]
+    same = key(ref) == key(twin["violations"]) and result.steps == last
+    return twin | {"violations": ref, "unexpected": sum(v["expected"] is None for v in ref),
+                   "expected": sum(v["expected"] is not None for v in ref), "engine": "both" if same else "mismatch"}
+
+
+def run_history_fast(spec: HistorySpec, sample: bool = False) -> dict:
+    """The summary of one history from the fast world, judged by the reference (module
+    docstring); `sample`: the history is in the coverage sample (the reference runs it
+    whole, its row is kept, and the fast world's must agree with it)."""
+    twin = fast_summary(spec)
+    if twin is None:
+        return run_history(spec)  # not modelled, or a capacity ran out: the reference's row alone
+    if sample:
+        ref = run_history(spec)
+        return ref | {"engine": "both" if agree(twin, ref) else "mismatch"}
+    return judge(spec, twin) if twin["violations"] else twin

@@ -10,6 +10,12 @@ directed fault shape are drawn from its seed (variants.draw). So a plan names ev
 history by arithmetic and its seed, and a task needs only its seed range. Chunks
 (Spark partitions, multiprocessing tasks) are contiguous ranges of k; how a plan is
 chunked changes nothing in the results.
+
+Each protocol runs on an engine: its fast world (histories.fast) when the plan asks for
+`fast` and one models every config of the plan, else the reference. On the fast world
+the first `coverage_sample` histories of each protocol (None: all) also run through the
+reference, which alone computes coverage and the distinct-state sketch
+(spark_harness.history.run_history_fast).
 """
 
 from __future__ import annotations
@@ -20,12 +26,15 @@ from collections.abc import Iterator
 
 import attrs
 
+from histories import fast
 from reference_impl import core
 from reference_impl.core import faults
 from spark_harness import variants
-from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_history
+from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_history, run_history_fast
 
 MAX_CHUNK = 200  # histories per task at most: keeps tasks short enough to balance and to show progress
+ENGINES = ("fast", "reference")
+COVERAGE_SAMPLE = 200  # histories per protocol the reference runs for coverage on the fast engine
 
 
 class PlanError(ValueError):
@@ -55,6 +64,12 @@ class Plan:
     overrides: tuple = ()  # the user's config overrides for every history, as sorted (key, value) pairs
     versions: dict = attrs.Factory(dict)  # protocol -> tuple of (label, overrides), cycled
     vary: bool = True  # draw switches, swarm subsets and shapes per history (variants.py)
+    engine: str = "reference"  # what was asked for: "fast" (where a fast world exists) or "reference"
+    engines: dict = attrs.Factory(dict)  # protocol -> the engine it runs on
+    coverage_sample: int | None = None  # on the fast engine: the first N histories get coverage (None: all)
+
+    def in_sample(self, k: int) -> bool:
+        return self.coverage_sample is None or k < self.coverage_sample
 
     def _axes(self, protocol: str, k: int) -> tuple[str, tuple, int]:
         profiles, versions, nodes = self.profiles[protocol], self.versions[protocol], self.nodes[protocol]
@@ -103,8 +118,10 @@ def load_imports(modules: tuple[str, ...]) -> None:
 def run_chunk(plan: Plan, chunk: Chunk) -> Iterator[dict]:
     """The summaries of a chunk's histories, one by one (a task's whole work)."""
     load_imports(plan.imports)
+    on_fast = plan.engines.get(chunk.protocol) == "fast"
     for k in range(chunk.start, chunk.stop):
-        yield run_history(plan.spec(chunk.protocol, k))
+        spec = plan.spec(chunk.protocol, k)
+        yield run_history_fast(spec, plan.in_sample(k)) if on_fast else run_history(spec)
 
 
 def default_profiles(protocol: str) -> tuple[str, ...]:
@@ -117,10 +134,15 @@ def default_profiles(protocol: str) -> tuple[str, ...]:
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
               profiles: list[str] | None = None, nodes: list[int] | None = None,
               imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS, config: dict | None = None,
-              vary: bool = True) -> Plan:
+              vary: bool = True, engine: str = "fast", coverage_sample: int | None = COVERAGE_SAMPLE) -> Plan:
     """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
     raise PlanError with the known ones. `vary` False runs every history with the
-    protocol's defaults and the user's config (no version cycling, no drawn variation)."""
+    protocol's defaults and the user's config (no version cycling, no drawn variation).
+    `engine` "fast" runs each protocol that has a fast world on it (module docstring)."""
+    if engine not in ENGINES:
+        raise PlanError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if coverage_sample is not None and coverage_sample < 0:
+        raise PlanError("--coverage-sample must be 0 or more (or all)")
     load_imports(imports)
     known = core.protocol_names()
     names = [p.strip() for p in protocol.split(",") if p.strip()]
@@ -162,6 +184,8 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
                     raise PlanError(f"{p} cannot run with {n} nodes: {e.args[0] if e.args else e}") from None
     if histories <= 0 or steps <= 0:
         raise PlanError("--histories and --steps must be positive")
-    return Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms,
+    plan = Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms,
                 profiles=by_profile, nodes=by_nodes, imports=tuple(imports), overrides=overrides,
-                versions=by_version, vary=vary)
+                versions=by_version, vary=vary, engine=engine, coverage_sample=coverage_sample)
+    engines = {p: "fast" if engine == "fast" and p in fast.PROTOCOLS else "reference" for p in protocols}
+    return attrs.evolve(plan, engines=engines)

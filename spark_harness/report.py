@@ -47,6 +47,22 @@ def _variants(pa: ProtocolAggregate) -> dict:
             "histories": c["histories"], "steps": c["steps"], "violating_histories": c["violating"],
             "unexpected_histories": c["unexpected"], "properties": props_, "causes": dict(causes[:10])}
     return out
+def coverage_source(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
+    """Which world computed coverage and the distinct-state sketch, and over which histories."""
+    if plan.engines.get(protocol) != "fast":
+        return {"engine": "reference", "histories": pa.coverage_histories, "sample": "every history"}
+    n = plan.histories if plan.coverage_sample is None else min(plan.coverage_sample, plan.histories)
+    return {"engine": "reference", "histories": pa.coverage_histories,
+            "sample": "every history" if n == plan.histories else
+            f"the first {n} histories (seeds {plan.seed}..{plan.seed + n - 1}); the fast world computes none"
+            if n else "none (--coverage-sample 0); the fast world computes none"}
+
+
+def _engine(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
+    return {"engine": plan.engines.get(protocol, "reference"),
+            "histories_by_engine": dict(sorted(pa.engines.items())),
+            "judged_by_reference": pa.engines.get("both", 0) + pa.engines.get("mismatch", 0),
+            "mismatches": pa.engines.get("mismatch", 0), "mismatch_seeds": pa.mismatches}
 
 
 def _coverage(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
@@ -54,6 +70,7 @@ def _coverage(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
     hit_a = sorted(set(actions) & pa.actions)
     hit_b = sorted(set(branches) & pa.branches)
     return {
+        "source": coverage_source(plan, protocol, pa),
         "actions": {"hit": len(hit_a), "total": len(actions), "missed": sorted(set(actions) - pa.actions),
                     "hit_items": hit_a, "outside_universe": sorted(pa.actions - set(actions))},
         "branches": {"hit": len(hit_b), "total": len(branches), "missed": sorted(set(branches) - pa.branches),
@@ -120,6 +137,7 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
             "properties": {q.id: {"kind": q.kind, "violating_histories": pa.violations[q.id].histories
                                   if q.id in pa.violations else 0} for q in catalogue.values()},
             "violations": pv,
+            "engine": _engine(plan, p, pa),
             "coverage": _coverage(plan, p, pa),
             "stats": {name: h.summary() for name, h in sorted(pa.dists.items())},
         }
@@ -136,11 +154,15 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
                      for p, v in by_protocol.items() if len(plan.versions[p]) > 1},
         "unexpected_histories": sum(pa.profiles[x].get("unexpected", 0) for pa in agg.protocols.values()
                                     for x in pa.profiles),
+        "engine": plan.engine,
+        "engines": {p: plan.engines.get(p, "reference") for p in plan.protocols},
+        "fast_mismatches": sum(pa.engines.get("mismatch", 0) for pa in agg.protocols.values()),
         "violations": violations,
         "expected_violations_found": expected_found,
         "coverage": {p: {"actions": [v["coverage"]["actions"]["hit"], v["coverage"]["actions"]["total"]],
                          "branches": [v["coverage"]["branches"]["hit"], v["coverage"]["branches"]["total"]],
-                         "distinct_states": v["coverage"]["distinct_states"]["estimate"]}
+                         "distinct_states": v["coverage"]["distinct_states"]["estimate"],
+                         "histories": v["coverage"]["source"]["histories"]}
                      for p, v in by_protocol.items()},
         "stats": {p: {k: {x: s.get(x) for x in ("count", "min", "p50", "p90", "p99", "max", "mean")}
                       for k, s in v["stats"].items()} for p, v in by_protocol.items()},
@@ -281,9 +303,18 @@ def markdown(r: dict) -> str:
                         "    " + cex["replay"], ""]
                 if cex.get("picture"):
                     out.append(f"![{pid} timeline]({_rel(r, cex['picture'])})")
+        eng = v["engine"]
+        out += ["", f"Engine: {eng['engine']}"
+                + (f"; the reference re-ran {eng['judged_by_reference']:,} histories (every violation and the "
+                   f"coverage sample): the fast world disagreed in {eng['mismatches']:,}"
+                   + (f" (seeds {', '.join(str(m['seed']) for m in eng['mismatch_seeds'])}; a bug in the fast "
+                      "world, the reference's verdicts are the ones counted)" if eng["mismatches"] else "")
+                   if eng["engine"] == "fast" else "") + "."]
         cov = v["coverage"]
         ds = cov["distinct_states"]
         out += ["", "### Coverage", "",
+                f"Computed by the {cov['source']['engine']} over {cov['source']['histories']:,} histories: "
+                f"{cov['source']['sample']}.", "",
                 f"- actions (event kind at role): {cov['actions']['hit']}/{cov['actions']['total']}; never: "
                 + (", ".join(cov["actions"]["missed"]) or "none"),
                 f"- branches (result codes): {cov['branches']['hit']}/{cov['branches']['total']}; never: "

@@ -1,0 +1,878 @@
+"""The compiled twin of the `dledger_log` world: one Numba kernel over fixed-layout arrays.
+
+It runs the history `histories.runner.run(cfg, SeededChooser(seed).choose, steps,
+until_ms)` runs for a dledger_log config, event for event: the same enabled events in the
+same order (core.schedule.protocol_events, then fault_events), the same draws from the
+same MT19937 sequence (histories.fast.mt), the same Java timing (a node's wake time,
+`World.since`, the slack of its tick, Netty's scan window of an invokeAsync timeout), the
+same transitions (reference_impl/dledger_log and the election member, through the
+election twin's functions), the same ghost variables and every property of
+spec/dledger_log.py after every step, with the Monitor's rules for first and expected
+violations.
+
+The modules: `dledger_log_layout` (array layouts), `dledger_log_store` (the log store),
+`dledger_log_pusher` (pending appends, water marks, the quorum ack checker, the
+dispatchers), `dledger_log_node` (the entry handler, the server, the client),
+`dledger_log_net` (the network), `dledger_log_monitor` (the ghost's maps and the state
+properties), `dledger_log_ghost` (the ghost's history: drops, thin commits, Terms,
+liveness), `dledger_log_steps` and `dledger_log_replies` (step properties, RPL-*),
+this one (world, chooser, the loop), `dledger_log_run` (the Python side, which answers
+the kernel's requests for expected causes with `dledger_log_causes`) and
+`dledger_log_decode` (arrays back to reference objects).
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from histories.fast import dledger_log_ghost as LG
+from histories.fast import dledger_log_layout as L
+from histories.fast import dledger_log_monitor as M
+from histories.fast import dledger_log_net as NET
+from histories.fast import dledger_log_node as N
+from histories.fast import dledger_log_pusher as P
+from histories.fast import dledger_log_replies as R
+from histories.fast import dledger_log_steps as STEPS
+from histories.fast import dledger_log_store as st
+from histories.fast import election as E
+from histories.fast.common import borrow
+from histories.fast.dledger_log_layout import (
+    BIG,
+    C_NT,
+    CK_PUSH,
+    E_DST,
+    E_ID,
+    E_M0,
+    E_MK,
+    E_REPLY,
+    E_RPC,
+    E_SENT,
+    E_SRC,
+    EF,
+    EV_LP,
+    K_LP,
+    LV_TRANSFER,
+    MD_BCHG,
+    MD_DIRTY,
+    MK_APPEND_REQ,
+    MK_APPEND_RESP,
+    MK_PUSH_REQ,
+    MK_PUSH_RESP,
+    NMF,
+    NONE,
+    O_A,
+    O_F0,
+    O_MK,
+    OB_CLIENT,
+    OB_COMMIT,
+    OB_DROPPED,
+    OB_RESULT,
+    OVERFLOW_FLIGHT,
+    OVERFLOW_LOG,
+    OVERFLOW_OUTS,
+    P_RPL1,
+    P_RPL2,
+    P_RPL3,
+    R_C1,
+    R_C2,
+    R_C3,
+    R_CK,
+    R_DEADLINE,
+    R_ID,
+    R_REQ,
+    R_RESP,
+    R_WINDOW,
+    RP_EBODY,
+    RP_EIDX,
+    RP_EPOS,
+    RP_ESIZE,
+    RP_ETERM,
+    RP_HAS,
+    RP_LEADER,
+    RP_SENT,
+    RP_TYPE,
+    RQ_EIDX,
+    RQ_HAS,
+    RQ_ON,
+    RQ_TERM,
+    RQ_TYPE,
+    S_BEGIN,
+    S_COMMITTED,
+    STOP_IDLE,
+    STOP_STEPS,
+    STOP_UNTIL,
+    SUCCESS,
+    T_COMMIT,
+    V_STEP,
+    W_APPENDS,
+    W_CALM,
+    W_CALM_AT,
+    W_CRASHES,
+    W_DISK_LOSSES,
+    W_EVENTS0,
+    W_FAULT0,
+    W_FIRST_ACK,
+    W_FRESH,
+    W_GVER,
+    W_LAST_FAULT,
+    W_LOST,
+    W_LP_FAULTS,
+    W_MAXIDX,
+    W_MAXTERM,
+    W_NCUT,
+    W_NEXT_ID,
+    W_NF,
+    W_NLOG,
+    W_NOW,
+    W_NR,
+    W_OS_CRASHES,
+    W_PAUSE,
+    W_RPL,
+    W_SETTLED,
+    W_SETTLED_T,
+    W_STEPS,
+    W_STOP,
+    W_TOPTERM,
+)
+from histories.fast.mt import getrandbits, randbelow, random53
+
+# =====================================================================================
+# the node as the world drives it (dledger_log.world: servers then clients)
+# =====================================================================================
+
+
+@njit(cache=True, inline='always')
+def _wake_of(C, S, j):
+    """world.wake_at: the protocol's wake time of node j's state (up or down)."""
+    n = C[E.C_N]
+    return N.server_wake_at(C, S, j) if j < n else N.client_wake_at(S, j - n)
+
+
+@njit(cache=True)
+def _refresh(C, S, sn, rwake, slk, j, t, java, stagger):
+    """After node j's state changed at time t: core.world.since_after (since moves to t when
+    the wake time changed), then the slack of its next tick (schedule._wakes)."""
+    new = _wake_of(C, S, j)
+    if new != rwake[j]:
+        sn[j] = t
+        rwake[j] = new
+    _slack(C, S, sn, rwake, slk, j, java, stagger)
+
+
+@njit(cache=True, inline='always')
+def _slack(C, S, sn, rwake, slk, j, java, stagger):
+    sl = 0
+    if java and j < C[E.C_N] and rwake[j] >= 0:
+        sl = N.server_wake_slack(C, S, j, sn[j], rwake[j])
+    if stagger > sl and (L.ws_(S)[W_FRESH] >> j) & 1:
+        sl = stagger
+    slk[j] = sl
+
+
+@njit(cache=True)
+def _on_request(C, S, i, mk, m, rpc_id, now, pref, self_pref, ob, oc, msg):
+    """server.on_request -> the reply's kind (0: none now) with its fields in msg."""
+    nd = L.nd_(S)
+    if mk == MK_PUSH_REQ:
+        kind, code = N.handle_push(C, S, i, m, rpc_id, now)
+        if kind == 0:
+            return 0
+        msg[0] = code
+        msg[1] = m[RQ_TERM]
+        if kind == 1:
+            sto = L.sto_(S)
+            msg[2] = NONE if m[RQ_TYPE] == T_COMMIT else (m[RQ_EIDX] if m[RQ_HAS] == 1 else -1)
+            msg[3] = sto[i, S_BEGIN]
+            msg[4] = st.end_index(sto, i)
+        else:
+            msg[2] = NONE
+            msg[3] = -1
+            msg[4] = -1
+        return MK_PUSH_RESP
+    if mk == MK_APPEND_REQ:
+        has, code, index, pos, term, leader = N.server_on_append(C, S, i, m[0], rpc_id, now, ob, oc)
+        if not has:
+            return 0
+        msg[0] = code
+        msg[1] = index
+        msg[2] = pos
+        msg[3] = term
+        msg[4] = leader
+        return MK_APPEND_RESP
+    if mk == E.MK_HB_REQ:
+        code, rterm = E._handle_heart_beat(C, nd, i, m[0], m[1], now, ob, oc)
+        msg[0] = code
+        msg[1] = rterm
+        return E.MK_HB_RESP
+    if mk == E.MK_VOTE_REQ:
+        rterm, result = E._handle_vote(C, nd, i, m[0], m[1], m[2], m[3], False, self_pref, ob, oc)
+        msg[0] = rterm
+        msg[1] = result
+        msg[2] = SUCCESS
+        return E.MK_VOTE_RESP
+    has, code, rterm = E._server_handle_leadership_transfer(C, nd, L.wmk_(S), i, m[0], m[1], m[2], m[3], m[4], rpc_id,
+                                                            now, ob, oc)
+    if not has:
+        return 0
+    msg[0] = code
+    msg[1] = rterm
+    return E.MK_LT_RESP
+
+
+@njit(cache=True)
+def _on_response(C, S, i, ck, c1, c2, c3, peer, has, m, now, ob, oc):
+    """world.on_response: a server's push or election RPC, or a client's append (has False:
+    the RPC failed)."""
+    n = C[E.C_N]
+    if i >= n:
+        N.client_on_response(C, S, i - n, c1, peer, has, m[0], m[1], m[4], now, ob, oc)
+        return
+    if ck == CK_PUSH:
+        P.on_push_response(C, S, i, c1, c2, c3, has, m[0], m[1], m[2], m[3], m[4], now, ob, oc)
+    elif ck == E.CK_HB:
+        E._on_heart_beat_response(C, L.nd_(S), L.live_(S), i, c1, peer, has, m[0], m[1], now)
+    elif ck == E.CK_VOTE:
+        E._on_vote_response(C, L.nd_(S), i, c1, has, m[1], m[0], now)
+    else:
+        E._on_leadership_transfer_response(L.nd_(S), i, c1, c2, c3, has, m[0], m[1], ob, oc)
+
+
+@njit(cache=True)
+def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
+    """core.transitions.route: Sends and Responds to the network in order, then the
+    observations to the ghost in order. Returns the number of observations."""
+    for k in range(oc[0]):
+        t = ob[k, 0]
+        if t == E.OT_SEND:
+            NET._net_send(C, ws, fl, rp, now, i, ob, k)
+        elif t == E.OT_RESPOND:
+            mk = ob[k, O_MK]
+            for j in range(NMF):
+                msg[j] = ob[k, P.mcol(j)]
+            sent = NET._net_reply(ws, fl, rp, now, ob[k, O_A], mk, msg)
+            if mk == MK_PUSH_RESP:
+                ob[k, RP_SENT] = 1 if sent else 0
+    nobs = 0
+    for k in range(oc[0]):
+        if ob[k, 0] == E.OT_OBS:
+            nobs += 1
+            kind = ob[k, O_A]
+            if kind == E.OB_ROLE:
+                # ghost.update: who follows whom, the transfer clock, then Terms.led and `elected`
+                LG.follow_note(C, ws, G, S, alive, now)
+                LG.transfer_note(ws, G, S, i, now)
+                if ob[k, O_F0 + 1] == E.LEADER:
+                    M.on_leader(ws, G, i, ob[k, O_F0], now)
+                    newl[newl[0] + 1] = i
+                    newl[STEPS.NEWL_TERMS + newl[0]] = ob[k, O_F0]
+                    newl[0] += 1
+            elif kind == E.OB_GRANT:
+                LG._note_vote(ws, G, i, ob[k, O_F0], ob[k, O_F0 + 1], now)
+            elif kind == E.OB_TRANSFER or kind == E.OB_TSTART:
+                LG.transfer_note(ws, G, S, i, now)
+            elif kind == OB_COMMIT:
+                M.on_commit_advanced(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], ob[k, O_F0 + 3],
+                                     ob[k, O_F0 + 4], now)
+            elif kind == OB_DROPPED:
+                LG.on_entries_dropped(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], now)
+            elif kind == OB_RESULT:
+                M.on_append_result(C, ws, G, S, i, ob[k, O_F0], ob[k, O_F0 + 1], ob[k, O_F0 + 2], now)
+            elif kind == OB_CLIENT:
+                ws[W_APPENDS] += 1
+    # RPL-1/3 on the push replies the node's entry handler sent, with the ghost as the step leaves it
+    for k in range(oc[0]):
+        if ob[k, 0] == E.OT_RESPOND and ob[k, O_MK] == MK_PUSH_RESP and ob[k, RP_SENT] == 1:
+            ws[W_RPL] |= R.push_reply(ws, G, S, i, L.mb_(S), ob[k, P.mcol(0)], ob[k, P.mcol(1)], ob[k, RP_TYPE],
+                                      ob[k, RP_LEADER], ob[k, RP_HAS], ob[k, RP_EIDX], ob[k, RP_ETERM],
+                                      ob[k, RP_EPOS], ob[k, RP_ESIZE], ob[k, RP_EBODY], now)
+    return nobs
+
+
+@njit(cache=True, inline='always')
+def _fault(ws):
+    ws[W_LAST_FAULT] = ws[W_NOW]
+
+
+# =====================================================================================
+# world.init and the loop
+# =====================================================================================
+
+
+@njit(cache=True)
+def reset(C, down, S, alive, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache):
+    """core.world.init(cfg) in place over arrays a previous history used (or fresh ones)."""
+    G = S
+    ws = L.ws_(S)
+    n = C[E.C_N]
+    nt = C[C_NT]
+    java = C[E.C_JAVA] == 1
+    stagger = C[E.C_STAGGER] if java else 0
+    # the index- and term-keyed ghost tables, up to what the last history used
+    top = min(ws[W_MAXIDX] + 1, L.g_gc(G).shape[0]) if ws[W_STEPS] > 0 else L.g_gc(G).shape[0]
+    for index in range(top):
+        L.g_gc(G)[index, 0] = 0
+        L.g_gxn(G)[index] = 0
+        L.g_gan(G)[index] = 0
+        L.g_gcnt(G)[index] = 0
+    ttop = min(ws[W_TOPTERM] + 1, L.g_elected(G).shape[0]) if ws[W_STEPS] > 0 else L.g_elected(G).shape[0]
+    for t in range(ttop):
+        L.g_elected(G)[t] = 0
+        L.g_regressed(G)[t] = -1
+    for c in range(L.g_gres(G).shape[0]):
+        L.g_gres(G)[c] = 0
+    LG.reset(ws, G)
+    rq = L.rq_(S)
+    for p in range(rq.shape[0]):
+        rq[p, RQ_ON] = 0
+    for k in range(ws.shape[0]):
+        ws[k] = 0
+    ws[W_SETTLED] = -1
+    ws[W_SETTLED_T] = -1
+    ws[W_NEXT_ID] = 1
+    ws[W_CALM_AT] = -1
+    ws[W_LAST_FAULT] = -1
+    ws[W_FIRST_ACK] = -1
+    ws[W_MAXTERM] = -1
+    ws[W_TOPTERM] = -1
+    md = L.md_(S)
+    for i in range(nt):
+        alive[i] = 0 if (down >> i) & 1 else 1
+        sn[i] = 0
+        if alive[i] == 1:
+            ws[W_FRESH] |= 1 << i
+        for j in range(nt):
+            cut[i, j] = 0
+    for i in range(n):
+        md[i, MD_DIRTY] = BIG
+        md[i, MD_BCHG] = 0
+        N.boot_server(C, S, i, 0, 0, -1, -1, -1, False)
+        for j in range(n):
+            lmp[i, j] = -1
+    for c in range(nt - n):
+        N.boot_client(C, S, c, 0, False)
+    for i in range(nt):
+        rwake[i] = _wake_of(C, S, i)
+        _slack(C, S, sn, rwake, slk, i, java, stagger)
+    for k in range(lcache.shape[0]):
+        lcache[k] = 0
+    lcache[0] = -1
+    lcache[6] = -1
+    for p in range(vi.shape[0]):
+        for f in range(vi.shape[1]):
+            vi[p, f] = 0
+        vi[p, 0] = -1
+
+
+@njit(cache=True)
+def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache,
+               ocommit, oalive, newl, log, evk, eva, fev_a, fev_b, kinds, ob, oc, msg, m, steps, until_ms):
+    """Run a history in place over the arrays; ws[W_STOP] says why it stopped. Every array
+    comes from the caller (histories.fast.dledger_log_run.new_state), which owns them; T is
+    the state table of the nodes' and the ghost's arrays (dledger_log_layout.table_of)."""
+    S = borrow(T)
+    G = S  # the ghost's arrays are in the same table
+    C = borrow(C)
+    pw = borrow(pw)
+    pref = borrow(pref)
+    self_pref = borrow(self_pref)
+    isol = borrow(isol)
+    alive = borrow(alive)
+    mt = borrow(mt)
+    fl = borrow(fl)
+    rp = borrow(rp)
+    cut = borrow(cut)
+    sn = borrow(sn)
+    rwake = borrow(rwake)
+    slk = borrow(slk)
+    vi = borrow(vi)
+    lmp = borrow(lmp)
+    lcache = borrow(lcache)
+    ocommit = borrow(ocommit)
+    oalive = borrow(oalive)
+    newl = borrow(newl)
+    log = borrow(log)
+    evk = borrow(evk)
+    eva = borrow(eva)
+    fev_a = borrow(fev_a)
+    fev_b = borrow(fev_b)
+    kinds = borrow(kinds)
+    ob = borrow(ob)
+    oc = borrow(oc)
+    msg = borrow(msg)
+    m = borrow(m)
+    ws = L.ws_(S)
+    md = L.md_(S)
+    sto = L.sto_(S)
+    n = C[E.C_N]
+    nt = C[C_NT]
+    java = C[E.C_JAVA] == 1
+    stagger = C[E.C_STAGGER] if java else 0
+    want_log = C[E.C_LOG] == 1
+    fcap = fl.shape[0]
+    niso = isol.shape[0]
+    step = ws[W_STEPS]
+    stop = STOP_STEPS
+    ws[W_PAUSE] = 0
+    while step < steps:
+        now = ws[W_NOW]
+        calm = ws[W_CALM] == 1
+        # --- the horizon (schedule._wakes and _horizon) ---
+        h = -1
+        for j in range(nt):
+            if alive[j] == 1 and rwake[j] >= 0:
+                t = max(rwake[j], sn[j]) + slk[j]
+                if h < 0 or t < h:
+                    h = t
+        dmax = E.CALM_DELAY_MAX if calm else C[E.C_DMAX]
+        dmin = E.CALM_DELAY_MIN if calm else C[E.C_DMIN]
+        nf = ws[W_NF]
+        for r in range(nf):
+            t = fl[r, E_SENT] + dmax
+            if h < 0 or t < h:
+                h = t
+        nr = ws[W_NR]
+        for r in range(nr):
+            t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
+            if h < 0 or t < h:
+                h = t
+        calm_at = C[E.C_CALM_AT]
+        if calm_at >= 0 and not calm and (h < 0 or calm_at < h):
+            h = calm_at
+        if h >= 0 and h < now:
+            h = now
+        if until_ms >= 0 and h > until_ms:
+            stop = STOP_UNTIL
+            break
+        # --- protocol events (schedule.protocol_events), in the reference's order ---
+        nev = 0
+        if h >= 0:
+            if calm_at == h and not calm:
+                evk[nev] = E.EV_CALM
+                eva[nev] = 0
+                nev += 1
+            for j in range(nt):
+                if alive[j] == 1 and rwake[j] >= 0 and max(rwake[j], sn[j]) <= h:
+                    evk[nev] = E.EV_TICK
+                    eva[nev] = j
+                    nev += 1
+            for r in range(nf):
+                if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
+                    if fl[r, E_SENT] + dmax <= h:
+                        evk[nev] = E.EV_DROP
+                        eva[nev] = r
+                        nev += 1
+                elif fl[r, E_SENT] + dmin <= h:
+                    evk[nev] = E.EV_DELIVER
+                    eva[nev] = r
+                    nev += 1
+            for r in range(nr):
+                if rp[r, R_DEADLINE] <= h:
+                    evk[nev] = E.EV_RPCFAIL
+                    eva[nev] = r
+                    nev += 1
+        # --- fault kinds (schedule.fault_kinds) ---
+        nk = 0
+        if not calm:
+            if pw[E.K_LOSS] > 0:
+                for r in range(nf):
+                    if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
+                        kinds[nk] = E.K_LOSS
+                        nk += 1
+                        break
+            if pw[E.K_DUP] > 0 and nf > 0:
+                kinds[nk] = E.K_DUP
+                nk += 1
+            up = False
+            if pw[E.K_CRASH] > 0 or pw[E.K_OS] > 0 or pw[E.K_DISK] > 0:
+                for j in range(nt):
+                    if alive[j] == 1 and (C[E.C_CRASHABLE] >> j) & 1:
+                        up = True
+                        break
+            if pw[E.K_CRASH] > 0 and up:
+                kinds[nk] = E.K_CRASH
+                nk += 1
+            if pw[E.K_OS] > 0 and up:
+                kinds[nk] = E.K_OS
+                nk += 1
+            if pw[E.K_DISK] > 0 and up:
+                kinds[nk] = E.K_DISK
+                nk += 1
+            if pw[E.K_RESTART] > 0:
+                for j in range(nt):
+                    if alive[j] == 0:
+                        kinds[nk] = E.K_RESTART
+                        nk += 1
+                        break
+            if pw[E.K_PARTITION] > 0 and nt > 1:
+                kinds[nk] = E.K_PARTITION
+                nk += 1
+            if pw[E.K_ONEWAY] > 0 and ws[W_NCUT] < nt * (nt - 1):
+                kinds[nk] = E.K_ONEWAY
+                nk += 1
+            if pw[E.K_HEAL] > 0 and ws[W_NCUT] > 0:
+                kinds[nk] = E.K_HEAL
+                nk += 1
+            # the profile's own kinds (FaultProfile.ext) come last: world.ext_faults' leader_partition
+            if pw[K_LP] > 0 and _leader_up(S, alive, n) >= 0:
+                kinds[nk] = K_LP
+                nk += 1
+        # --- the seeded chooser (chooser.SeededChooser.choose) ---
+        fault_kind = -1
+        if nk > 0:
+            total = 0.0
+            for q in range(nk):
+                total += pw[kinds[q]]
+            if nev == 0 or random53(mt) < min(E.MAX_FAULT_SHARE, total):
+                pick = random53(mt) * total
+                fault_kind = kinds[nk - 1]
+                for q in range(nk):
+                    pick -= pw[kinds[q]]
+                    if pick < 0:
+                        fault_kind = kinds[q]
+                        break
+        if fault_kind < 0 and nev == 0:
+            stop = STOP_IDLE
+            break
+        step += 1
+        oc[0] = 0
+        oc[1] = 0
+        newl[0] = 0
+        ws[W_RPL] = 0
+        for j in range(n):
+            ocommit[j] = sto[j, S_COMMITTED]
+            oalive[j] = alive[j]
+        nobs = 0
+        ev_kind = 0
+        ev_a = 0
+        ev_b = 0
+        draw = 0
+        late = 0
+        if fault_kind >= 0:
+            # schedule.fault_events(w, (kind,)), then rng.choice
+            cnt = 0
+            if fault_kind == E.K_LOSS:
+                for r in range(nf):
+                    if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
+                        fev_a[cnt] = r
+                        cnt += 1
+            elif fault_kind == E.K_DUP:
+                for r in range(nf):
+                    fev_a[cnt] = r
+                    cnt += 1
+            elif fault_kind == E.K_CRASH or fault_kind == E.K_OS or fault_kind == E.K_DISK:
+                for j in range(nt):
+                    if alive[j] == 1 and (C[E.C_CRASHABLE] >> j) & 1:
+                        fev_a[cnt] = j
+                        cnt += 1
+            elif fault_kind == E.K_RESTART:
+                for j in range(nt):
+                    if alive[j] == 0:
+                        fev_a[cnt] = j
+                        cnt += 1
+            elif fault_kind == E.K_PARTITION:
+                for g in range(niso):
+                    fev_a[cnt] = g
+                    cnt += 1
+            elif fault_kind == E.K_ONEWAY:
+                for a in range(nt):
+                    for b in range(nt):
+                        if a != b and cut[a, b] == 0:
+                            fev_a[cnt] = a
+                            fev_b[cnt] = b
+                            cnt += 1
+            elif fault_kind == K_LP:
+                for j in range(n):  # world._leaders
+                    if alive[j] == 1 and L.nd_(S)[j, E.ROLE] == E.LEADER:
+                        fev_a[cnt] = j
+                        cnt += 1
+            else:
+                fev_a[cnt] = 0
+                cnt += 1
+            sel = randbelow(mt, cnt)
+            a = fev_a[sel]
+            if fault_kind == E.K_LOSS:
+                ev_kind = E.EV_DROP
+                ev_a = fl[a, E_ID]
+                NET._remove_env(ws, fl, a)
+                _fault(ws)
+                ws[W_FAULT0 + 0] += 1
+            elif fault_kind == E.K_DUP:
+                ev_kind = E.EV_DUP
+                ev_a = fl[a, E_ID]
+                if nf >= fcap:
+                    ws[W_STOP] = OVERFLOW_FLIGHT
+                else:
+                    for f in range(EF):
+                        fl[nf, f] = fl[a, f]
+                    fl[nf, E_ID] = ws[W_NEXT_ID]
+                    ws[W_NEXT_ID] += 1
+                    ws[W_NF] = nf + 1
+                _fault(ws)
+                ws[W_FAULT0 + 1] += 1
+            elif fault_kind == E.K_CRASH or fault_kind == E.K_OS or fault_kind == E.K_DISK:
+                # core.transitions._down with dledger_log's crash
+                ev_kind = E.EV_CRASH
+                ev_a = a
+                kind = 0 if fault_kind == E.K_CRASH else (1 if fault_kind == E.K_OS else 2)
+                ev_b = kind
+                if a < n:
+                    LG.crash_note(ws, G, S, a, kind, now)  # core.transitions._down: ghost_crash first
+                    N.crash_server(C, S, a, kind)
+                else:
+                    N.crash_client(S, a - n)
+                new = _wake_of(C, S, a)
+                if new != rwake[a]:  # core.set_node: since_after
+                    sn[a] = now
+                rwake[a] = new
+                alive[a] = 0
+                NET._node_down(ws, fl, rp, a, now)
+                ws[W_CRASHES] += 1
+                if kind != 0:
+                    ws[W_OS_CRASHES] += 1
+                    if (ws[W_LOST] >> a) & 1 == 0:
+                        ws[W_LOST] |= 1 << a
+                        ws[W_GVER] += 1
+                if kind == 2:
+                    ws[W_DISK_LOSSES] += 1
+                _fault(ws)
+                ws[W_FAULT0 + 2 + kind] += 1
+                nobs = 1
+                if a < n:  # ghost.update of Crash: who follows whom; a crashed node transfers nothing
+                    LG.follow_note(C, ws, G, S, alive, now)
+                    L.g_glv(G)[a, LV_TRANSFER] = -1
+            elif fault_kind == E.K_RESTART:
+                ev_kind = E.EV_RESTART
+                ev_a = a
+                _up(C, S, alive, sn, rwake, slk, a, now, java, stagger)
+                _fault(ws)
+                ws[W_FAULT0 + 5] += 1
+                nobs = 1
+                LG.follow_note(C, ws, G, S, alive, now)
+                M.on_restart_or_calm(C, ws, G, S, alive)
+            elif fault_kind == E.K_PARTITION:
+                ev_kind = E.EV_PARTITION
+                ev_a = a
+                mino = isol[a]
+                for x in range(nt):
+                    for y in range(nt):
+                        if x != y and ((mino >> x) & 1) != ((mino >> y) & 1) and cut[x, y] == 0:
+                            cut[x, y] = 1
+                            ws[W_NCUT] += 1
+                _fault(ws)
+                ws[W_FAULT0 + 6] += 1
+                nobs = 1
+            elif fault_kind == E.K_ONEWAY:
+                ev_kind = E.EV_CUT
+                ev_a = a
+                ev_b = fev_b[sel]
+                cut[a, ev_b] = 1
+                ws[W_NCUT] += 1
+                _fault(ws)
+                ws[W_FAULT0 + 7] += 1
+                nobs = 1
+            elif fault_kind == K_LP:
+                # world.ext_apply(LeaderPartition): the cut is made anew, the leader and the
+                # clients on one side, the other servers on the other; no ghost update
+                ev_kind = EV_LP
+                ev_a = a
+                ncut = 0
+                for x in range(nt):
+                    sx = x == a or x >= n
+                    for y in range(nt):
+                        sy = y == a or y >= n
+                        cut[x, y] = 1 if sx != sy else 0
+                        ncut += cut[x, y]
+                ws[W_NCUT] = ncut
+                _fault(ws)
+                ws[W_LP_FAULTS] += 1
+                nobs = 1
+            else:
+                ev_kind = E.EV_HEAL
+                for x in range(nt):
+                    for y in range(nt):
+                        cut[x, y] = 0
+                ws[W_NCUT] = 0
+                _fault(ws)
+                ws[W_FAULT0 + 8] += 1
+                nobs = 1
+        else:
+            q = randbelow(mt, nev) if nev > 1 else 0
+            k = evk[q]
+            a = eva[q]
+            if k == E.EV_TICK:
+                # the chooser's draw, then schedule.tick_window and its lateness
+                draw = getrandbits(mt, 16)
+                eff = max(rwake[a], sn[a])
+                lo = max(0, now - eff)
+                hi = max(lo, min(slk[a], h - eff))
+                late = lo
+                if hi > lo:
+                    late = lo + randbelow(mt, hi - lo + 1)
+                t = max(now, eff + late)
+                ws[W_NOW] = t
+                ev_kind = E.EV_TICK
+                ev_a = a
+                if a < n:
+                    STEPS._snapshot(S, a)
+                    N.server_on_tick(C, S, a, t, draw, pref, self_pref, ob, oc)
+                else:
+                    N.client_on_tick(C, S, a - n, t, draw, ob, oc)
+                ws[W_FRESH] &= ~(1 << a)
+                _refresh(C, S, sn, rwake, slk, a, t, java, stagger)
+                nobs = _route(C, S, G, ws, fl, rp, alive, newl, a, t, ob, oc, msg)
+            elif k == E.EV_DELIVER:
+                t = max(now, fl[a, E_SENT] + dmin)
+                ws[W_NOW] = t
+                ev_kind = E.EV_DELIVER
+                ev_a = fl[a, E_ID]
+                src = fl[a, E_SRC]
+                dst = fl[a, E_DST]
+                rpc_id = fl[a, E_RPC]
+                mk = fl[a, E_MK]
+                for j in range(NMF):
+                    m[j] = fl[a, E_M0 + j]
+                is_reply = fl[a, E_REPLY] == 1
+                NET._remove_env(ws, fl, a)
+                if is_reply:
+                    r = NET._find_rpc(ws, rp, rpc_id)
+                    if r >= 0 and alive[dst] == 1:
+                        ck = rp[r, R_CK]
+                        c1 = rp[r, R_C1]
+                        c2 = rp[r, R_C2]
+                        c3 = rp[r, R_C3]
+                        NET._close_rpc(ws, rp, r)
+                        _on_response(C, S, dst, ck, c1, c2, c3, src, True, m, t, ob, oc)
+                        _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
+                        nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
+                elif alive[dst] == 0:
+                    if rpc_id != 0:  # network.fail_now: connection refused
+                        r = NET._find_rpc(ws, rp, rpc_id)
+                        if r >= 0 and rp[r, R_DEADLINE] > t:
+                            rp[r, R_DEADLINE] = t
+                            rp[r, R_WINDOW] = 0
+                else:
+                    if dst < n:
+                        STEPS._snapshot(S, dst)
+                    rk = _on_request(C, S, dst, mk, m, rpc_id, t, pref, self_pref, ob, oc, msg)
+                    if rk != 0 and NET._net_reply(ws, fl, rp, t, rpc_id, rk, msg):
+                        ws[W_RPL] |= STEPS._request_reply(C, S, dst, mk, m, rk, msg, self_pref)
+                    _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
+                    nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
+            elif k == E.EV_DROP:
+                # a window that closed behind a cut link: lost, not a new fault
+                ev_kind = E.EV_DROP
+                ev_a = fl[a, E_ID]
+                NET._remove_env(ws, fl, a)
+                ws[W_FAULT0 + 0] += 1
+            elif k == E.EV_RPCFAIL:
+                deadline = rp[a, R_DEADLINE]
+                lo = max(0, now - deadline)
+                hi = max(lo, min(rp[a, R_WINDOW] if java else 0, h - deadline))
+                late = lo
+                if hi > lo:
+                    late = lo + randbelow(mt, hi - lo + 1)
+                t = max(now, deadline + late)
+                ws[W_NOW] = t
+                ev_kind = E.EV_RPCFAIL
+                ev_a = rp[a, R_ID]
+                i = rp[a, R_REQ]
+                peer = rp[a, R_RESP]
+                ck = rp[a, R_CK]
+                c1 = rp[a, R_C1]
+                c2 = rp[a, R_C2]
+                c3 = rp[a, R_C3]
+                NET._close_rpc(ws, rp, a)
+                if alive[i] == 1:
+                    _on_response(C, S, i, ck, c1, c2, c3, peer, False, m, t, ob, oc)
+                    _refresh(C, S, sn, rwake, slk, i, t, java, stagger)
+                    nobs = _route(C, S, G, ws, fl, rp, alive, newl, i, t, ob, oc, msg)
+            else:
+                # transitions._calm
+                t = h
+                ws[W_NOW] = t
+                ev_kind = E.EV_CALM
+                for x in range(nt):
+                    for y in range(nt):
+                        cut[x, y] = 0
+                ws[W_NCUT] = 0
+                ws[W_CALM] = 1
+                ws[W_CALM_AT] = t
+                ws[W_LAST_FAULT] = t
+                nobs = 1
+                for j in range(nt):
+                    if alive[j] == 0:
+                        _up(C, S, alive, sn, rwake, slk, j, t, java, stagger)
+                        nobs += 1
+                LG.follow_note(C, ws, G, S, alive, t)
+                M.on_restart_or_calm(C, ws, G, S, alive)
+        if oc[1] != 0:
+            ws[W_STOP] = OVERFLOW_OUTS
+        if ws[W_STOP] < 0:
+            ws[W_STEPS] = step
+            return
+        now = ws[W_NOW]
+        # --- the monitor (spec.properties.Monitor.check): state properties, then step ones ---
+        M.check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now)
+        STEPS._check_steps(C, ws, G, S, vi, alive, oalive, ocommit, newl, nobs)
+        bits = ws[W_RPL]
+        if bits != 0:
+            for b, prop in ((E.RPL_1, P_RPL1), (E.RPL_2, P_RPL2), (R.RPL_3, P_RPL3)):
+                if (bits >> b) & 1 and vi[prop, V_STEP] < 0:
+                    M.record(vi, prop, step, now, 0)
+        for j in range(n):
+            md[j, MD_DIRTY] = BIG
+            md[j, MD_BCHG] = 0
+        ws[W_EVENTS0 + ev_kind] += 1
+        if ws[W_STOP] < 0:
+            ws[W_STEPS] = step
+            return
+        if want_log:
+            nl = ws[W_NLOG]
+            if nl >= log.shape[0]:
+                ws[W_STOP] = OVERFLOW_LOG
+                ws[W_STEPS] = step
+                return
+            log[nl, E.L_KIND] = ev_kind
+            log[nl, E.L_A] = ev_a
+            log[nl, E.L_B] = ev_b
+            log[nl, E.L_T] = now
+            log[nl, E.L_DRAW] = draw
+            log[nl, E.L_LATE] = late
+            log[nl, E.L_NOBS] = nobs
+            ws[W_NLOG] = nl + 1
+        rq = L.rq_(S)
+        for p in range(rq.shape[0]):
+            if rq[p, RQ_ON] == 1:
+                ws[W_PAUSE] = 1  # the caller answers rq (the causes) and calls again
+        if ws[W_PAUSE] == 1:
+            ws[W_STEPS] = step
+            return
+    ws[W_STEPS] = step
+    ws[W_STOP] = stop
+
+
+@njit(cache=True, inline='always')
+def _leader_up(S, alive, n):
+    """The first live server that leads (world._leaders), -1: none."""
+    nd = L.nd_(S)
+    for j in range(n):
+        if alive[j] == 1 and nd[j, E.ROLE] == E.LEADER:
+            return j
+    return -1
+
+
+@njit(cache=True)
+def _up(C, S, alive, sn, rwake, slk, j, now, java, stagger):
+    """core.transitions._up: node j starts again from what survived its crash, its threads now."""
+    n = C[E.C_N]
+    nd = L.nd_(S)
+    if j < n:
+        N.boot_server(C, S, j, now, nd[j, E.TERM], nd[j, E.VOTE], nd[j, E.LEI], nd[j, E.LET], True)
+    else:
+        N.boot_client(C, S, j - n, now, True)
+    alive[j] = 1
+    sn[j] = now
+    L.ws_(S)[W_FRESH] |= 1 << j
+    rwake[j] = _wake_of(C, S, j)
+    _slack(C, S, sn, rwake, slk, j, java, stagger)
+

@@ -1,0 +1,302 @@
+"""The dledger_log twin's arrays as reference objects: a `core.World` equal (==) to the
+reference's world after the same history, field for field (servers with their member,
+store, pusher and entry handler; clients; network; ghost; history). The cross-check
+compares them whole. The election member and the election's messages decode as the
+election twin's do (histories.fast.decode)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from histories.fast import decode as election_decode
+from histories.fast import dledger_log_layout as L
+from histories.fast import dledger_log_monitor as M
+from histories.fast import election as E
+from reference_impl import core
+from reference_impl.core import network as net
+from reference_impl.core.state import EMPTY, FrozenMap
+from reference_impl.dledger_log import entry_handler as eh
+from reference_impl.dledger_log import entry_pusher as ep
+from reference_impl.dledger_log import ghost as lg
+from reference_impl.dledger_log import server as dn
+from reference_impl.dledger_log import store as st
+from reference_impl.dledger_log import world as lw
+from reference_impl.election import ghost as eg
+from reference_impl.election import records as el
+
+PUSH_TYPES = tuple(ep.PushType[name] for name in L.PUSH_TYPE_NAMES)
+CODE_NAMES = {int(c): c.name for c in el.Code}
+
+
+def _id(ids, i):
+    return ids[int(i)] if i >= 0 else None
+
+
+def body(c, code: int):
+    """An entry body from its code (dledger_log_layout: client k's seq, or the no-op)."""
+    code = int(code)
+    if code == 0:
+        return st.NOOP
+    return st.Body(key=f"c{(code >> 32) - 1}-{code & 0xFFFFFFFF}", length=int(c[L.C_BLEN]))
+
+
+def entry(c, index, term, pos, size, b) -> st.Entry:
+    return st.Entry(index=int(index), term=int(term), pos=int(pos), size=int(size), body=body(c, b))
+
+
+def _request(p, row, at: int, remote: str) -> ep.PushEntryRequest:
+    """A PushEntryRequest from its fields row[at + RQ_*]."""
+    cfg = p.cfg
+    f = [int(x) for x in row[at:at + L.NMF]]
+    e = None
+    if f[L.RQ_HAS]:
+        e = entry(p.C, f[L.RQ_EIDX], f[L.RQ_ETERM], f[L.RQ_EPOS], f[L.RQ_ESIZE], f[L.RQ_EBODY])
+    return ep.PushEntryRequest(group=cfg.proto.node.dledger.group, remote_id=remote,
+                               leader_id=_id(cfg.ids, f[L.RQ_LEADER]), term=f[L.RQ_TERM], type=PUSH_TYPES[f[L.RQ_TYPE]],
+                               entry=e, commit_index=f[L.RQ_COMMIT], seq=(f[L.RQ_SEQE], f[L.RQ_SEQC]))
+
+
+def store(p, s, i) -> st.Store:
+    sto = s.S[L.I_STO][i]
+    ent = s.S[L.I_ENT][i]
+    n = int(sto[L.S_NENT])
+    b = int(sto[L.S_BEGIN])
+    entries = tuple(entry(p.C, b + k, *ent[k]) for k in range(n))
+    return st.Store(entries=entries, begin_index=b, end_term=int(sto[L.S_END_TERM]),
+                    committed_index=int(sto[L.S_COMMITTED]), committed_pos=int(sto[L.S_CPOS]),
+                    min_pos=int(sto[L.S_MINPOS]), flushed_index=int(sto[L.S_FLUSHED]),
+                    flush_due_ms=int(sto[L.S_FLUSH_DUE]), check_point=int(sto[L.S_CP]),
+                    last_check_point_ms=int(sto[L.S_LAST_CP]), check_point_due_ms=int(sto[L.S_CP_DUE]))
+
+
+def pusher(p, s, i) -> ep.Pusher:
+    ids = p.cfg.ids
+    n = int(p.C[E.C_N])
+    pu = s.S[L.I_PU][i]
+    wmt = s.S[L.I_WMT][i]
+    marks = FrozenMap({int(wmt[r, 0]): tuple(int(x) for x in wmt[r, 1:1 + n]) for r in range(int(pu[L.P_NWM]))})
+    pend = s.S[L.I_PEND][i]
+    rows = [pend[r] for r in range(int(pu[L.P_NPEND]))]
+    pending = {}
+    for t in s.S[L.I_PTM][i][:int(pu[L.P_NPT])]:
+        pending[int(t)] = FrozenMap({int(r[L.PD_INDEX]): ep.PendingAppend(
+            pos=int(r[L.PD_POS]), created_ms=int(r[L.PD_CREATED]), ref=body(p.C, r[L.PD_REF]), rpc=int(r[L.PD_RPC]),
+            done=bool(r[L.PD_DONE])) for r in rows if r[L.PD_TERM] == t})
+    ds = []
+    dp = s.S[L.I_DP][i]
+    pm = s.S[L.I_PM][i]
+    for j in range(n):
+        if j == i:
+            continue
+        d = dp[j]
+        lo, hi = max(0, int(d[L.D_PMLO])), int(d[L.D_PMHI])
+        pmap = {k: int(pm[j, k]) for k in range(lo, hi + 1) if pm[j, k] >= 0}
+        ds.append(ep.Dispatcher(peer=ids[j], type=PUSH_TYPES[int(d[L.D_TYPE])], compare_index=int(d[L.D_CI]),
+                                write_index=int(d[L.D_WI]), term=int(d[L.D_TERM]), leader_id=_id(ids, d[L.D_LEADER]),
+                                pending_map=FrozenMap(pmap) if pmap else EMPTY, last_push_commit_ms=int(d[L.D_LPC]),
+                                last_check_leak_ms=int(d[L.D_LCL]), waiting=int(d[L.D_WAITING]),
+                                truncate_index=int(d[L.D_TI]), sleep_until=int(d[L.D_SLEEP]), seq=int(d[L.D_SEQ])))
+    return ep.Pusher(water_marks=marks, pending=FrozenMap(pending), dispatchers=tuple(ds),
+                     last_quorum_index=int(pu[L.P_LQI]), last_check_leak_ms=int(pu[L.P_LCL]), epoch=int(pu[L.P_EPOCH]))
+
+
+def _wait(p, row, remote) -> eh.PushWait:
+    return eh.PushWait(request=_request(p, row, L.PW_RQ, remote), rpc=int(row[L.PW_RPC]),
+                       created_ms=int(row[L.PW_CREATED]), answered=bool(row[L.PW_ANSWERED]))
+
+
+def handler(p, s, i) -> eh.EntryHandler:
+    ids = p.cfg.ids
+    h = s.S[L.I_EH][i]
+    wr = s.S[L.I_WR][i]
+    lo, hi = max(0, int(h[L.H_WRLO])), int(h[L.H_WRHI])
+    reqs = {k: _wait(p, wr[k], ids[i]) for k in range(lo, hi + 1) if wr[k, L.PW_ON]}
+    queue = tuple(_wait(p, s.S[L.I_HQ][i, q], ids[i]) for q in range(int(h[L.H_NQ])))
+    lseq = s.S[L.I_LSEQ][i]
+    seqs = {ids[j]: (int(lseq[j, 1]), int(lseq[j, 2])) for j in range(lseq.shape[0]) if lseq[j, 0]}
+    return eh.EntryHandler(write_requests=FrozenMap(reqs) if reqs else EMPTY, queue=queue,
+                           last_check_fast_forward_ms=int(h[L.H_LCFF]), last_seq=FrozenMap(seqs) if seqs else EMPTY)
+
+
+def server(p, s, i) -> dn.DLedgerNode:
+    n = int(p.C[E.C_N])
+    dl = p.cfg.proto.node.dledger
+    shim = SimpleNamespace(ids=p.cfg.ids[:n], proto=SimpleNamespace(dledger=dl))
+    nd, live, wmk = s.S[L.I_ND], s.S[L.I_LIVE], s.S[L.I_WMK]
+    m = election_decode.member(shim, nd, live, wmk[:, :n], i)
+    marks = FrozenMap({p.cfg.ids[j]: int(wmk[i, j]) for j in range(n)}) if wmk[i, n] == 1 else EMPTY
+    m = m.evolve(peer_water_marks=marks)
+    return dn.DLedgerNode(member=m, store=store(p, s, i), pusher=pusher(p, s, i), handler=handler(p, s, i))
+
+
+def client(p, s, c) -> lw.LogClient:
+    ids = p.cfg.ids
+    n = int(p.C[E.C_N])
+    r = s.S[L.I_CL][c]
+    return lw.LogClient(self_id=ids[n + c], leader_id=_id(ids, r[L.CL_LEADER]), next_append_ms=int(r[L.CL_NEXT]),
+                        seq=int(r[L.CL_SEQ]), waiting=bool(r[L.CL_WAITING]))
+
+
+def message(p, row):
+    cfg = p.cfg
+    ids = cfg.ids
+    mk = int(row[L.E_MK])
+    m = [int(x) for x in row[L.E_M0:L.E_M0 + L.NMF]]
+    dst = ids[int(row[L.E_DST])]
+    group = cfg.proto.node.dledger.group
+    if mk == L.MK_APPEND_REQ:
+        return ep.AppendEntryRequest(group=group, remote_id=dst, body=body(p.C, m[0]))
+    if mk == L.MK_APPEND_RESP:
+        return ep.AppendEntryResponse(code=el.Code(m[0]), index=m[1], pos=m[2], term=m[3], leader_id=_id(ids, m[4]))
+    if mk == L.MK_PUSH_REQ:
+        return _request(p, row, L.E_M0, dst)
+    if mk == L.MK_PUSH_RESP:
+        return ep.PushEntryResponse(code=el.Code(m[0]), term=m[1], index=None if m[2] == L.NONE else m[2],
+                                    begin_index=m[3], end_index=m[4])
+    shim = SimpleNamespace(ids=ids, proto=SimpleNamespace(dledger=cfg.proto.node.dledger))
+    return election_decode.message(shim, row)
+
+
+def ctx(p, row):
+    ids = p.cfg.ids
+    ck = int(row[L.R_CK])
+    if ck == L.CK_PUSH:
+        return ("push", L.PUSH_TYPE_NAMES[int(row[L.R_C1])], ids[int(row[L.R_C2])], int(row[L.R_C3]))
+    if ck == L.CK_APPEND:
+        return ("append", body(p.C, row[L.R_C1]).key)
+    return election_decode.ctx(SimpleNamespace(ids=ids), row)
+
+
+def ghost(p, s) -> lw.LogGhost:
+    ids = p.cfg.ids
+    ws = s.ws
+    G = s.G
+    C = p.C
+    nt = len(ids)
+    top = int(ws[L.W_TOPTERM]) + 1
+    elected = {t: frozenset(ids[i] for i in range(nt) if G[M.G_ELECTED][t] >> i & 1) for t in range(top)
+               if G[M.G_ELECTED][t]}
+    regressed = {t: int(G[M.G_REGRESSED][t]) for t in range(top) if G[M.G_REGRESSED][t] >= 0}
+    gc = G[M.G_GC]
+    committed = {int(k): entry(C, k, *gc[k, 1:5]) for k in G[M.G_GCO][:int(ws[L.W_NCOMMITTED])]}
+
+    def sets(table, counts, order, count):
+        return {int(k): frozenset(entry(C, k, *table[k, r]) for r in range(int(counts[k])))
+                for k in order[:count]}
+
+    conflicts = sets(G[M.G_GX], G[M.G_GXN], G[M.G_GXO], int(ws[L.W_NCONFLICT]))
+    acked = sets(G[M.G_GA], G[M.G_GAN], G[M.G_GAO], int(ws[L.W_NACKED]))
+    counted = frozenset(int(k) for k in range(int(ws[L.W_MAXIDX]) + 1) if G[M.G_GCNT][k])
+    gres = G[M.G_GRES]
+    results = {CODE_NAMES[c]: int(gres[c]) for c in CODE_NAMES if 0 <= c < len(gres) and gres[c]}
+
+    def fm(d):
+        return FrozenMap(d) if d else EMPTY
+
+    n = int(C[E.C_N])
+    glv = G[M.G_GLV]
+    settled = int(ws[L.W_SETTLED])
+    return lg.LogGhost(elected=fm(elected), regressed=fm(regressed), committed=fm(committed),
+                       conflicts=fm(conflicts), counted=counted, acked=fm(acked), thin=fm(thin(p, s)),
+                       drops=drops(p, s), terms=terms(p, s), agreed=bool(ws[L.W_AGREED]),
+                       agreed_since=int(ws[L.W_AGREED_SINCE]),
+                       settled_leader=(ids[settled], int(ws[L.W_SETTLED_T])) if settled >= 0 else None,
+                       stragglers=fm({ids[k]: int(glv[k, L.LV_STRAG]) for k in range(n) if glv[k, L.LV_STRAG] >= 0}),
+                       transfers=fm({ids[k]: int(glv[k, L.LV_TRANSFER]) for k in range(n)
+                                     if glv[k, L.LV_TRANSFER] >= 0}),
+                       appends=int(ws[L.W_APPENDS]), results=fm(results),
+                       first_ack_after_calm_ms=int(ws[L.W_FIRST_ACK]))
+
+
+def drops(p, s) -> tuple:
+    """LogGhost.drops"""
+    ids = p.cfg.ids
+    G = s.G
+    gdr, gdp = G[M.G_GDR], G[M.G_GDP]
+    out = []
+    for r in range(int(s.ws[L.W_NDROPS])):
+        d = [int(x) for x in gdr[r]]
+        lo, hi, pay = d[L.DR_LO], d[L.DR_HI], d[L.DR_PAY]
+        entries = tuple(entry(p.C, lo + k, *gdp[pay + k]) for k in range(hi - lo + 1))
+        out.append(lg.Drop(server=ids[d[L.DR_SERVER]], at_ms=d[L.DR_AT], seq=d[L.DR_SEQ],
+                           how=L.HOW_NAMES[d[L.DR_HOW]], entries=entries, flushed=d[L.DR_FLUSHED],
+                           leader=_id(ids, d[L.DR_LEADER]), term=d[L.DR_TERM], stale=bool(d[L.DR_STALE])))
+    return tuple(out)
+
+
+def thin(p, s) -> dict:
+    """LogGhost.thin"""
+    ids = p.cfg.ids
+    gth = s.G[M.G_GTH]
+    out = {}
+    for index in s.G[M.G_GTHO][:int(s.ws[L.W_NTHIN])]:
+        t = [int(x) for x in gth[index]]
+        out[int(index)] = lg.Thin(leader=ids[t[L.TH_LEADER]], term=t[L.TH_TERM], index=int(index),
+                                  entry_term=t[L.TH_ETERM],
+                                  holders=tuple(sorted(ids[j] for j in range(len(ids)) if t[L.TH_HOLDERS] >> j & 1)),
+                                  at_ms=t[L.TH_AT], what=("committed", "acknowledged")[t[L.TH_WHAT]])
+    return out
+
+
+def terms(p, s) -> eg.Terms:
+    """election.ghost.Terms"""
+    ids = p.cfg.ids
+    ws = s.ws
+    G = s.G
+    votes: dict = {}
+    for r in G[M.G_GVO][:int(ws[L.W_NVOTES])]:
+        voter, term, cand, at, seq = (int(x) for x in r)
+        votes.setdefault((ids[voter], term), []).append((ids[cand], at, seq))
+    led: dict = {}
+    for r in G[M.G_GLED][:int(ws[L.W_NLED])]:
+        term, leader, at, seq = (int(x) for x in r)
+        led.setdefault(term, []).append((ids[leader], at, seq))
+    lost: dict = {}
+    for r in G[M.G_GTL][:int(ws[L.W_NTL])]:
+        node, at, term, seq = (int(x) for x in r)
+        lost.setdefault(ids[node], []).append((at, term, seq))
+
+    def fm(d):
+        return FrozenMap({k: tuple(v) for k, v in d.items()}) if d else EMPTY
+
+    return eg.Terms(votes=fm(votes), led=fm(led), term_lost=fm(lost), seq=int(ws[L.W_SEQ]))
+
+
+def cause_world(p, s) -> SimpleNamespace:
+    """What spec/dledger_log.py's cause functions read of a world: the servers' members and
+    stores, the ghost, the time, who is up, the fault history (cheaper than `world`)."""
+    cfg = p.cfg
+    n = int(p.C[E.C_N])
+    dl = cfg.proto.node.dledger
+    shim = SimpleNamespace(ids=cfg.ids[:n], proto=SimpleNamespace(dledger=dl))
+    nd, live, wmk = s.S[L.I_ND], s.S[L.I_LIVE], s.S[L.I_WMK]
+    nodes = tuple(SimpleNamespace(member=election_decode.member(shim, nd, live, wmk[:, :n], i), store=store(p, s, i))
+                  for i in range(n))
+    ws = s.ws
+    history = SimpleNamespace(calm=bool(ws[L.W_CALM]), calm_at_ms=int(ws[L.W_CALM_AT]))
+    return SimpleNamespace(cfg=cfg, now=int(ws[L.W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive[:n]),
+                           ghost=ghost(p, s), history=history)
+
+
+def world(p, s) -> core.World:
+    cfg = p.cfg
+    ids = cfg.ids
+    nt = len(ids)
+    n = int(p.C[E.C_N])
+    ws = s.ws
+    nodes = tuple(server(p, s, i) for i in range(n)) + tuple(client(p, s, c) for c in range(nt - n))
+    flight = tuple(net.Envelope(id=int(r[L.E_ID]), src=int(r[L.E_SRC]), dst=int(r[L.E_DST]), msg=message(p, r),
+                                sent_ms=int(r[L.E_SENT]), rpc=int(r[L.E_RPC]), reply=bool(r[L.E_REPLY]))
+                   for r in s.fl[:int(ws[L.W_NF])])
+    rpcs = tuple(net.Rpc(id=int(r[L.R_ID]), requester=int(r[L.R_REQ]), responder=int(r[L.R_RESP]),
+                         deadline_ms=int(r[L.R_DEADLINE]), ctx=ctx(p, r), window=int(r[L.R_WINDOW]))
+                 for r in s.rp[:int(ws[L.W_NR])])
+    cut = frozenset((a, b) for a in range(nt) for b in range(nt) if s.cut[a, b])
+    network = net.Network(flight=flight, rpcs=rpcs, cut=cut, next_id=int(ws[L.W_NEXT_ID]))
+    history = core.History(last_fault_ms=int(ws[L.W_LAST_FAULT]), crashes=int(ws[L.W_CRASHES]),
+                           os_crashes=int(ws[L.W_OS_CRASHES]), disk_losses=int(ws[L.W_DISK_LOSSES]),
+                           lost_writes=frozenset(i for i in range(nt) if ws[L.W_LOST] >> i & 1),
+                           calm=bool(ws[L.W_CALM]), calm_at_ms=int(ws[L.W_CALM_AT]))
+    return core.World(cfg=cfg, now=int(ws[L.W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive),
+                      net=network, ghost=ghost(p, s), history=history, since=tuple(int(x) for x in s.sn),
+                      fresh=frozenset(i for i in range(nt) if int(ws[L.W_FRESH]) >> i & 1))
