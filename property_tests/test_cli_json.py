@@ -124,9 +124,12 @@ def test_check_json():
 
 def test_bench_json():
     d, err = rmqspec_json("bench", "--protocol", "election", "--seconds", "0.1")
-    assert [(r["nodes"], r["checked"]) for r in d] == [(3, True), (3, False), (5, True), (5, False)]
-    assert all(r["protocol"] == "election" and r["events_per_s"] > 0 and r["events"] > 0 for r in d)
-    assert "4/4 rows" in err
+    assert [(r["nodes"], r["checked"], r["engine"]) for r in d] == [
+        (3, True, "reference"), (3, False, "reference"), (3, True, "fast"),
+        (5, True, "reference"), (5, False, "reference"), (5, True, "fast")]
+    assert all(r["protocol"] == "election" and r["events_per_s"] > 0 and r["events_per_cpu_s"] > 0 and r["events"] > 0
+               for r in d)
+    assert "6/6 rows" in err
 
 
 def test_view_json(trace, work):

@@ -33,6 +33,10 @@ DEFAULTS: dict[str, Any] = {
 
 # What DLedgerLeaderElector hard-codes (not configurable, so never overridden).
 VOTE_LATCH_BASE_MS = 2000  # maintainAsCandidate: voteLatch.await(2000 + random.nextInt(maxVoteIntervalMs))
+# NettyRemotingAbstract#scanResponseTable, run every 1000 ms (NettyRemotingClient's timer): an
+# async call's future expires once begin + timeout + 1000 <= now, so its failure is known by
+# timeout + 2000 ms at the latest.
+NETTY_SCAN_MS = 1000
 
 
 def setting(w: Any, key: str) -> Any:

@@ -277,15 +277,24 @@ def live1_bound_ms(w: core.World) -> int:
 
 
 def live3_bound_ms(w: core.World) -> int:
-    """A node outside a leadership a quorum follows joins it within two heartbeat rounds: the first
-    makes it a candidate of the leader's term, its loop adopts the term, the second makes it follow."""
+    """A node outside a leadership a quorum follows joins it within two heartbeat rounds after
+    the next one starts: the first makes it a candidate of the leader's term, its loop adopts
+    the term, the second makes it follow. A round starts once more than the interval has passed
+    since the last (maintainAsLeader: elapsed > interval), noticed by a loop up to its sleep
+    late, and the node may fall out just after a round went out: three periods in all. Its own
+    loop may be blocked in a vote round's latch wait (maintainAsCandidate: 2000 + nextInt(
+    maxVoteIntervalMs)) before it can adopt the term."""
     hb, _, sleep = _hb(w)
-    return 2 * hb + 4 * _dmax(w) + 2 * sleep
+    vote_wait = bounds.VOTE_LATCH_BASE_MS + bounds.setting(w, "max_vote_interval_ms")
+    return 3 * (hb + sleep + 1) + vote_wait + 4 * _dmax(w) + 2 * sleep
 
 
 def live2_bound_ms(w: core.World) -> int:
-    """A transfer's RPC completes or fails by rpcTimeout; the reply may be a delay away, and the loop's sleep."""
-    return bounds.setting(w, "rpc_timeout_ms") + 2 * _dmax(w) + bounds.setting(w, "maintainer_sleep_ms") + 1
+    """A transfer's RPC completes or fails: a failure by rpcTimeout plus Netty's response-table
+    scan (bounds.NETTY_SCAN_MS: expired a scan period after the timeout, found at the next scan);
+    the reply may be a delay away, and the loop's sleep."""
+    return (bounds.setting(w, "rpc_timeout_ms") + 2 * bounds.NETTY_SCAN_MS + 2 * _dmax(w)
+            + bounds.setting(w, "maintainer_sleep_ms") + 1)
 
 
 def _elector_on(w: core.World) -> bool:
