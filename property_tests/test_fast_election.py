@@ -114,21 +114,20 @@ def test_twin_matches_reference_on_fuzz_variants(overrides):
 
 
 @pytest.mark.parametrize("prop, name, profile, nodes, seeds", [
-    ("LIVE-2", "preferred", "partition", 3, 20),  # a transfer whose RPC is lost while the leader keeps leading
-    ("LIVE-3", "preferred2", "partition", 3, 30),
+    ("LIVE-2", "preferred", "partition", 3, 4),  # transfers whose RPC is lost while the leader keeps leading
+    ("LIVE-3", "preferred2", "partition", 3, 4),  # stragglers blocked in their own vote latch
 ])
-def test_liveness_violations_match_on_fuzz_length_histories(prop, name, profile, nodes, seeds):
-    """LIVE-2 and LIVE-3 break in the reference itself (bounded liveness over the quiet tail):
-    the twin finds the same violations, at the same step, unexpected in both worlds."""
+def test_liveness_agrees_on_fuzz_length_histories(prop, name, profile, nodes, seeds):
+    """Where transfers and stragglers are common, the twin and the reference agree on
+    fuzz-length histories, and neither reports the property: its bound counts Netty's
+    response-table scan and a straggler's vote latch (spec/election.py). The mutants below
+    make LIVE-1/3 fire in both worlds."""
     cfg = xc.config(profile, nodes, xc.CONFIGS[name])
     until = xc._until(cfg, "fuzz")
-    runner = fast.Runner(cfg)
-    seed = next((s for s in range(seeds) if any(v.property == prop for v in runner.run(s, 50_000, until).unexpected)),
-                None)
-    assert seed is not None, f"the twin never broke {prop} in range({seeds})"
-    got: dict = {}
-    assert xc.compare(cfg, seed, 50_000, until, out=got) == [], (prop, seed)
-    assert prop in got["unexpected"]
+    for seed in range(seeds):
+        got: dict = {}
+        assert xc.compare(cfg, seed, 50_000, until, out=got) == [], (prop, seed)
+        assert prop not in got["unexpected"], (prop, seed)
 
 
 # --- mutants of this gate's own (the properties spec/replies.py and the LIVE-* add) ---
