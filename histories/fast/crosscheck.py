@@ -29,9 +29,9 @@ import sys
 import time
 from typing import Any
 
+import histories.fast.election as K
+import histories.fast.run as fast
 from histories import runner
-from histories.fast import election as K
-from histories.fast import run as fast
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from reference_impl.election import world as election_world

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from histories.fast import election as K
+import histories.fast.election as K
 from reference_impl import core
 from reference_impl.core import network as net
 from reference_impl.core.state import EMPTY, FrozenMap

@@ -25,16 +25,16 @@ from __future__ import annotations
 
 from numba import njit
 
-from histories.fast import dledger_log_ghost as LG
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_monitor as M
-from histories.fast import dledger_log_net as NET
-from histories.fast import dledger_log_node as N
-from histories.fast import dledger_log_pusher as P
-from histories.fast import dledger_log_replies as R
-from histories.fast import dledger_log_steps as STEPS
-from histories.fast import dledger_log_store as st
-from histories.fast import election as E
+import histories.fast.dledger_log_ghost as LG
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_monitor as M
+import histories.fast.dledger_log_net as NET
+import histories.fast.dledger_log_node as N
+import histories.fast.dledger_log_pusher as P
+import histories.fast.dledger_log_replies as R
+import histories.fast.dledger_log_steps as STEPS
+import histories.fast.dledger_log_store as st
+import histories.fast.election as E
 from histories.fast.common import borrow
 from histories.fast.dledger_log_layout import (
     BIG,

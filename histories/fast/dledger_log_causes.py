@@ -14,9 +14,9 @@ violation only when the evidence it reads changed (dledger_log_monitor.check_sta
 
 from __future__ import annotations
 
-from histories.fast import dledger_log_decode as decode
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_monitor as M
+import histories.fast.dledger_log_decode as decode
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_monitor as M
 from reference_impl.dledger_log import store as st
 from reference_impl.election import records as el
 from spec import dledger_log as spec

@@ -24,9 +24,9 @@ import sys
 import time
 from typing import Any
 
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_run as fast
 from histories import runner
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_run as fast
 from histories.fast.common import CapacityError
 from histories.fast.crosscheck import Recorder, _world_diff
 from histories.fast.crosscheck import describe as election_describe

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from histories.fast import decode as election_decode
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_monitor as M
-from histories.fast import election as E
+import histories.fast.decode as election_decode
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_monitor as M
+import histories.fast.election as E
 from reference_impl import core
 from reference_impl.core import network as net
 from reference_impl.core.state import EMPTY, FrozenMap

@@ -20,7 +20,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 from numba.np.arrayobj import populate_array
 
-from histories.fast import election as E
+import histories.fast.election as E
 
 # --- DLedgerResponseCode (reference_impl.election.records.Code) ---
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from histories.fast import dledger_log_pusher as P
-from histories.fast import election as E
+import histories.fast.dledger_log_pusher as P
+import histories.fast.election as E
 from histories.fast.dledger_log_layout import (
     CK_APPEND,
     CLIENT_RPC_TIMEOUT_MS,

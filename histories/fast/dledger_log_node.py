@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from histories.fast import dledger_log_ghost as LG
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_pusher as pu_
-from histories.fast import dledger_log_store as st
-from histories.fast import election as E
+import histories.fast.dledger_log_ghost as LG
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_pusher as pu_
+import histories.fast.dledger_log_store as st
+import histories.fast.election as E
 from histories.fast.dledger_log_layout import (
     BIG,
     C_BLEN,

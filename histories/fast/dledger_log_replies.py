@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from numba import njit
 
-from histories.fast import dledger_log_ghost as lg
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_store as st
-from histories.fast import election as E
+import histories.fast.dledger_log_ghost as lg
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_store as st
+import histories.fast.election as E
 from histories.fast.dledger_log_layout import (
     BIG,
     DR_AT,

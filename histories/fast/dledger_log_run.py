@@ -20,12 +20,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from histories.fast import dledger_log as K
-from histories.fast import dledger_log_causes as causes
-from histories.fast import dledger_log_decode as decode
-from histories.fast import dledger_log_layout as L
-from histories.fast import election as E
-from histories.fast import mt as mt_mod
+import histories.fast.dledger_log as K
+import histories.fast.dledger_log_causes as causes
+import histories.fast.dledger_log_decode as decode
+import histories.fast.dledger_log_layout as L
+import histories.fast.election as E
+import histories.fast.mt as mt_mod
 from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from histories.fast.dledger_log_monitor import G_GRES
 from reference_impl import core

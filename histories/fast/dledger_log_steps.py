@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from histories.fast import dledger_log_layout as L
-from histories.fast import dledger_log_monitor as M
-from histories.fast import dledger_log_replies as R
-from histories.fast import dledger_log_store as st
-from histories.fast import election as E
+import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_monitor as M
+import histories.fast.dledger_log_replies as R
+import histories.fast.dledger_log_store as st
+import histories.fast.election as E
 from histories.fast.dledger_log_layout import (
     BIG,
     MD_DIRTY,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from numba import njit
 
-from histories.fast import dledger_log_layout as L
-from histories.fast import election as E
+import histories.fast.dledger_log_layout as L
+import histories.fast.election as E
 from histories.fast.dledger_log_layout import (
     BIG,
     C_CPI,

@@ -22,32 +22,78 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.common import borrow
-from histories.fast.election_ghost import _follow_note, _note_crash, _transfers_changed
 from histories.fast.election_ghost import (  # noqa: F401 - re-exported
-    _all_follow, _ele1_expected, _ele2_expected, _followed, _revote_cause, _transfer_note, _two_leaders_cause,
+    _all_follow,
+    _ele1_expected,
+    _ele2_expected,
+    _follow_note,
+    _followed,
+    _note_crash,
+    _revote_cause,
+    _transfer_note,
+    _transfers_changed,
+    _two_leaders_cause,
 )
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
-from histories.fast.election_node import _boot, _handle_heart_beat, _handle_vote, _on_heart_beat_response, _on_vote_response
 from histories.fast.election_node import (  # noqa: F401 - re-exported
-    _change_role_to_candidate, _change_role_to_follower, _change_role_to_leader, _clear_take_leadership, _elapsed,
-    _finish_heart_beat_round, _finish_vote_round, _get_next_time_to_request_vote, _handle_heart_beat_ref,
-    _handle_role_change, _is_quorum, _is_taking_leadership, _maintain_as_candidate, _maintain_as_follower,
-    _maintain_state, _push_obs, _push_respond, _push_send, _rand_int, _send_heartbeats, _step_down,
-    _take_leadership_task_check, _vote_for_quorum_responses,
+    _boot,
+    _change_role_to_candidate,
+    _change_role_to_follower,
+    _change_role_to_leader,
+    _clear_take_leadership,
+    _elapsed,
+    _finish_heart_beat_round,
+    _finish_vote_round,
+    _get_next_time_to_request_vote,
+    _handle_heart_beat,
+    _handle_heart_beat_ref,
+    _handle_role_change,
+    _handle_vote,
+    _is_quorum,
+    _is_taking_leadership,
+    _maintain_as_candidate,
+    _maintain_as_follower,
+    _maintain_state,
+    _on_heart_beat_response,
+    _on_vote_response,
+    _push_obs,
+    _push_respond,
+    _push_send,
+    _rand_int,
+    _send_heartbeats,
+    _step_down,
+    _take_leadership_task_check,
+    _vote_for_quorum_responses,
 )
 from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
-from histories.fast.election_server import _on_tick, _wake_slack, wake_at
-from histories.fast.election_server import _due, _maintainer_due, _round_due  # noqa: F401 - re-exported
-from histories.fast.election_transfer import _on_leadership_transfer_response, _server_handle_leadership_transfer
+from histories.fast.election_server import _due, _maintainer_due, _on_tick, _round_due, _wake_slack, wake_at  # noqa: F401 - re-exported
 from histories.fast.election_transfer import (  # noqa: F401 - re-exported
-    _check_preferred_leader, _handle_leadership_transfer, _handle_take_leadership, _take_leadership_wait_step,
+    _check_preferred_leader,
+    _handle_leadership_transfer,
+    _handle_take_leadership,
+    _on_leadership_transfer_response,
+    _server_handle_leadership_transfer,
+    _take_leadership_wait_step,
 )
-from histories.fast.election_world import (
-    _check_liveness, _close_rpc, _ele4_term, _fault, _find_rpc, _net_reply, _node_down, _record, _record_expected,
-    _remove_env, _route, _settled, _update_cut_since,
+from histories.fast.election_world import (  # noqa: F401 - re-exported
+    _check_liveness,
+    _close_rpc,
+    _ele4_term,
+    _fault,
+    _find_rpc,
+    _ghost_obs,
+    _net_reply,
+    _net_send,
+    _node_down,
+    _popcount,
+    _record,
+    _record_expected,
+    _remove_env,
+    _route,
+    _settled,
+    _update_cut_since,
 )
-from histories.fast.election_world import _ghost_obs, _net_send, _popcount  # noqa: F401 - re-exported
-from histories.fast.mt import genrand, getrandbits, random53, randbelow  # noqa: F401  (genrand: tests)
+from histories.fast.mt import genrand, getrandbits, randbelow, random53  # noqa: F401  (genrand: tests)
 
 
 @njit(cache=True)

@@ -9,7 +9,11 @@ from numba import njit
 
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
 from histories.fast.election_node import (
-    _change_role_to_candidate, _clear_take_leadership, _push_obs, _push_respond, _push_send,
+    _change_role_to_candidate,
+    _clear_take_leadership,
+    _push_obs,
+    _push_respond,
+    _push_send,
 )
 
 

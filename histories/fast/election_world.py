@@ -11,7 +11,12 @@ from __future__ import annotations
 from numba import njit
 
 from histories.fast.election_ghost import (
-    _ele1_expected, _ele2_expected, _follow_note, _note_led, _note_vote, _transfer_note,
+    _ele1_expected,
+    _ele2_expected,
+    _follow_note,
+    _note_led,
+    _note_vote,
+    _transfer_note,
 )
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
 from histories.fast.election_node import _is_quorum

@@ -18,9 +18,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from histories.fast import decode
-from histories.fast import election as K
-from histories.fast import mt as mt_mod
+import histories.fast.decode as decode
+import histories.fast.election as K
+import histories.fast.mt as mt_mod
 from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from reference_impl import core
 from reference_impl.core import faults

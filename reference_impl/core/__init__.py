@@ -21,14 +21,42 @@ This package's namespace is the generic world's interface, so a checker writes
 (docs/architecture.md). Modules inside `core` import each other directly.
 """
 
-from reference_impl.core.events import (DRAW_SPAN, FAULT_EVENTS, Calm, Crash, CutLink, Deliver, Drop, Duplicate,
-                                        Heal, Partition, Restart, RpcFail, Scripted, Tick)
 from reference_impl.core.configure import world_config
+from reference_impl.core.events import (
+                                        DRAW_SPAN,
+                                        FAULT_EVENTS,
+                                        Calm,
+                                        Crash,
+                                        CutLink,
+                                        Deliver,
+                                        Drop,
+                                        Duplicate,
+                                        Heal,
+                                        Partition,
+                                        Restart,
+                                        RpcFail,
+                                        Scripted,
+                                        Tick,
+)
 from reference_impl.core.faults import FAULT_KINDS, FaultProfile
 from reference_impl.core.plugin import Protocol, protocol, protocol_names, register
-from reference_impl.core.schedule import (CALM_DELAY_MS, crashable, deadline, delay_window, enabled, event_time,
-                                          fault_events, fault_kinds, horizon, is_enabled, isolations, protocol_events,
-                                          rpc_window, tick_window, wake_times)
+from reference_impl.core.schedule import (
+                                        CALM_DELAY_MS,
+                                        crashable,
+                                        deadline,
+                                        delay_window,
+                                        enabled,
+                                        event_time,
+                                        fault_events,
+                                        fault_kinds,
+                                        horizon,
+                                        is_enabled,
+                                        isolations,
+                                        protocol_events,
+                                        rpc_window,
+                                        tick_window,
+                                        wake_times,
+)
 from reference_impl.core.transitions import apply_fault, apply_outs, crash_node, restart_node, route, step
 from reference_impl.core.world import History, World, WorldConfig, index_of, init, set_node
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-from reference_impl.core import schedule
+import reference_impl.core.schedule as schedule
 from reference_impl.core.events import RpcFail, Tick
 from reference_impl.core.world import World
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reference_impl.core import events, schedule
-from reference_impl.core import network as net_mod
+import reference_impl.core.events as events
+import reference_impl.core.network as net_mod
+import reference_impl.core.schedule as schedule
 from reference_impl.core.faults import FaultProfile
 from reference_impl.core.inputs import InputError, show, structure
 from reference_impl.core.plugin import protocol
 from reference_impl.core.scenario import ScenarioError, parse_actions
 from reference_impl.core.state import encode, encode_fields, freeze, thaw
 from reference_impl.core.world import World, WorldConfig
-
 
 MAX_LATE_MS = 60_000  # a tick's lateness in a trace; any real loop notices its due work well within this
 

@@ -18,7 +18,7 @@ without these keys.
 
 from __future__ import annotations
 
-from reference_impl.core import faults
+import reference_impl.core.faults as faults
 from reference_impl.core.plugin import protocol as protocol_of
 from reference_impl.core.scenario import parse_actions
 from reference_impl.core.state import thaw

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import attrs
 
-from reference_impl.core import plugin
+import reference_impl.core.plugin as plugin
 from reference_impl.core.inputs import check_fields
 from reference_impl.core.state import record
 

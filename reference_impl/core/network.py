@@ -35,7 +35,6 @@ from typing import Any
 
 from reference_impl.core.state import record
 
-
 SCAN_GRACE_MS = 1000  # scanResponseTable removes a future once begin + timeout + 1000 <= now
 SCAN_PERIOD_MS = 1000  # NettyRemotingClient#start: timer.scheduleAtFixedRate(scanResponseTable, 3000, 1000)
 

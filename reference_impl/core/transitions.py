@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reference_impl.core import network as net_mod
+import reference_impl.core.network as net_mod
 from reference_impl.core.events import (
     FAULT_EVENTS,
     Calm,
