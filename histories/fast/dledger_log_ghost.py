@@ -205,8 +205,8 @@ def lost_range(S, i):
 
 @njit(cache=True)
 def on_entries_dropped(C, ws, G, S, i, leader, term, now):
-    """ghost.update of EntriesDropped: a truncate Drop, stale when its leader (a server) held every
-    dropped entry at that moment."""
+    """ghost.update of EntriesDropped: a truncate Drop, stale when its leader (a server) held the
+    first dropped entry at that moment."""
     lo, hi, r0 = lost_range(S, i)
     if lo > hi:
         return
@@ -222,14 +222,9 @@ def on_entries_dropped(C, ws, G, S, i, leader, term, now):
     if 0 <= leader < C[E.C_N]:
         sto = L.sto_(S)
         ent = L.ent_(S)
-        stale = 1
-        for k in range(hi - lo + 1):
-            kk = st.offset_of(sto, leader, lo + k)
-            if kk < 0 or not st.holds(ent, leader, kk, gdp[pay + k, 0], gdp[pay + k, 1], gdp[pay + k, 2],
-                                      gdp[pay + k, 3]):
-                stale = 0
-                break
-        L.g_gdr(G)[r, DR_STALE] = stale
+        kk = st.offset_of(sto, leader, lo)
+        held = kk >= 0 and st.holds(ent, leader, kk, gdp[pay, 0], gdp[pay, 1], gdp[pay, 2], gdp[pay, 3])
+        L.g_gdr(G)[r, DR_STALE] = 1 if held else 0
 
 
 @njit(cache=True)

@@ -49,7 +49,7 @@ class Drop:
     flushed: int = -1  # os-crash: the flushed index just before the crash
     leader: str | None = None  # truncate: the leader whose TRUNCATE the follower carried out
     term: int = -1  # truncate: that TRUNCATE's term
-    stale: bool = False  # truncate: that leader held every dropped entry at that moment
+    stale: bool = False  # truncate: that leader held the first dropped entry at that moment
 
     def holds(self, index: int, entry: Any) -> bool:
         """This drop took `entry` at `index`."""
@@ -200,7 +200,10 @@ def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
             leader, term = req.leader_id, req.term
             if leader in w.cfg.ids[:len(servers(w))]:
                 ls = store_of(w, w.cfg.ids.index(leader))
-                stale = all(st.entry_at(ls, e.index) == e for e in obs.entries)
+                # A truncation decided on fresh COMPARE state cuts right after the last index where
+                # the logs agree, so the first entry it drops differs from the leader's. If the
+                # leader holds that entry, the compare went below that point: stale state.
+                stale = bool(obs.entries) and st.entry_at(ls, obs.entries[0].index) == obs.entries[0]
         g = _drop(g, Drop(server=node_id, at_ms=w.now, seq=0, how="truncate", entries=obs.entries, leader=leader,
                           term=term, stale=stale))
     elif t is ep.AppendResult:
