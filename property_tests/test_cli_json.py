@@ -146,3 +146,17 @@ def test_vectors_and_conform_json(work):
     driver = f"{sys.executable} -m property_tests.drivers.election_reference"
     d, _ = rmqspec_json("conform", "--driver", driver, "--count", "50")
     assert d["ok"] is True and d["protocol"] == "election" and d["cases"] == 50 and sum(d["kinds"].values()) == 50
+
+
+def test_check_trace_json_on_an_implementation_log():
+    """Tolerant validation of a real DLedger 0.2.6 log: what was inferred and the bounds."""
+    log = ROOT / "property_tests" / "impl_logs" / "dledger-0.2.6" / "cold_start_s11.jsonl"
+    d, _ = rmqspec_json("check-trace", str(log))
+    assert d["ok"] is True and d["explained"] == d["lines"] > 0
+    assert d["bounds"]["slack_ms"] == 50 and d["search"]["states_expanded"] > 0
+
+
+def test_mutants_json():
+    d, _ = rmqspec_json("mutants", "--mutant", "election.vote_ignores_curr_vote_for", "--layers", "fuzz",
+                        "--histories", "3")
+    assert d["scores"]["fuzz"]["killed"] == 1 and d["verdicts"][0]["verdict"] == "killed"
