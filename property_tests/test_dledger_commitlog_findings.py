@@ -11,6 +11,7 @@ import pytest
 from histories import runner, scenario_file
 from reference_impl import core
 from reference_impl.core import faults
+from reference_impl.dledger_commitlog import commitlog as cl
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_commitlog"
 SEEDS = range(1, 6)
@@ -27,6 +28,7 @@ def run(name: str, seed: int, **config) -> runner.RunResult:
 @pytest.mark.parametrize(("name", "props", "cause"), [
     ("figure8_consume_queue.json", {"DCL-4", "LOG-2", "LOG-3", "LOG-5"}, "counting replicas"),
     ("put_ok_lost_in_os_crash.json", {"DCL-1", "LOG-2", "LOG-3", "LOG-6"}, "OS crash"),
+    ("queue_offset_reused_before_role_change.json", {"DCL-4"}, "before its DLedgerRoleChangeHandler's LEADER task"),
 ])
 def test_finding_reproduces_as_an_expected_violation(name: str, props: set, cause: str) -> None:
     for seed in SEEDS:
@@ -52,3 +54,19 @@ def test_the_fixed_commit_rule_alone_stalls_a_new_master() -> None:
     r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 7, 4100)
     dcl_l = [v for v in r.violations if v.property == "DCL-L"]
     assert dcl_l and "current-term commit rule" in dcl_l[0].expected
+
+
+@pytest.mark.parametrize("profile", [n for n in faults.names("dledger_commitlog")
+                                     if faults.profile(n, "dledger_commitlog").any_faults()])
+def test_a_master_that_never_recovers_its_queue_table_is_unexpected(monkeypatch, profile: str) -> None:
+    """Next to the start-up window: a broker that never rebuilds topicQueueTable (neither at start-up
+    nor in the LEADER task) hands out queue offsets already taken after it became master, where
+    no put was taken early. DCL-4 must come out unexpected under every profile."""
+    monkeypatch.setattr(cl, "recover_topic_queue_table", lambda ms: ms)
+    cfg = core.protocol("dledger_commitlog").make_config(3, {}).evolve(
+        profile=faults.profile(profile, "dledger_commitlog"))
+    for seed in range(1, 30):
+        r = runner.simulate(cfg, seed, 3000)
+        if any(v.property == "DCL-4" for v in r.unexpected):
+            return
+    pytest.fail(f"no unexpected DCL-4 in 29 histories under {profile}")

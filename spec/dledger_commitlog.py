@@ -184,7 +184,34 @@ def dcl4_expected(w: core.World, event: Any = None) -> str | None:
     e = next((e for e in w.ghost.committed.values() if e.pos + st.BODY_OFFSET == offset), None)
     if e is None:
         return None
-    return _index_cause(w, e.index) or logspec._leader_held(w, i, [e])
+    return _index_cause(w, e.index) or logspec._leader_held(w, i, [e]) or _stale_queue_table(w, q, k, e)
+
+
+STALE_QUEUE_TABLE = (
+    "{key} (index {index}) was put at {node} at {t} ms, before its DLedgerRoleChangeHandler's LEADER task ran "
+    "recoverTopicQueueTable: a DLedger broker keeps its configured brokerRole ({role}) from start-up until "
+    "changeToMaster, so it takes puts as soon as DLedger leads, with the topicQueueTable its start-up "
+    "recovery built from consume queues dispatched only up to the committed position of that moment; "
+    "{other} (index {other_index}) holds queue {q} offset {qo} as well, and ConsumeQueue appends a unit "
+    "for queue offset 0 wherever the queue ends")
+
+
+def _stale_queue_table(w: core.World, q: int, k: int, e: st.Entry) -> str | None:
+    """The message at unit k carries the queue offset of an earlier committed message of its queue,
+    and the broker that reserved it did so before its role handler recovered the table (DCL-4's
+    RocketMQ 4.9.4 cause, docs/dledger-commitlog.md). Configuring brokerRole SLAVE closes the window."""
+    m = e.body
+    put = w.ghost.unrecovered_puts.get(e.pos + st.BODY_OFFSET)
+    if put is None or not isinstance(m, cl.Message) or m.queue_id != q or m.queue_offset == k:
+        return None
+    other = next((o for o in sorted(w.ghost.committed.values(), key=lambda o: o.index)
+                  if o.index < e.index and isinstance(o.body, cl.Message) and o.body.queue_id == q
+                  and o.body.queue_offset == m.queue_offset), None)
+    if other is None:
+        return None
+    return STALE_QUEUE_TABLE.format(key=m.key, index=e.index, node=put[0], t=f"{put[1]:,}",
+                                    role=w.cfg.proto.broker.broker_role, other=other.body.key,
+                                    other_index=other.index, q=q, qo=m.queue_offset)
 
 
 def dcl4_explain(w: core.World) -> str:

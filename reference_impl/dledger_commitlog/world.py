@@ -12,7 +12,8 @@ properties read them too) with what the DCL properties need: the PUT_OK answers
 (message key -> offset), offsets acknowledged for two keys, appends that landed at or
 below an offset acknowledged before them, the offsets each message key was committed
 at, which keys a producer retried after which answer, each broker's old commitlog as
-sealed at the upgrade, and the first send acknowledged after faults stopped.
+sealed at the upgrade, the puts a broker took before its role handler recovered its
+topicQueueTable, and the first send acknowledged after faults stopped.
 """
 
 from __future__ import annotations
@@ -76,6 +77,9 @@ class CommitLogGhost(lw.LogGhost):
     retries: FrozenMap = EMPTY  # message key -> tuple of (attempt, code) answers that were retried
     duplicated_sends: frozenset = frozenset()  # message keys whose SEND request the network duplicated
     sealed_old: FrozenMap = EMPTY  # broker id -> its old commitlog as sealed at the upgrade
+    # offset -> (broker id, ms): appended while that broker's LEADER role task had not yet run
+    # recoverTopicQueueTable, so its queue offset came from the table its start-up recovery built
+    unrecovered_puts: FrozenMap = EMPTY
     sends_ok: int = 0
     sends_failed: int = 0
     consumed: int = 0
@@ -215,6 +219,8 @@ def ghost_update(g: CommitLogGhost, w: core.World, i: int, obs: Any) -> CommitLo
             g = _ack(g, obs.key, obs.offset).evolve(put_ok_index=g.put_ok_index.set(obs.offset, obs.index))
     elif isinstance(obs, bk.Appended):
         g = g.evolve(appended_floor=g.appended_floor.set((obs.key, obs.offset), g.max_acked_offset))
+        if any(role is el.Role.LEADER for _, role in w.nodes[i].role_tasks):
+            g = g.evolve(unrecovered_puts=g.unrecovered_puts.set(obs.offset, (w.cfg.ids[i], w.now)))
     elif isinstance(obs, cc.SendAttempt) and obs.retried:
         g = g.evolve(retries=g.retries.set(obs.key, g.retries.get(obs.key, ()) + ((obs.attempt, obs.code),)))
     elif isinstance(obs, cc.SendDone):
