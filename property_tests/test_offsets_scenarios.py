@@ -235,6 +235,43 @@ def test_no_skip_with_every_fault(seed):
     assert result.measures["skips"] == 0 and result.measures["regressions_unexplained"] == 0
 
 
+# --- OFF-1's one known cause: offsetCheckInSlave on a lagging slave ---
+
+SLAVE_CHECKS = {"offset_check_in_slave": True, "slave_read_enable": True}
+
+
+def test_a_lagging_slaves_offset_correction_skips_messages_as_an_expected_violation():
+    """Found by a default fuzz (seed 269, `partition`): the master serves c0 offsets 91..98 and suggests
+    the slave; the slave, behind at 97, answers the pull at 99 with PULL_OFFSET_MOVED (offsetCheckInSlave)
+    and nextBeginOffset 97; the consumer commits 97 and drops its process queue, 91..96 unconsumed. OFF-1
+    is expected with that answer as evidence, and stays so as later commits build on the gap."""
+    cfg = make_config(2, SLAVE_CHECKS).evolve(profile=faults.profile("partition", "offsets"))
+    result = runner.run(cfg, chooser.SeededChooser(269).choose, 8_000)
+    assert result.ok(), [(v.property, v.detail) for v in result.unexpected]
+    cause = violated(result)["OFF-1"]
+    assert "slave n1 answered c0's pull of queue 0 at 99 with PULL_OFFSET_MOVED, nextBeginOffset 97" in cause
+    assert "consumed only below 91" in cause
+
+
+def _commits_before_consuming(on_pull_response):
+    def mutant(c, n, queue_id, offset, resp, now):
+        n, outs = on_pull_response(c, n, queue_id, offset, resp, now)
+        if resp is not None and resp.code == 0 and resp.msgs and queue_id in n.assigned:
+            n = oc.update_offset(n, queue_id, resp.next_begin_offset, True)
+        return n, outs
+    return mutant
+
+
+@pytest.mark.parametrize("profile", ["standard", "partition", "crash"])
+def test_a_skip_no_correction_explains_is_unexpected(monkeypatch, profile):
+    """Next to the cause: a consumer that records a pulled batch as done before consuming it skips
+    messages too, with offsetCheckInSlave on, but no PULL_OFFSET_MOVED jumped them: OFF-1 unexpected."""
+    monkeypatch.setattr(oc, "on_pull_response", _commits_before_consuming(oc.on_pull_response))
+    cfg = make_config(2, SLAVE_CHECKS).evolve(profile=faults.profile(profile, "offsets"))
+    result = runner.run(cfg, chooser.SeededChooser(1).choose, 5_000)
+    assert any(v.property == "OFF-1" for v in result.unexpected)
+
+
 # --- the CLI over `offsets` ---
 
 

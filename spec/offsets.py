@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from reference_impl import core
+from reference_impl.offsets import ghost
 from reference_impl.offsets.broker import key_of
 from reference_impl.offsets.records import (
     CommitSent,
@@ -50,15 +51,35 @@ def off1(w: core.World) -> bool:
     return True
 
 
+def _off1_offenders(w: core.World) -> list[tuple[str, int, int]]:
+    """(broker, queue, offset) of every held offset above the group's first unconsumed one."""
+    done = w.ghost.done
+    return [(b.id, q, v) for b in _brokers(w) for q, v in (b.offset_table.get(key_of()) or {}).items()
+            if v > done[q]]
+
+
+def off1_expected(w: core.World, event: Any = None) -> str | None:
+    """Expected only when every skip, and every offset a broker holds above the group's first
+    unconsumed one, passes over nothing but messages an OFFSET_ILLEGAL correction from a slave
+    jumped (ghost `corrections`): a skip anywhere else is unexpected."""
+    g = w.ghost
+    if any(c is None for c in g.skip_causes):
+        return None
+    causes = list(g.skip_causes)
+    for _, q, v in _off1_offenders(w):
+        cause = ghost.skipped_by_corrections(g, q, v)
+        if cause is None:
+            return None
+        causes.append(cause)
+    return causes[-1] if causes else None
+
+
 def off1_explain(w: core.World) -> str:
     g = w.ghost
     if g.skips:
         return g.skips[-1]
-    for b in _brokers(w):
-        inner = b.offset_table.get(key_of()) or {}
-        for q, v in inner.items():
-            if v > g.done[q]:
-                return f"{b.id} holds offset {v} for queue {q}, but the group has not consumed offset {g.done[q]}"
+    for broker, q, v in _off1_offenders(w):
+        return f"{broker} holds offset {v} for queue {q}, but the group has not consumed offset {g.done[q]}"
     return "no skip"
 
 
@@ -221,6 +242,7 @@ def _broker_reads(w: core.World) -> tuple:
 
 PROPERTIES = [
     Property(id="OFF-1", protocol="offsets", kind="safety", holds=off1, explain=off1_explain, reads=_broker_reads,
+             expected_when=off1_expected,
              statement="No skip: a consumer resumes a queue at or below the group's first unconsumed offset of it, "
                        "and no broker holds an offset above that."),
     Property(id="OFF-2", protocol="offsets", kind="expected", holds=lambda w: not w.ghost.regressions,

@@ -56,6 +56,7 @@ from reference_impl.offsets.records import (
     PullStatus,
     QueryConsumerOffset,
     QueryConsumerOffsetResponse,
+    OffsetCorrected,
     QueueDropped,
     RegisterBroker,
     RegisterBrokerResult,
@@ -161,7 +162,8 @@ def on_pull_response(c: OffsetsConfig, n: Consumer, queue_id: int, offset: int, 
         n = n.evolve(offset_table=n.offset_table.set(queue_id, resp.next_begin_offset))
         n, outs = update_consume_offset_to_broker(n, queue_id, resp.next_begin_offset, now)
         n = n.evolve(assigned=n.assigned.without(queue_id), offset_table=n.offset_table.without(queue_id))
-        return n, outs + (QueueDropped(queue_id=queue_id, why="OFFSET_ILLEGAL"),)
+        fixed = OffsetCorrected(queue_id=queue_id, asked=offset, corrected=resp.next_begin_offset)
+        return n, (fixed,) + outs + (QueueDropped(queue_id=queue_id, why="OFFSET_ILLEGAL"),)
     ps = ps.evolve(next_offset=resp.next_begin_offset, next_pull_ms=now + c.pull_idle_wait_ms)
     n = _set_pull(n, queue_id, ps)
     if not ps.process:  # correctTagsOffset

@@ -9,7 +9,9 @@ an offset went back. Nothing in the node transitions reads them (spec/offsets.py
   a lower commit accepted).
 - `regressions`: each time a consumer resumed a queue below the highest offset any broker
   had held for it (OFF-2), with the cause read from the above; `skips`: each time it
-  resumed past a message the group had not consumed (OFF-1).
+  resumed past a message the group had not consumed (OFF-1), and `corrections`: the offsets
+  a consumer committed from a PULL_OFFSET_MOVED answer while the group had not consumed up
+  to them (the evidence for OFF-1's one known cause, offsetCheckInSlave on a lagging slave).
 - `resumed[(consumer, q)]`: the offset the consumer resumed from and the highest held
   offset then, so a duplicate is attributed to a regression or to at-least-once delivery
   (consumed but not yet committed when the queue changed hands or the consumer died).
@@ -37,11 +39,14 @@ from reference_impl.offsets.records import (
     Broker,
     Consumed,
     OffsetCommitted,
+    OffsetCorrected,
     OffsetQueried,
     OffsetRead,
     OffsetsLoaded,
     OffsetsSynced,
+    PullServed,
 )
+from reference_impl.rocketmq import ResponseCode
 
 
 @record
@@ -102,6 +107,9 @@ class Ghost:
     lowered: FrozenMap = EMPTY
     regressions: tuple[Regression, ...] = ()
     skips: tuple[str, ...] = ()
+    skip_causes: tuple[str | None, ...] = ()  # each skip's cause: a correction of that very offset, or None
+    moved: FrozenMap = EMPTY  # q -> (broker, offset asked, nextBeginOffset) of its latest PULL_OFFSET_MOVED
+    corrections: FrozenMap = EMPTY  # (q, offset) -> (first unconsumed offset then, how a correction put it there)
     resumed: FrozenMap = EMPTY
     duplicates: int = 0
     duplicates_regression: int = 0
@@ -115,6 +123,23 @@ def init(cfg: Any) -> Ghost:
     """Nothing consumed, nothing held."""
     q = cfg.proto.queues
     return Ghost(done=(0,) * q, stored=(0,) * q)
+
+
+def skipped_by_corrections(g: Ghost, queue_id: int, offset: int) -> str | None:
+    """Why the group has not consumed every message of the queue below `offset`, when each one it
+    has not is inside a gap an OFFSET_ILLEGAL correction jumped (from the first unconsumed offset
+    then to the corrected one); None when any is not, or no gap is involved."""
+    gaps = [(lo, hi, cause) for (q, hi), (lo, cause) in g.corrections.items() if q == queue_id]
+    causes = []
+    for o in range(g.done[queue_id], offset):
+        if g.consumed.get((queue_id, o)):
+            continue
+        gap = next((gap for gap in gaps if gap[0] <= o < gap[1]), None)
+        if gap is None:
+            return None
+        if gap[2] not in causes:
+            causes.append(gap[2])
+    return "; ".join(causes) or None
 
 
 def held_max(g: Ghost, queue_id: int) -> int:
@@ -245,6 +270,20 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
                 d += 1
             g = g.evolve(done=g.done[:o.queue_id] + (d,) + g.done[o.queue_id + 1:])
         return g
+    if t is PullServed and o.code == ResponseCode.PULL_OFFSET_MOVED:
+        return g.evolve(moved=g.moved.set(o.queue_id, (w.cfg.ids[i], o.offset, o.next_begin_offset)))
+    if t is OffsetCorrected:
+        moved = g.moved.get(o.queue_id)
+        done = g.done[o.queue_id]
+        if (moved is None or moved[1:] != (o.asked, o.corrected) or o.corrected <= done
+                or _broker_role(w, moved[0]) != "slave"):
+            return g
+        cause = (f"slave {moved[0]} answered {w.cfg.ids[i]}'s pull of queue {o.queue_id} at {o.asked} with "
+                 f"PULL_OFFSET_MOVED, nextBeginOffset {o.corrected} (offsetCheckInSlave: a slave behind what the "
+                 f"master served corrects the offset to its own max), and the consumer committed {o.corrected} "
+                 f"and dropped its process queue while the group had consumed only below {done} "
+                 f"(DefaultMQPushConsumerImpl's OFFSET_ILLEGAL path)")
+        return g.evolve(corrections=g.corrections.set((o.queue_id, o.corrected), (done, cause)))
     if t is OffsetCommitted:
         broker = w.cfg.ids[i]
         top = held_max(g, o.queue_id) if g.answers else -1
@@ -317,6 +356,7 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
         if o.offset > g.done[o.queue_id]:
             g = g.evolve(skips=g.skips + (f"{consumer} resumed queue {o.queue_id} at {o.offset} (read from {o.addr}) "
                                           f"but the group has not consumed offset {g.done[o.queue_id]}",))
+            g = g.evolve(skip_causes=g.skip_causes + (skipped_by_corrections(g, o.queue_id, o.offset),))
         if o.offset < held:
             answer = o.answer if o.answer >= 0 else -1
             code, cause = _regression_cause(g, w, o.addr, o.queue_id, answer)

@@ -422,6 +422,15 @@ class QueueDropped:
 
 
 @record
+class OffsetCorrected:
+    """OFFSET_ILLEGAL: the consumer takes the broker's nextBeginOffset in place of the offset it asked for."""
+
+    queue_id: int
+    asked: int
+    corrected: int
+
+
+@record
 class MasterAddrLearnt:
     master_addr: str | None
 
