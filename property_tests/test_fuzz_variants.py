@@ -12,7 +12,7 @@ import pytest
 
 from histories import runner
 from reference_impl import core
-from reference_impl.core import chooser
+from reference_impl.core import chooser, faults
 from spark_harness import plan, shrink, variants
 from spark_harness.history import HistorySpec, config_json, config_of, run_history
 
@@ -169,3 +169,16 @@ def test_a_slave_crash_in_its_initial_sync_reaches_a_frame_at_another_offset():
     assert {v["property"] for v in row["violations"]} >= {"HA-6"} and not row["unexpected"]
     fixed = run_history(attrs.evolve(spec, overrides=spec.overrides + (("version", "fixed"),)))
     assert "obs:FrameRejected" not in fixed["kinds"]
+
+
+@pytest.mark.parametrize("protocol", ["election", "dledger_log", "dledger_commitlog", "ha", "nameserver", "offsets"])
+def test_a_profile_narrowed_to_every_kind_is_written_and_read_back(protocol):
+    """A swarm keeping every kind names its profile `hostile:loss+crash+...+conn_drop` (69 characters
+    for nameserver): the trace the fuzzer writes with it must pass the header's own validation."""
+    every = list(core.FAULT_KINDS) + [k for k, _ in faults.profile("hostile", protocol).ext]
+    cfg = core.world_config(protocol, 3 if protocol != "offsets" else 2, "hostile", {"fault_kinds": every})
+    out = io.StringIO()
+    runner.simulate(cfg, 1, 30, trace_out=out)
+    assert len(cfg.profile.name) > 64
+    again = runner.replay(io.StringIO(out.getvalue()))
+    assert again.mismatch is None

@@ -69,9 +69,10 @@ class FaultProfile:
                     return weight
         raise AttributeError(name)
 
-    # Weights are probabilities per step; delays, the calm and the stagger are at most a day.
+    # Weights are probabilities per step; delays, the calm and the stagger are at most a day. A
+    # name is a registered one (64) plus, for a profile narrowed to some kinds, ":" and the kinds kept.
     LIMITS: ClassVar[dict] = dict.fromkeys(FAULT_KINDS, (0.0, 1.0)) | {
-        "name": (1, 64), "description": (0, 4096), "delay_ms": (0, DAY_MS), "calm_at_ms": (0, DAY_MS),
+        "name": (1, 256), "description": (0, 4096), "delay_ms": (0, DAY_MS), "calm_at_ms": (0, DAY_MS),
         "stagger_ms": (0, DAY_MS)}
 
     def __attrs_post_init__(self) -> None:
