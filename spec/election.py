@@ -455,9 +455,11 @@ def meter(cfg: core.WorldConfig) -> LeaderlessMeter:
 PROPERTIES = [
     Property(id="ELE-1", protocol="election", kind="safety", holds=ele1, explain=ele1_explain,
              reads=lambda w: (w.ghost.elected,), expected_when=ele1_expected,
+             cause_reads=lambda w: (w.ghost.terms, w.cfg.ids),
              statement="At most one node ever becomes leader in a given term."),
     Property(id="ELE-2", protocol="election", kind="safety", holds=ele2, explain=ele2_explain,
              reads=lambda w: (w.ghost.grants,), expected_when=ele2_expected,
+             cause_reads=lambda w: (w.ghost.terms,),
              statement="A node accepts at most one candidate per term, across crashes."),
     Property(id="ELE-3", protocol="election", kind="safety", holds_step=ele3, expected_when=ele3_expected,
              statement="A node's currTerm never decreases, across crashes."),
