@@ -136,7 +136,10 @@ _DROPS: dict[int, tuple] = {}  # id(world after a violating step) -> (that world
 def ele3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if before.nodes is after.nodes:
         return True
-    dropped = {i for i, (b, a) in enumerate(zip(before.nodes, after.nodes)) if a.curr_term < b.curr_term}
+    dropped = set()
+    for i, (b, a) in enumerate(zip(before.nodes, after.nodes)):
+        if a is not b and a.curr_term < b.curr_term:
+            dropped.add(i)
     if not dropped:
         return True
     if len(_DROPS) > 64:

@@ -342,7 +342,7 @@ def event_time(w: World, event: Any) -> int:
         env = net_mod.find(w.net, event.env)
         return max(w.now, env.sent_ms + delay_window(w)[0])
     if isinstance(event, Tick):
-        return max(w.now, wake_times(w)[event.node] + event.late)
+        return max(w.now, _wakes(w)[event.node][0] + event.late)
     if isinstance(event, RpcFail):
         return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
     if isinstance(event, (Scripted, Calm)):
