@@ -22,9 +22,10 @@ duplication, ...) are enabled at the present instant while the profile allows th
 seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
-Memos keep the hot path cheap without changing any answer. `_LAST` and `_LAST_WAKES`
-remember the horizon and the (wake time, slack) of every node of the last world asked,
-since the chooser and `step` ask several times about the same world. A step changes
+Memos keep the hot path cheap without changing any answer. `_LAST`, `_LAST_EVENTS` and
+`_LAST_WAKES` remember the horizon, the protocol events and the (wake time, slack) of
+every node of the last world asked, since the chooser, `step`, a replay's `is_enabled`
+and the shrinker's default steps ask several times about the same world. A step changes
 one node or two, so `_wakes` of the next world takes the entry of each node whose
 inputs are those of the last world: the very same state object, the same `since`, up
 in both, fresh in both or in neither, the same world config object and the same
@@ -60,6 +61,7 @@ from reference_impl.core.world import World, forget_wakes, wake_of
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
 _LAST: list = [None, -1]  # [world, its horizon]
+_LAST_EVENTS: list = [None, ()]  # [world, its protocol events]
 _LAST_WAKES: list = [None, None, None]  # [world, its _wakes, (wake_at, tick_slack) they were computed with]
 
 
@@ -67,6 +69,7 @@ def forget() -> None:
     """Empty every memo of wake times. They remember pure functions of immutable values;
     only replacing a protocol's function in place (a test's mutant) makes an entry stale."""
     _LAST[:] = [None, -1]
+    _LAST_EVENTS[:] = [None, ()]
     _LAST_WAKES[:] = [None, None, None]
     forget_wakes()
 
@@ -198,6 +201,12 @@ _TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share t
 
 def protocol_events(w: World) -> list:
     """Ticks, deliveries, RPC failures, the script and the quiet tail that are due by the horizon."""
+    if _LAST_EVENTS[0] is not w:
+        _LAST_EVENTS[0], _LAST_EVENTS[1] = w, tuple(_protocol_events(w))
+    return list(_LAST_EVENTS[1])
+
+
+def _protocol_events(w: World) -> list:
     wakes = _wakes(w)
     h = _remember(w, _horizon(w, wakes))
     if h < 0:
@@ -312,11 +321,11 @@ def is_enabled(w: World, event: Any) -> bool:
     used to validate replayed traces."""
     if isinstance(event, Tick):
         lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
-        return lo <= event.late <= hi and _TICKS[event.node] in enabled(w)
+        return lo <= event.late <= hi and _TICKS[event.node] in protocol_events(w)
     if isinstance(event, RpcFail):
         lo, hi = rpc_window(w, event.rpc)
-        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in enabled(w)
-    return event in enabled(w)
+        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in protocol_events(w)
+    return event in protocol_events(w) or event in fault_events(w)  # enabled(w), the faults only when needed
 
 
 def deadline(w: World, event: Any) -> int:
