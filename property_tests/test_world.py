@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from histories import runner
 from property_tests.support.election import follower, leader, member
 from reference_impl import core
-from reference_impl.core import faults
+from reference_impl.core import faults, state
 from reference_impl.core.network import Send
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import records as el
@@ -346,3 +347,27 @@ def test_every_step_respects_time_windows_and_deadlines(seed, nodes, prof):
             assert lo <= ev.late <= hi and after.now == max(core.wake_times(before)[ev.node] + ev.late, before.now)
 
     runner.simulate(cfg, seed, 300, hooks=(check,))
+
+
+def test_records_are_frozen_here_and_both_evolves_agree():
+    """The suite runs with frozen records (property_tests/__init__.py): assigning to a field
+    raises. Outside tests records are plain slotted classes whose `evolve` copies with direct
+    slot stores; both flavours of `evolve` give equal, equally hashed records."""
+    w = quiet_world()
+    try:
+        w.now = 5
+    except attrs.exceptions.FrozenInstanceError:
+        pass
+    else:
+        raise AssertionError("records are not frozen in the test suite")
+
+    class Plain:
+        a: int
+        b: tuple = ()
+
+    frozen_cls = attrs.frozen(kw_only=True)(type("Frozen", (), {"__annotations__": Plain.__annotations__, "b": ()}))
+    plain_cls = attrs.define(kw_only=True, unsafe_hash=True, on_setattr=attrs.setters.NO_OP)(Plain)
+    f, p = frozen_cls(a=1, b=(2,)), plain_cls(a=1, b=(2,))
+    f2, p2 = state._make_evolve(frozen_cls, True)(f, b=(3,)), state._make_evolve(plain_cls, False)(p, b=(3,))
+    assert (f2.a, f2.b) == (p2.a, p2.b) == (1, (3,)) and (f.a, f.b) == (p.a, p.b) == (1, (2,))
+    assert p2 == plain_cls(a=1, b=(3,)) and hash(p2) == hash(plain_cls(a=1, b=(3,)))

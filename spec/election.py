@@ -136,7 +136,10 @@ _DROPS: dict[int, tuple] = {}  # id(world after a violating step) -> (that world
 def ele3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if before.nodes is after.nodes:
         return True
-    dropped = {i for i, (b, a) in enumerate(zip(before.nodes, after.nodes)) if a.curr_term < b.curr_term}
+    dropped = set()
+    for i, (b, a) in enumerate(zip(before.nodes, after.nodes)):
+        if a is not b and a.curr_term < b.curr_term:
+            dropped.add(i)
     if not dropped:
         return True
     if len(_DROPS) > 64:
@@ -455,9 +458,11 @@ def meter(cfg: core.WorldConfig) -> LeaderlessMeter:
 PROPERTIES = [
     Property(id="ELE-1", protocol="election", kind="safety", holds=ele1, explain=ele1_explain,
              reads=lambda w: (w.ghost.elected,), expected_when=ele1_expected,
+             cause_reads=lambda w: (w.ghost.terms, w.cfg.ids),
              statement="At most one node ever becomes leader in a given term."),
     Property(id="ELE-2", protocol="election", kind="safety", holds=ele2, explain=ele2_explain,
              reads=lambda w: (w.ghost.grants,), expected_when=ele2_expected,
+             cause_reads=lambda w: (w.ghost.terms,),
              statement="A node accepts at most one candidate per term, across crashes."),
     Property(id="ELE-3", protocol="election", kind="safety", holds_step=ele3, expected_when=ele3_expected,
              statement="A node's currTerm never decreases, across crashes."),

@@ -35,9 +35,14 @@ class Property:
     expected_when: Callable[[Any, Any], str | None] | None = None  # (world, event) -> known cause
     explain: Callable[[Any], str] | None = None  # what is wrong, for the report
     # The parts of the world a state predicate reads. The monitor skips a re-check when
-    # they are the very same objects as at the last passing check: worlds are immutable,
-    # so the answer cannot have changed.
+    # they are the very same objects as at the last check: worlds are immutable, so the
+    # answer cannot have changed.
     reads: Callable[[Any], tuple] | None = None
+    # The parts of the world `expected_when` reads besides `reads` (declare it only for a
+    # cause that does not depend on the event). While a violated property's `reads` and
+    # these are the very same objects as when its cause was found, the cause stands and
+    # the monitor does not ask again.
+    cause_reads: Callable[[Any], tuple] | None = None
 
     def __attrs_post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -62,7 +67,10 @@ class Monitor:
         self.state_props = [p for p in properties if p.holds is not None]
         self.step_props = [p for p in properties if p.holds_step is not None]
         self.violations: dict[str, Violation] = {}
-        self._passed: dict[str, tuple] = {}  # property id -> what it read when it last held
+        # For properties with `reads`, by id: what it read when it last held, and when it was last
+        # violated, what it read then and what its cause read (`cause_reads`; None: not declared).
+        self._held: dict[str, tuple] = {}
+        self._failed: dict[str, tuple] = {}
 
     def _record(self, p: Property, i: int, w: Any, event: Any = None) -> None:
         seen = self.violations.get(p.id)
@@ -80,29 +88,49 @@ class Monitor:
                 self._record(p, 0, w)
 
     def check(self, i: int, before: Any, event: Any, after: Any, obs: tuple) -> None:
-        passed = self._passed
+        held = self._held
         for p in self.state_props:
             if p.reads is not None:
                 read = p.reads(after)
-                last = passed.get(p.id)
+                last = held.get(p.id)
                 if last is not None:
                     for a, b in zip(read, last):
                         if a is not b:
                             break
                     else:
-                        continue
+                        continue  # it reads what it read when it last held: it still holds
                 if p.holds(after):
-                    passed[p.id] = read
+                    held[p.id] = read
                     continue
-            elif p.holds(after):
-                continue
-            self._record(p, i, after, event)
+                failed = self._failed.get(p.id)
+                if failed is not None and _same(read, failed[0]) and self._stands(p, after, failed[1]):
+                    continue  # the same violation as at its last check, with the same cause
+                self._record(p, i, after, event)
+                self._failed[p.id] = (read, p.cause_reads(after) if p.cause_reads is not None else None)
+            elif not p.holds(after):
+                self._record(p, i, after, event)
         for p in self.step_props:
             if not p.holds_step(before, event, after, obs):
                 self._record(p, i, after, event)
 
+    def _stands(self, p: Property, w: Any, cause_read: tuple | None) -> bool:
+        """Whether `_record` would leave p's violation as it is, the world reading as at its
+        last violating check: that violation has no known cause (an unexpected violation is
+        never replaced), or its cause reads the very same objects as when it was found."""
+        if self.violations[p.id].expected is None:
+            return True
+        return cause_read is not None and _same(p.cause_reads(w), cause_read)
+
     def unexpected(self) -> list[Violation]:
         return [v for v in self.violations.values() if v.expected is None]
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Whether two reads are the very same objects, part by part."""
+    for x, y in zip(a, b):
+        if x is not y:
+            return False
+    return True
 
 
 _CATALOGUE: dict[str, list[Property]] = {}

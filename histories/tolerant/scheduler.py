@@ -24,8 +24,8 @@ def tolerant_protocol(name: str, slack: int) -> str:
         p = core.protocol(name)
         own = p.tick_slack
 
-        def tick_slack(c: Any, n: Any, since: int, own: Callable | None = own) -> int:
-            return (own(c, n, since) if own is not None else 0) + slack
+        def tick_slack(c: Any, n: Any, since: int, wake: int, own: Callable | None = own) -> int:
+            return (own(c, n, since, wake) if own is not None else 0) + slack
 
         derived = f"{name}+slack{slack}"
         wrapped = p.evolve(name=derived, tick_slack=tick_slack)

@@ -312,7 +312,8 @@ class Search(Lookahead):
                 lo, hi = core.tick_window(w, j)
                 if lo > hi:
                     continue
-                own = own_slack(w.cfg.proto, w.nodes[j], w.since[j]) if own_slack is not None else 0
+                own = own_slack(w.cfg.proto, w.nodes[j], w.since[j], core.wake_of(w, w.nodes[j])) \
+                    if own_slack is not None else 0
                 if j in w.fresh:
                     own = max(own, w.cfg.profile.stagger_ms)
                 out.append((j, wake + own + HIDDEN_LATE_MS))
@@ -406,7 +407,8 @@ class Search(Lookahead):
         another such event) before anything later."""
         if isinstance(ev, core.Tick):
             j = ev.node
-            own = self.own_slack(w.cfg.proto, w.nodes[j], w.since[j]) if self.own_slack is not None else 0
+            own = self.own_slack(w.cfg.proto, w.nodes[j], w.since[j], core.wake_of(w, w.nodes[j])) \
+                if self.own_slack is not None else 0
             if j in w.fresh:
                 own = max(own, w.cfg.profile.stagger_ms)
             return core.wake_times(w)[j] + own + self.opts.slack_ms <= h

@@ -58,7 +58,7 @@ from reference_impl.core.schedule import (
                                         wake_times,
 )
 from reference_impl.core.transitions import apply_fault, apply_outs, crash_node, restart_node, route, step
-from reference_impl.core.world import History, World, WorldConfig, index_of, init, set_node
+from reference_impl.core.world import History, World, WorldConfig, index_of, init, set_node, wake_of
 
 __all__ = [
     "DRAW_SPAN", "FAULT_EVENTS", "Calm", "Crash", "CutLink", "Deliver", "Drop", "Duplicate", "Heal", "Partition",
@@ -68,5 +68,5 @@ __all__ = [
     "rpc_window", "tick_window",
     "wake_times",
     "apply_fault", "apply_outs", "crash_node", "restart_node", "route", "step", "History", "World", "WorldConfig",
-    "index_of", "init", "set_node", "world_config",
+    "index_of", "init", "set_node", "wake_of", "world_config",
 ]

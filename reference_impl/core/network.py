@@ -140,7 +140,11 @@ def reply(net: Network, now: int, rpc_id: int, msg: Any) -> Network:
 
 
 def remove(net: Network, env_id: int) -> Network:
-    return net.evolve(flight=tuple(e for e in net.flight if e.id != env_id))
+    flight = net.flight
+    for k, env in enumerate(flight):
+        if env.id == env_id:
+            return net.evolve(flight=flight[:k] + flight[k + 1:])
+    return net
 
 
 def duplicate(net: Network, env_id: int) -> Network:
@@ -151,7 +155,11 @@ def duplicate(net: Network, env_id: int) -> Network:
 
 
 def close_rpc(net: Network, rpc_id: int) -> Network:
-    return net.evolve(rpcs=tuple(r for r in net.rpcs if r.id != rpc_id))
+    rpcs = net.rpcs
+    for k, rpc in enumerate(rpcs):
+        if rpc.id == rpc_id:
+            return net.evolve(rpcs=rpcs[:k] + rpcs[k + 1:])
+    return net
 
 
 def fail_now(net: Network, rpc_id: int, now: int) -> Network:

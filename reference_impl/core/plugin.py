@@ -61,10 +61,10 @@ class Protocol:
     # Protocol-specific fault kinds (FaultProfile.ext names their weights); applied through ext_apply,
     # which should record them as faults (History.last_fault_ms):
     ext_faults: Callable | None = None  # (world, kind) -> the fault events of that kind enabled now
-    # (c, n, since) -> ms: how much later than its wake time a node's tick may fire under
+    # (c, n, since, wake) -> ms: how much later than its wake time a node's tick may fire under
     # Java timing, `since` being when the node's wake time was set (a condition falling due
-    # while DLedger's StateMaintainer sleeps its 10 ms is noticed at its next loop); None:
-    # ticks fire on time.
+    # while DLedger's StateMaintainer sleeps its 10 ms is noticed at its next loop) and `wake`
+    # its `wake_at(c, n)` (>= 0), which the world has already computed; None: ticks fire on time.
     tick_slack: Callable | None = None
     # (c, n) -> bool for a down node: True when its machine is off, so it neither refuses
     # connections nor resets them and RPCs to it time out (None: a down node always refuses).

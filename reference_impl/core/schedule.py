@@ -22,13 +22,16 @@ duplication, ...) are enabled at the present instant while the profile allows th
 seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
-Memos keep the hot path cheap without changing any answer: `_WAKES` remembers a node
-state's wake time and slack (keyed by the state's identity and kept only while that
-very object is in the memo, so a reused id cannot alias, and only for the same config,
-slack function, `since` and start-up stagger), and `_LAST` / `_LAST_WAKES`
-remember the horizon and the wake times of the last world asked, since the chooser and
-`step` ask several times about the same world. All are memos of pure functions of
-immutable values.
+Memos keep the hot path cheap without changing any answer. `_LAST`, `_LAST_EVENTS` and
+`_LAST_WAKES` remember the horizon, the protocol events and the (wake time, slack) of
+every node of the last world asked, since the chooser, `step`, a replay's `is_enabled`
+and the shrinker's default steps ask several times about the same world. A step changes
+one node or two, so `_wakes` of the next world takes the entry of each node whose
+inputs are those of the last world: the very same state object, the same `since`, up
+in both, fresh in both or in neither, the same world config object and the same
+protocol functions (`wake_at`, `tick_slack`); any other node is computed anew. The
+memo holds one world, so it keeps nothing else alive. All are memos of pure functions
+of immutable values; `forget` empties them.
 """
 
 from __future__ import annotations
@@ -57,17 +60,17 @@ from reference_impl.core.world import World, forget_wakes, wake_of
 
 CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 
-_WAKES: dict[int, tuple] = {}  # id(node state) -> (state, slack function, since, (wake, slack), config, (fresh, stagger))
 _LAST: list = [None, -1]  # [world, its horizon]
-_LAST_WAKES: list = [None, None]  # [world, its _wakes]
+_LAST_EVENTS: list = [None, ()]  # [world, its protocol events]
+_LAST_WAKES: list = [None, None, None]  # [world, its _wakes, (wake_at, tick_slack) they were computed with]
 
 
 def forget() -> None:
     """Empty every memo of wake times. They remember pure functions of immutable values;
     only replacing a protocol's function in place (a test's mutant) makes an entry stale."""
-    _WAKES.clear()
     _LAST[:] = [None, -1]
-    _LAST_WAKES[:] = [None, None]
+    _LAST_EVENTS[:] = [None, ()]
+    _LAST_WAKES[:] = [None, None, None]
     forget_wakes()
 
 
@@ -81,37 +84,37 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     """(earliest tick time, slack) per node; slack is how much later the tick may fire: the
     protocol's `tick_slack` under Java timing, at least the start-up stagger for a node
     that has not run since it (re)started, 0 under pinned timing."""
-    if _LAST_WAKES[0] is w:
-        return _LAST_WAKES[1]
+    last, last_out, last_fns = _LAST_WAKES
+    if last is w:
+        return last_out
     p = protocol(w.cfg.protocol)
+    fns = (p.wake_at, p.tick_slack)
+    if last is None or last.cfg is not w.cfg or last_fns != fns:
+        last = None  # nothing to take over (module docstring)
     c = w.cfg.proto
     java = w.cfg.profile.timing == "java"
     slack_of = p.tick_slack if java else None
     stagger = w.cfg.profile.stagger_ms if java else 0
+    fresh = w.fresh
     out = []
     for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
         if not up:
             out.append((-1, 0))
             continue
         since = w.since[i]
-        hit = _WAKES.get(id(n))
-        if hit is not None and hit[0] is n and hit[1] is slack_of and hit[2] == since and hit[4] is c \
-                and hit[5] == (i in w.fresh, stagger):
-            out.append(hit[3])
+        if last is not None and n is last.nodes[i] and since == last.since[i] and last.alive[i] \
+                and (i in fresh) == (i in last.fresh):
+            out.append(last_out[i])
             continue
         t = wake_of(w, n)
         if t < 0:
-            ws = (-1, 0)
-        else:
-            slack = slack_of(c, n, since) if slack_of is not None else 0
-            if stagger > slack and i in w.fresh:
-                slack = stagger
-            ws = (max(t, since), slack)
-        if len(_WAKES) > 4096:
-            _WAKES.clear()
-        _WAKES[id(n)] = (n, slack_of, since, ws, c, (i in w.fresh, stagger))
-        out.append(ws)
-    _LAST_WAKES[0], _LAST_WAKES[1] = w, out
+            out.append((-1, 0))
+            continue
+        slack = slack_of(c, n, since, t) if slack_of is not None else 0
+        if stagger > slack and i in fresh:
+            slack = stagger
+        out.append((max(t, since), slack))
+    _LAST_WAKES[0], _LAST_WAKES[1], _LAST_WAKES[2] = w, out, fns
     return out
 
 
@@ -198,6 +201,12 @@ _TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share t
 
 def protocol_events(w: World) -> list:
     """Ticks, deliveries, RPC failures, the script and the quiet tail that are due by the horizon."""
+    if _LAST_EVENTS[0] is not w:
+        _LAST_EVENTS[0], _LAST_EVENTS[1] = w, tuple(_protocol_events(w))
+    return list(_LAST_EVENTS[1])
+
+
+def _protocol_events(w: World) -> list:
     wakes = _wakes(w)
     h = _remember(w, _horizon(w, wakes))
     if h < 0:
@@ -312,11 +321,11 @@ def is_enabled(w: World, event: Any) -> bool:
     used to validate replayed traces."""
     if isinstance(event, Tick):
         lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
-        return lo <= event.late <= hi and _TICKS[event.node] in enabled(w)
+        return lo <= event.late <= hi and _TICKS[event.node] in protocol_events(w)
     if isinstance(event, RpcFail):
         lo, hi = rpc_window(w, event.rpc)
-        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in enabled(w)
-    return event in enabled(w)
+        return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in protocol_events(w)
+    return event in protocol_events(w) or event in fault_events(w)  # enabled(w), the faults only when needed
 
 
 def deadline(w: World, event: Any) -> int:
@@ -342,7 +351,7 @@ def event_time(w: World, event: Any) -> int:
         env = net_mod.find(w.net, event.env)
         return max(w.now, env.sent_ms + delay_window(w)[0])
     if isinstance(event, Tick):
-        return max(w.now, wake_times(w)[event.node] + event.late)
+        return max(w.now, _wakes(w)[event.node][0] + event.late)
     if isinstance(event, RpcFail):
         return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
     if isinstance(event, (Scripted, Calm)):

@@ -1,10 +1,19 @@
 """Frozen state records, a hashable mapping, and their JSON form, shared by every protocol.
 
 Every value a world holds is immutable, hashable and comparable, so the explorer
-can deduplicate states and a replay can compare them. `record` is
-`attrs.frozen(kw_only=True)` plus an `evolve(**changes)` method generated per
-class: transitions call it on the hot path, and `attrs.evolve` costs about three
-times as much because it introspects the fields on every call.
+can deduplicate states and a replay can compare them. `record` makes a slotted,
+keyword-only attrs class, hashed and compared by its fields, plus an
+`evolve(**changes)` method generated per class: transitions call it on the hot
+path, and `attrs.evolve` costs several times as much because it introspects the
+fields on every call.
+
+Immutability is a rule of the code, checked where it is tested: with
+`RMQSPEC_FROZEN_RECORDS=1` (the test suite sets it, property_tests/__init__.py)
+records are `attrs.frozen`, so any assignment to a field raises. Elsewhere they
+are plain slotted classes without a `__setattr__`, so `evolve` copies a record
+with direct slot stores (`new.x = self.x`), about three times as fast as going
+past a frozen class's `__setattr__` with the slot descriptors. Nothing else
+differs: the same fields, equality, hash and JSON form.
 
 `encode` turns any such value into JSON-able data (traces, reports): records become
 objects tagged with their class name (`{"type": "VoteRequest", ...}`), enums their
@@ -15,6 +24,7 @@ actions) to hashable values and back.
 from __future__ import annotations
 
 import enum
+import os
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -23,24 +33,38 @@ import attrs
 T = TypeVar("T")
 
 
+# Frozen records in tests (module docstring); read once, when the records are made.
+FROZEN = os.environ.get("RMQSPEC_FROZEN_RECORDS", "") == "1"
+
+
 def record(cls: type[T]) -> type[T]:
-    """Make `cls` a frozen, slotted, keyword-only attrs class with a fast `evolve`."""
-    cls = attrs.frozen(kw_only=True)(cls)
-    cls.evolve = _make_evolve(cls)  # type: ignore[attr-defined]
+    """Make `cls` a slotted, keyword-only attrs class with a fast `evolve` (frozen when FROZEN)."""
+    if FROZEN:
+        cls = attrs.frozen(kw_only=True)(cls)
+    else:
+        cls = attrs.define(kw_only=True, unsafe_hash=True, on_setattr=attrs.setters.NO_OP)(cls)
+    cls.evolve = _make_evolve(cls, FROZEN)  # type: ignore[attr-defined]
     return cls
 
 
-def _make_evolve(cls: type) -> Any:
+def _make_evolve(cls: type, frozen: bool) -> Any:
+    """`evolve` for `cls`: a new instance with every field copied, then the changes set.
+    A frozen class refuses `new.x = ...`, so its copy writes through the slot descriptors,
+    as attrs' own generated __init__ does for frozen classes."""
     names = [f.name for f in attrs.fields(cls)]
-    # Slot descriptors write past the frozen __setattr__; this is what attrs' own
-    # generated __init__ does for frozen classes.
-    setters = {name: getattr(cls, name).__set__ for name in names}
-    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_setters": setters}
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     body = ["def evolve(self, **kw):", "    new = _new(_cls)"]
-    for name in names:
-        env[f"_set_{name}"] = setters[name]
-        body.append(f"    _set_{name}(new, self.{name})")
-    body += ["    for k, v in kw.items():", "        _setters[k](new, v)", "    return new"]
+    if frozen:
+        setters = {name: getattr(cls, name).__set__ for name in names}
+        env["_setters"] = setters
+        for name in names:
+            env[f"_set_{name}"] = setters[name]
+            body.append(f"    _set_{name}(new, self.{name})")
+        body += ["    for k, v in kw.items():", "        _setters[k](new, v)"]
+    else:
+        body += [f"    new.{name} = self.{name}" for name in names]
+        body += ["    for k, v in kw.items():", "        setattr(new, k, v)"]
+    body.append("    return new")
     exec("\n".join(body), env)  # noqa: S102 - generated from the class's own field names
     evolve = env["evolve"]
     evolve.__doc__ = f"Return a copy of this {cls.__name__} with the given fields replaced."

@@ -356,11 +356,11 @@ def wake_at(cfg: st.NodeConfig, b: Broker) -> int:
     return wake
 
 
-def wake_slack(cfg: st.NodeConfig, b: Broker, since: int) -> int:
-    """The DLedger node's slack when it is what falls due (dn.wake_slack); the broker's own
-    threads (role changes, reput, registration) act on time."""
+def wake_slack(cfg: st.NodeConfig, b: Broker, since: int, wake: int) -> int:
+    """The DLedger node's slack when it is what falls due at `wake` (the broker's `wake_at`;
+    dn.wake_slack); the broker's own threads (role changes, reput, registration) act on time."""
     n_wake = dn.wake_at(cfg, b.node)
-    return dn.wake_slack(cfg, b.node, since) if 0 <= n_wake == wake_at(cfg, b) else 0
+    return dn.wake_slack(cfg, b.node, since, n_wake) if 0 <= n_wake == wake else 0
 
 
 def _after_node(b: Broker, n: dn.DLedgerNode, outs: tuple) -> tuple[Broker, tuple]:

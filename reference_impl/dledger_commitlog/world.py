@@ -130,8 +130,8 @@ def wake_at(c: CommitLogWorldConfig, n: Any) -> int:
     return -1
 
 
-def tick_slack(c: CommitLogWorldConfig, n: Any, since: int) -> int:
-    return bk.wake_slack(c.node, n, since) if isinstance(n, bk.Broker) else 0
+def tick_slack(c: CommitLogWorldConfig, n: Any, since: int, wake: int) -> int:
+    return bk.wake_slack(c.node, n, since, wake) if isinstance(n, bk.Broker) else 0
 
 
 def on_tick(c: CommitLogWorldConfig, n: Any, now: int, draw: int):

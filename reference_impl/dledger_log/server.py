@@ -166,12 +166,12 @@ def wake_at(cfg: st.NodeConfig, n: DLedgerNode) -> int:
     return wake
 
 
-def wake_slack(cfg: st.NodeConfig, n: DLedgerNode, since: int) -> int:
-    """How much later than `wake_at` Java may act: the state maintainer's slack when it is
-    the thread that falls due (srv.wake_slack); the replication threads poll every 1 ms
+def wake_slack(cfg: st.NodeConfig, n: DLedgerNode, since: int, wake: int) -> int:
+    """How much later than `wake` (the node's `wake_at`) Java may act: the state maintainer's
+    slack when it is the thread that falls due (srv.wake_slack); the replication threads poll every 1 ms
     and the flush service runs on its interval, so they act on time."""
     m_wake = srv.wake_at(cfg.dledger, n.member)
-    return srv.wake_slack(cfg.dledger, n.member, since) if 0 <= m_wake == wake_at(cfg, n) else 0
+    return srv.wake_slack(cfg.dledger, n.member, since, m_wake) if 0 <= m_wake == wake else 0
 
 
 def answer_clients(outs: tuple) -> tuple:

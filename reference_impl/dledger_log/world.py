@@ -407,8 +407,8 @@ PROFILES = (
 BRANCHES = (*el.Code, *el.ParseResult, *ep.PushType, *el.Role, *el.VoteResult)
 
 
-def tick_slack(c: LogWorldConfig, n: Any, since: int) -> int:
-    return dn.wake_slack(c.node, n, since) if isinstance(n, dn.DLedgerNode) else 0
+def tick_slack(c: LogWorldConfig, n: Any, since: int, wake: int) -> int:
+    return dn.wake_slack(c.node, n, since, wake) if isinstance(n, dn.DLedgerNode) else 0
 
 
 PROTOCOL = core.Protocol(

@@ -184,18 +184,18 @@ def maintainer_due(cfg: DLedgerConfig, m: Member) -> int:
     return m.next_time_to_request_vote
 
 
-def wake_slack(cfg: DLedgerConfig, m: Member, since: int) -> int:
+def wake_slack(cfg: DLedgerConfig, m: Member, since: int, wake: int) -> int:
     """How much later than its wake time Java may act, in ms; `since` is when the member's
-    wake time was last set. The StateMaintainer loops every `maintainer_sleep_ms` (10) whether
-    or not anything is due, so a condition that falls due (or is set by a handler, at
-    `since`) while it sleeps between idle loops is noticed at the next loop, up to one
-    period later, at a phase the model does not know. Nothing else waits: a latch or an
+    wake time was last set and `wake` its `wake_at`. The StateMaintainer loops every
+    `maintainer_sleep_ms` (10) whether or not anything is due, so a condition that falls due
+    (or is set by a handler, at `since`) while it sleeps between idle loops is noticed at the
+    next loop, up to one period later, at a phase the model does not know. Nothing else waits: a latch or an
     await's timeout wakes its thread at once, a scheduled task fires on time, and the
     loop's own next iteration (`next_loop_ms`) is on time."""
     if m.round is not None or not cfg.enable_leader_elector:
         return 0
-    due = max(maintainer_due(cfg, m), since)
-    if due <= m.next_loop_ms or wake_at(cfg, m) < max(maintainer_due(cfg, m), m.next_loop_ms):
+    maintainer = maintainer_due(cfg, m)
+    if max(maintainer, since) <= m.next_loop_ms or wake < max(maintainer, m.next_loop_ms):
         return 0
     return cfg.maintainer_sleep_ms
 

@@ -270,8 +270,8 @@ def check_ids(c: ElectionConfig, ids: tuple[str, ...]) -> None:
 BRANCHES = (*el.Code, *el.ParseResult, *el.Role, *el.VoteResult)
 
 
-def tick_slack(c: ElectionConfig, m: mstate.Member, since: int) -> int:
-    return srv.wake_slack(c.dledger, m, since)
+def tick_slack(c: ElectionConfig, m: mstate.Member, since: int, wake: int) -> int:
+    return srv.wake_slack(c.dledger, m, since, wake)
 
 
 PROTOCOL = core.Protocol(
