@@ -37,6 +37,15 @@ RPCS = 32
 FIRST_BUFFER = 1 << 20  # int64s of packed successors at first (doubled as needed)
 
 
+def _room(a: np.ndarray, used: int, need: int) -> np.ndarray:
+    """`a` with at least `need` elements, its first `used` kept (doubling: copies stay linear)."""
+    if a.shape[0] >= need:
+        return a
+    b = np.empty(max(need, 2 * a.shape[0]), a.dtype)
+    b[:used] = a[:used]
+    return b
+
+
 class MismatchError(AssertionError):
     """The fast search found a violation the reference does not reproduce (a twin bug)."""
 
@@ -67,7 +76,7 @@ class FastExplorer:
         nch = (1 + n + FLIGHT + RPCS) * len(draws) + 2 * FLIGHT + 5 * n + niso + n * n + 1
         self.ch = np.zeros((nch, 3), np.int64)
         self.rh = np.zeros(RPCS, np.int64)
-        self.sig = np.zeros(n, np.int64)
+        self.sig = np.zeros((2, n), np.int64)
         self.force = np.zeros(3, np.int64)
         self.par = np.full(1024, -1, np.int64)
         self.evc = np.full(1024, -1, np.int64)
@@ -88,8 +97,8 @@ class FastExplorer:
     def _grow(self, nstates: int) -> None:
         if nstates + self.ch.shape[0] + 1 >= self.par.shape[0]:
             size = max(2 * self.par.shape[0], nstates + 2 * self.ch.shape[0] + 2)
-            self.par = np.concatenate([self.par, np.full(size - self.par.shape[0], -1, np.int64)])
-            self.evc = np.concatenate([self.evc, np.full(size - self.evc.shape[0], -1, np.int64)])
+            self.par = _room(self.par, nstates, size)
+            self.evc = _room(self.evc, nstates, size)
 
     def run(self, on_level: Callable[[int, int, int], None] | None = None) -> ExploreResult:
         res = self.result
@@ -112,7 +121,7 @@ class FastExplorer:
         draws = np.array(self.draws, np.int64)
         res.levels.append(1)
         complete = True
-        out = np.zeros(FIRST_BUFFER, np.int64)
+        out = np.empty(FIRST_BUFFER, np.int64)
         ooff = np.zeros(1 << 12, np.int64)
         limit = -1 if self.limit is None else self.limit
         for level in range(1, self.depth + 1):
@@ -124,12 +133,11 @@ class FastExplorer:
                     s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.nt, s.vl, s.lv, s.log, s.evk, s.eva, s.fev_a,
                     s.fev_b, s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, self.force, front, foff,
                     f, nfront, base, draws, limit, self.perms, self.invs, self.sym, self.rh, self.sig, self.is_state,
-                    seen, out, ooff, nout, self.par, self.evc, nstates, self.max_states or 0, hits, self.ch, counts)
+                    seen, out, ooff, nout, self.par, self.evc, nstates, self.max_states or 0, hits, self.ch, counts,
+                    level < self.depth)
                 if status == X.NEED_SPACE:  # room for every successor of one more state, then go on
-                    while out.shape[0] < int(ooff[nout]) + rec * (1 + self.ch.shape[0]) + 1:
-                        out = np.concatenate([out, np.zeros(out.shape[0], np.int64)])
-                    while ooff.shape[0] <= nout + self.ch.shape[0] + 2:
-                        ooff = np.concatenate([ooff, np.zeros(ooff.shape[0], np.int64)])
+                    out = _room(out, int(ooff[nout]), int(ooff[nout]) + rec * (1 + self.ch.shape[0]) + 1)
+                    ooff = _room(ooff, nout + 1, nout + self.ch.shape[0] + 3)
                     continue
                 if status < 0:
                     raise CapacityError(fast_run.OVERFLOW_NAMES.get(int(status), str(status)), level, None)
@@ -137,7 +145,9 @@ class FastExplorer:
             res.levels.append(nout)
             if on_level is not None:
                 on_level(level, nout, nstates)
-            front, foff = out[:int(ooff[nout])].copy(), ooff[:nout + 1].copy()
+            # the new level becomes the frontier; the next one starts in a buffer of about its size
+            front, foff = out, ooff[:nout + 1].copy()
+            out = np.empty(max(FIRST_BUFFER, int(ooff[nout]) * 2), np.int64)
             base, nfront = nxt_base, nout
             if status == X.MAX_STATES:
                 complete = False

@@ -20,6 +20,7 @@ id), no RPC window, no `since` and no `fresh`.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from histories.fast.election import run_kernel
@@ -70,26 +71,6 @@ def _mask(perm, m, n):
 
 
 @njit(cache=True, inline='always')
-def _member_col(nd, i, c, perm):
-    """Column c of node i's row as `decode.member` reads it (0 where the record has no such
-    field), node ids renamed by perm."""
-    v = nd[i, c]
-    rt = nd[i, RTYPE]
-    if RSEQ <= c <= RINC:
-        if rt == 0:
-            return 0
-        if rt == RT_VOTE and (c == RSUCC or c == RMAXT or c == RINC):
-            return 0
-        if rt == RT_HB and (c == RKMAX or c == RVALID or c == RACC or c == RBIG or c == RHASL):
-            return 0
-    if TL_RPC <= c <= TL_LEADER and nd[i, TLW] == 0:
-        return 0
-    if c == VOTE or c == LEADER_ID or c == TRANSFEREE or c == TL_FROM or c == TL_LEADER:
-        return _node(perm, v)
-    return v
-
-
-@njit(cache=True, inline='always')
 def _message(h, fl, r, perm):
     """The message of flight row r (its kind's fields only; node ids renamed)."""
     mk = fl[r, E_MK]
@@ -114,19 +95,19 @@ def _rpc_content(rp, r, perm):
 
 
 @njit(cache=True)
-def fingerprint(n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn, nt, lv, perm, inv, sym, rh):
+def fingerprint(n, nd, live, wmk, cut, fl, rp, elected, grants, ws, nt, own, perm, inv, sym, rh):
     """The hash of the world under renaming perm (node i becomes perm[i]; inv its inverse).
-    sym: hash as the symmetry reduction does (no ids, windows, since, fresh). rh: scratch."""
+    sym: hash as the symmetry reduction does (no ids, windows, since, fresh). own[i]: `_own`
+    of node i (what renaming does not touch, hashed once for all renamings). rh: scratch."""
     h = _mix(1, ws[W_NOW])
     for p in range(n):
         i = inv[p]
-        for c in range(NF):
-            h = _mix(h, _member_col(nd, i, c, perm))
+        h = _mix(h, own[i])
+        tl = nd[i, TLW] != 0
+        h = _mix(_mix(_mix(h, _node(perm, nd[i, VOTE])), _node(perm, nd[i, LEADER_ID])), _node(perm, nd[i, TRANSFEREE]))
+        h = _mix(_mix(h, _node(perm, nd[i, TL_FROM]) if tl else 0), _node(perm, nd[i, TL_LEADER]) if tl else 0)
         for q in range(n):
             h = _mix(_mix(_mix(h, live[i, inv[q]]), wmk[i, inv[q]]), cut[i, inv[q]])
-        h = _mix(_mix(_mix(_mix(h, alive[i]), cs[i]), lv[i, LV_STRAG]), lv[i, LV_TRANS])
-        if not sym:
-            h = _mix(h, sn[i])
     nf = ws[W_NF]
     nr = ws[W_NR]
     if sym:
@@ -294,44 +275,71 @@ def unpack(buf, o, n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws
     return o
 
 
+def _own_columns() -> np.ndarray:
+    """OWN[round type, take-leadership set, column]: 1 where `_own` hashes the column (the
+    record has the field and it names no node), else 0."""
+    out = np.ones((3, 2, NF), np.int64)
+    for c in (VOTE, LEADER_ID, TRANSFEREE, TL_FROM, TL_LEADER):
+        out[:, :, c] = 0
+    out[0, :, RSEQ:RINC + 1] = 0
+    out[RT_VOTE, :, [RSUCC, RMAXT, RINC]] = 0
+    out[RT_HB, :, [RKMAX, RVALID, RACC, RBIG, RHASL]] = 0
+    out[:, 0, TL_RPC:TL_LEADER + 1] = 0
+    return out
+
+
+OWN = _own_columns()
+
+
 @njit(cache=True)
-def signature(n, nd, alive, cs, lv, i):
-    """A hash of node i's own state that renaming the nodes does not change (its row with
-    every node id written as itself, another node or none; symmetry._Fingerprints.signature)."""
-    h = _mix(3, alive[i])
+def _own(nd, alive, cs, lv, sn, i, sym):
+    """Node i's state without its node-id columns: its row as `decode.member` reads it, alive,
+    the ghost's cut_since, stragglers and transfers entries (and since, without symmetry)."""
+    h = _mix(5, alive[i])
+    rt = nd[i, RTYPE]
+    tl = 1 if nd[i, TLW] != 0 else 0
     for c in range(NF):
-        v = nd[i, c]
-        if c == VOTE or c == LEADER_ID or c == TRANSFEREE or c == TL_FROM or c == TL_LEADER:
-            v = -1 if v < 0 else (-2 if v == i else -3)
-            if c >= TL_RPC and nd[i, TLW] == 0:
-                v = 0
-        else:
-            v = _member_col(nd, i, c, nd[i])  # no id column here, so no renaming
-        h = _mix(h, v)
-    return _fmix(_mix(_mix(_mix(h, cs[i]), lv[i, LV_STRAG]), lv[i, LV_TRANS]))
+        h = _mix(h, nd[i, c] * OWN[rt, tl, c])
+    h = _mix(_mix(_mix(h, cs[i]), lv[i, LV_STRAG]), lv[i, LV_TRANS])
+    if not sym:
+        h = _mix(h, sn[i])
+    return _fmix(h)
+
+
+@njit(cache=True, inline='always')
+def _blind(nd, i, c):
+    """An id column of node i as itself (-2), another node (-3) or none (-1)."""
+    v = nd[i, c]
+    if (c == TL_FROM or c == TL_LEADER) and nd[i, TLW] == 0:
+        return 0
+    return -1 if v < 0 else (-2 if v == i else -3)
 
 
 @njit(cache=True)
 def key(n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn, nt, lv, perms, invs, sym, rh, sig):
     """The state's fingerprint: its own hash, or with symmetry the smallest over the renamings
     that list the nodes in order of their signatures (that set of renamed worlds is the same
-    for every world of an orbit, so the smallest is the orbit's key; usually one renaming)."""
-    if sym:
-        for i in range(n):
-            sig[i] = signature(n, nd, alive, cs, lv, i)
+    for every world of an orbit, so the smallest is the orbit's key; usually one renaming).
+    sig[0]: each node's `_own`; sig[1]: its signature, `_own` and its id columns blinded, which
+    renaming the nodes does not change (symmetry._Fingerprints.signature)."""
+    for i in range(n):
+        sig[0, i] = _own(nd, alive, cs, lv, sn, i, sym)
+        if sym:
+            sig[1, i] = _fmix(_mix(_mix(_mix(_mix(_mix(sig[0, i], _blind(nd, i, VOTE)), _blind(nd, i, LEADER_ID)),
+                                              _blind(nd, i, TRANSFEREE)), _blind(nd, i, TL_FROM)),
+                                   _blind(nd, i, TL_LEADER)))
     best = 0
     first = True
     for k in range(perms.shape[0]):
         if sym:
             ok = True
             for p in range(1, n):
-                if sig[invs[k, p - 1]] > sig[invs[k, p]]:
+                if sig[1, invs[k, p - 1]] > sig[1, invs[k, p]]:
                     ok = False
                     break
             if not ok:
                 continue
-        x = fingerprint(n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn, nt, lv, perms[k], invs[k],
-                        sym, rh)
+        x = fingerprint(n, nd, live, wmk, cut, fl, rp, elected, grants, ws, nt, sig[0], perms[k], invs[k], sym, rh)
         if first or x < best:
             best = x
             first = False
@@ -342,13 +350,14 @@ def key(n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn, nt, l
 def expand(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
            sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms, force,
            front, foff, start, nfront, base, draws, limit, perms, invs, sym, rh, sig, is_state, seen, out, ooff, nout,
-           par, evc, nstates, max_states, hits, ch, counts):
+           par, evc, nstates, max_states, hits, ch, counts, keep):
     """Expand frontier states start..nfront-1 (state k at front[foff[k]:], global id base + k):
     every choice, applied by run_kernel. A new state (fingerprint not in `seen`, largest term
     <= limit or limit < 0) gets the next id: packed at out[ooff[nout]:], its parent and choice
     in par/evc. hits[p] = (parent id, choice) of the first violation of property p (a state
     property only in a new state within the limit, as the reference explorer checks).
-    counts: [transitions, overflow code]. Returns (status, next frontier index, nout, nstates)."""
+    counts: [transitions, overflow code]. keep: pack the new states (not on the last level, which is
+    never expanded). Returns (status, next frontier index, nout, nstates)."""
     n = C[C_N]
     niso = isol.shape[0]
     nd_ = draws.shape[0]
@@ -420,8 +429,11 @@ def expand(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, 
                 if vi[p, V_STEP] >= 0 and hits[p, 0] < 0 and is_state[p] == 1:
                     hits[p, 0] = me
                     hits[p, 1] = c
-            ooff[nout + 1] = pack(out, ooff[nout], n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn,
-                                  nt, vl, lv)
+            if keep:  # the last level is counted and checked, never expanded: no need to keep it
+                ooff[nout + 1] = pack(out, ooff[nout], n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws,
+                                      sn, nt, vl, lv)
+            else:
+                ooff[nout + 1] = ooff[nout]
             nout += 1
             if max_states > 0 and nstates >= max_states:
                 return MAX_STATES, f + 1, nout, nstates
