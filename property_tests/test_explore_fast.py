@@ -5,6 +5,8 @@ search finds replays in the reference (`rmqspec replay` of the trace it writes).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from histories import runner
@@ -12,6 +14,7 @@ from model_checks import explore, explore_fast
 from property_tests.support.election_mutants import HOME, parse_own_vote_as_quorum
 from reference_impl import core
 from reference_impl.core import faults
+from rmqspec import cli
 
 
 def _cfg(profile: str, nodes: int = 3) -> core.WorldConfig:
@@ -64,3 +67,16 @@ def test_a_fast_violation_the_reference_lacks_is_refused(monkeypatch):
     ex = explore_fast.FastExplorer(_cfg("none"), 8, 2, True, mutant=parse_own_vote_as_quorum.__name__)
     with pytest.raises(explore_fast.MismatchError):
         ex.run()
+
+
+def test_cli_engine_fast(capsys):
+    """`rmqspec explore --engine fast --json` reports the engine and the reference's counts;
+    --coverage samples reference histories, so it asks for the reference engine."""
+    args = ["explore", "--protocol", "election", "--nodes", "3", "--depth", "5", "--json", "--no-progress"]
+    runs = {}
+    for engine in ("reference", "fast"):
+        assert cli.main([*args, "--engine", engine]) == 0
+        runs[engine] = json.loads(capsys.readouterr().out)
+    assert runs["fast"]["engine"] == "fast" and runs["reference"]["engine"] == "reference"
+    assert runs["fast"]["levels"] == runs["reference"]["levels"]
+    assert cli.main([*args, "--engine", "fast", "--coverage", "10"]) == 2

@@ -66,7 +66,7 @@ from histories.fast.election_node import (  # noqa: F401 - re-exported
     _vote_for_quorum_responses,
 )
 from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
-from histories.fast.election_schedule import _enabled, _fault_events  # noqa: F401 - re-exported
+from histories.fast.election_schedule import _enabled, _fault_events
 from histories.fast.election_server import _due, _maintainer_due, _on_tick, _round_due, _wake_slack, wake_at  # noqa: F401 - re-exported
 from histories.fast.election_transfer import (  # noqa: F401 - re-exported
     _check_preferred_leader,

@@ -368,7 +368,7 @@ def expand(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, 
             return NEED_SPACE, f, nout, nstates
         unpack(front, foff[f], n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn, nt, vl, lv)
         # the choices, in model_checks.explore.events' order (ch rows: fault kind or -1, index, draw)
-        h, nev, nk, past = _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk, -1)
+        _h, nev, nk, _past = _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk, -1)
         nch = 0
         for q in range(nev):
             if evk[q] == EV_TICK:
