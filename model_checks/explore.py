@@ -73,6 +73,7 @@ class ExploreResult:
     symmetry: bool
     draws: tuple[int, ...]
     profile: str
+    engine: str = "reference"  # or "fast": model_checks/explore_fast.py over the election twin's arrays
     distinct_states: int = 0
     transitions: int = 0
     levels: list[int] = attrs.field(factory=list)  # new distinct states per depth
@@ -91,7 +92,7 @@ class ExploreResult:
     def summary(self) -> dict:
         return {
             "protocol": self.protocol, "nodes": self.nodes, "depth": self.depth, "bound": self.bound,
-            "symmetry": self.symmetry, "draws": list(self.draws), "faults": self.profile,
+            "symmetry": self.symmetry, "draws": list(self.draws), "faults": self.profile, "engine": self.engine,
             "distinct_states": self.distinct_states, "transitions": self.transitions, "levels": self.levels,
             "complete": self.complete, "seconds": round(self.seconds, 2),
             "states_per_s": round(self.states_per_s, 1),
@@ -249,7 +250,7 @@ def write_event_trace(cfg: core.WorldConfig, evs: list, path: str, extra: dict |
 
 
 def print_report(res: ExploreResult, out) -> None:  # noqa: ANN001
-    print(f"explore {res.protocol}: {res.nodes} nodes, faults {res.profile} (timing pinned), bound {res.bound}, "
+    print(f"explore {res.protocol} ({res.engine} engine): {res.nodes} nodes, faults {res.profile} (timing pinned), bound {res.bound}, "
           f"draws {list(res.draws)}, symmetry {'on' if res.symmetry else 'off'}", file=out)
     state = "complete" if res.complete else "CUT SHORT by --max-states"
     print(f"  {res.distinct_states} distinct states, {res.transitions} transitions, {res.seconds:.1f} s, "

@@ -26,7 +26,8 @@ from conform import session as conform_session
 from conform.driver import Driver, DriverError
 from histories import formats, impl_log, runner, scenario_file, timeline, tolerant, view
 from histories import trace as trace_mod
-from model_checks import check, crosshair_run, explore, prove
+from histories.fast.common import Unsupported
+from model_checks import check, crosshair_run, explore, explore_fast, prove
 from reference_impl import core
 from reference_impl.core import codec, faults, inputs, scenario
 from property_tests.support import mutation as catalogue
@@ -249,6 +250,9 @@ def build_parser() -> Parser:
     exp.add_argument("--faults", default="none", help="fault profile (default none)")
     exp.add_argument("--draws", default="extremes", help="tick draws: 'extremes' (0 and 65535) or N evenly spaced")
     exp.add_argument("--no-symmetry", action="store_true")
+    exp.add_argument("--engine", choices=("reference", "fast"), default="reference",
+                     help="reference: the Python worlds (default); fast: the election twin's arrays "
+                          "(model_checks/explore_fast.py, the same search and counts)")
     exp.add_argument("--max-states", type=_int_in(1, 100_000_000), default=None,
                      help="stop after this many distinct states, 1..100,000,000")
     exp.add_argument("--coverage", type=_csv(_int_in(1, MAX_COVERAGE), f"integers in 1..{MAX_COVERAGE:,}"),
@@ -769,7 +773,16 @@ def cmd_explore(args: argparse.Namespace) -> int:
             profile=faults.profile(args.faults, args.protocol))
     except (KeyError, ValueError) as e:
         raise UsageError(str(e.args[0] if e.args else e)) from None
-    ex = explore.Explorer(cfg, args.depth, args.max_term, not args.no_symmetry, draws, args.max_states)
+    if args.engine == "fast":
+        if args.coverage:
+            raise UsageError("--coverage needs --engine reference (it samples reference histories)")
+        try:
+            ex = explore_fast.FastExplorer(cfg, args.depth, args.max_term, not args.no_symmetry, draws,
+                                           args.max_states)
+        except Unsupported as e:
+            raise UsageError(f"--engine fast: {e}") from None
+    else:
+        ex = explore.Explorer(cfg, args.depth, args.max_term, not args.no_symmetry, draws, args.max_states)
     bar = Progress(args.depth, label="explore", unit="levels (each larger than the last)",
                    enabled=not args.no_progress)
     res = ex.run(lambda depth, new, seen: bar.update(depth, f"{seen:,} distinct states, {new:,} new at depth {depth}"))

@@ -13,6 +13,8 @@ Numba over fixed-layout arrays; the reference stays the specification and the ju
 | `common` | the borrowed-array intrinsic, `Unsupported`, `CapacityError`, `FastResult` |
 | `mt` | MT19937 as CPython's `random.Random` |
 | `election` | the election twin's kernel (`run_kernel`), re-exporting `election_layout` (enums, array columns), `election_node` (the node logic) and `election_world` (network, ghost, properties) |
+| `election_schedule` | the horizon, the enabled events and the fault events (`schedule.py`), shared by the kernel and the explorer |
+| `election_explore` | exhaustive exploration over the election arrays: fingerprints, packed states, one BFS level (`rmqspec explore --engine fast`, model_checks/explore_fast.py) |
 | `run` | the election world's Python side: config arrays, `run_history`, `Runner` (the package's `run_history` and `Runner` dispatch on the protocol) |
 | `decode` | the election arrays back to reference objects (`core.World`) |
 | `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_node`, `_net`, `_monitor` (ghost maps, state properties), `_ghost` (drops, thin commits, Terms, liveness), `_steps` and `_replies` (step properties, RPL-*), the kernel, `_run` (Python side), `_causes` (expected causes by the spec's own functions), `_decode`, `_crosscheck` |

@@ -66,6 +66,7 @@ from histories.fast.election_node import (  # noqa: F401 - re-exported
     _vote_for_quorum_responses,
 )
 from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
+from histories.fast.election_schedule import _enabled, _fault_events
 from histories.fast.election_server import _due, _maintainer_due, _on_tick, _round_due, _wake_slack, wake_at  # noqa: F401 - re-exported
 from histories.fast.election_transfer import (  # noqa: F401 - re-exported
     _check_preferred_leader,
@@ -139,7 +140,7 @@ def reset(C, lei, let, down, nd, live, alive, fl, rp, cut, elected, grants, cs, 
 @njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, elected, grants, cs, ws, vi,
                sn, nt, vl, lv, log, evk, eva, fev_a, fev_b, kinds, wakes, slk, ob, oc, touched, prev_terms,
-               steps, until_ms):
+               steps, until_ms, force):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. The scratch
     arrays (evk .. prev_terms) come from the caller too (`run.new_state`): see `borrow`.
     evk/eva: the protocol events (kind; node, flight row or rpc row); fev_a/fev_b: the fault
@@ -179,9 +180,12 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     nt = borrow(nt)
     vl = borrow(vl)
     lv = borrow(lv)
+    force = borrow(force)
     n = C[C_N]
     java = C[C_JAVA] == 1
-    stagger = C[C_STAGGER] if java else 0
+    # force[0] -2: the seeded chooser picks; -1: protocol event force[1], k >= 0: fault force[1] of kind k,
+    # a tick drawing force[2] (model_checks' exhaustive explorer steps every choice this way)
+    forced = force[0] >= -1
     want_log = C[C_LOG] == 1
     fcap = fl.shape[0]
     for j in range(n):
@@ -192,114 +196,18 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
     while step < steps:
         now = ws[W_NOW]
         calm = ws[W_CALM] == 1
-        # --- the horizon (schedule._wakes and _horizon): wakes[j] is node j's wake_at (-1:
-        # down or nothing to do), its tick may fire from max(wake_at, since) (`eff`) up to
-        # slk[j] ms later ---
-        h = -1
-        fresh = ws[W_FRESH]
-        for j in range(n):
-            t = wake_at(C, nd, j) if alive[j] == 1 else -1
-            wakes[j] = t
-            if t >= 0:
-                sl = _wake_slack(C, nd, j, sn[j], t) if java else 0
-                if stagger > sl and (fresh >> j) & 1:
-                    sl = stagger
-                slk[j] = sl
-                t = max(t, sn[j]) + sl
-                if h < 0 or t < h:
-                    h = t
-        dmax = CALM_DELAY_MAX if calm else C[C_DMAX]
-        dmin = CALM_DELAY_MIN if calm else C[C_DMIN]
-        nf = ws[W_NF]
-        for r in range(nf):
-            t = fl[r, E_SENT] + dmax
-            if h < 0 or t < h:
-                h = t
-        nr = ws[W_NR]
-        for r in range(nr):
-            t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
-            if h < 0 or t < h:
-                h = t
-        calm_at = C[C_CALM_AT]
-        if calm_at >= 0 and not calm and (h < 0 or calm_at < h):
-            h = calm_at
-        if h >= 0 and h < now:
-            h = now
-        if until_ms >= 0 and h > until_ms:
+        # the horizon, the protocol events and the fault kinds (election_schedule: schedule.py)
+        h, nev, nk, past = _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk, until_ms)
+        if past:
             stop = STOP_UNTIL
             break
-        # --- protocol events (schedule.protocol_events), in the reference's order ---
-        nev = 0
-        if h >= 0:
-            if calm_at == h and not calm:
-                evk[nev] = EV_CALM
-                eva[nev] = 0
-                nev += 1
-            for j in range(n):
-                if wakes[j] >= 0 and max(wakes[j], sn[j]) <= h:
-                    evk[nev] = EV_TICK
-                    eva[nev] = j
-                    nev += 1
-            for r in range(nf):
-                if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
-                    if fl[r, E_SENT] + dmax <= h:
-                        evk[nev] = EV_DROP
-                        eva[nev] = r
-                        nev += 1
-                elif fl[r, E_SENT] + dmin <= h:
-                    evk[nev] = EV_DELIVER
-                    eva[nev] = r
-                    nev += 1
-            for r in range(nr):
-                if rp[r, R_DEADLINE] <= h:
-                    evk[nev] = EV_RPCFAIL
-                    eva[nev] = r
-                    nev += 1
-        # --- fault kinds (schedule.fault_kinds) ---
-        nk = 0
-        if not calm:
-            if pw[K_LOSS] > 0:
-                for r in range(nf):
-                    if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
-                        kinds[nk] = K_LOSS
-                        nk += 1
-                        break
-            if pw[K_DUP] > 0 and nf > 0:
-                kinds[nk] = K_DUP
-                nk += 1
-            up = False
-            if pw[K_CRASH] > 0 or pw[K_OS] > 0 or pw[K_DISK] > 0:
-                for j in range(n):
-                    if alive[j] == 1 and (C[C_CRASHABLE] >> j) & 1:
-                        up = True
-                        break
-            if pw[K_CRASH] > 0 and up:
-                kinds[nk] = K_CRASH
-                nk += 1
-            if pw[K_OS] > 0 and up:
-                kinds[nk] = K_OS
-                nk += 1
-            if pw[K_DISK] > 0 and up:
-                kinds[nk] = K_DISK
-                nk += 1
-            if pw[K_RESTART] > 0:
-                for j in range(n):
-                    if alive[j] == 0:
-                        kinds[nk] = K_RESTART
-                        nk += 1
-                        break
-            if pw[K_PARTITION] > 0 and n > 1:
-                kinds[nk] = K_PARTITION
-                nk += 1
-            if pw[K_ONEWAY] > 0 and ws[W_NCUT] < n * (n - 1):
-                kinds[nk] = K_ONEWAY
-                nk += 1
-            if pw[K_HEAL] > 0 and ws[W_NCUT] > 0:
-                kinds[nk] = K_HEAL
-                nk += 1
+        dmin = CALM_DELAY_MIN if calm else C[C_DMIN]
+        nf = ws[W_NF]
         # --- the seeded chooser (chooser.SeededChooser.choose) ---
         fault_kind = -1
-        if nk > 0:
+        if forced:  # the explorer's choice (election_explore): a protocol event, or a fault of this kind
+            fault_kind = force[0]
+        elif nk > 0:
             total = 0.0
             for q in range(nk):
                 total += pw[kinds[q]]
@@ -330,41 +238,8 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
         crash_os_node = -1
         if fault_kind >= 0:
             # schedule.fault_events(w, (kind,)), then rng.choice
-            m = 0
-            if fault_kind == K_LOSS:
-                for r in range(nf):
-                    if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
-                        fev_a[m] = r
-                        m += 1
-            elif fault_kind == K_DUP:
-                for r in range(nf):
-                    fev_a[m] = r
-                    m += 1
-            elif fault_kind == K_CRASH or fault_kind == K_OS or fault_kind == K_DISK:
-                for j in range(n):
-                    if alive[j] == 1 and (C[C_CRASHABLE] >> j) & 1:
-                        fev_a[m] = j
-                        m += 1
-            elif fault_kind == K_RESTART:
-                for j in range(n):
-                    if alive[j] == 0:
-                        fev_a[m] = j
-                        m += 1
-            elif fault_kind == K_PARTITION:
-                for g in range(niso):
-                    fev_a[m] = g
-                    m += 1
-            elif fault_kind == K_ONEWAY:
-                for a in range(n):
-                    for b in range(n):
-                        if a != b and cut[a, b] == 0:
-                            fev_a[m] = a
-                            fev_b[m] = b
-                            m += 1
-            else:
-                fev_a[m] = 0
-                m += 1
-            sel = randbelow(mt, m)
+            m = _fault_events(C, alive, fl, cut, ws, niso, fault_kind, fev_a, fev_b)
+            sel = force[1] if forced else randbelow(mt, m)
             a = fev_a[sel]
             if fault_kind == K_LOSS:
                 # transitions._drop: a loss fault (its link is up)
@@ -459,17 +334,17 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 nobs = 1
             _update_cut_since(C, alive, cut, cs, now)
         else:
-            q = randbelow(mt, nev) if nev > 1 else 0
+            q = force[1] if forced else (randbelow(mt, nev) if nev > 1 else 0)
             k = evk[q]
             a = eva[q]
             if k == EV_TICK:
                 # the chooser's draw, then schedule.tick_window and its lateness
-                draw = getrandbits(mt, 16)
+                draw = force[2] if forced else getrandbits(mt, 16)
                 eff = max(wakes[a], sn[a])
                 lo = max(0, now - eff)
                 hi = max(lo, min(slk[a], h - eff))
                 late = lo
-                if hi > lo:
+                if hi > lo and not forced:
                     late = lo + randbelow(mt, hi - lo + 1)
                 t = max(now, eff + late)
                 ws[W_NOW] = t
@@ -562,7 +437,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 lo = max(0, now - deadline)
                 hi = max(lo, min(rp[a, R_WINDOW] if java else 0, h - deadline))
                 late = lo
-                if hi > lo:
+                if hi > lo and not forced:
                     late = lo + randbelow(mt, hi - lo + 1)
                 t = max(now, deadline + late)
                 ws[W_NOW] = t

@@ -34,6 +34,7 @@ DEFAULT_TERMS = 4096
 DEFAULT_LOG = 1 << 20  # events the log holds at most (log=True); more overflow loudly
 DEFAULT_NOTES = 1 << 16  # the ghost's evidence notes (ACCEPTs, leaderships, lost term files); more overflow loudly
 MAX_NOTES = 1 << 22  # run_history sizes the notes by its steps, up to this (Runner: DEFAULT_NOTES)
+SEEDED = np.array([-2, 0, 0], np.int64)  # run_kernel's `force`: no forced choice, the seeded chooser picks
 STOP_NAMES = {K.STOP_STEPS: "steps", K.STOP_UNTIL: "until", K.STOP_IDLE: "idle"}
 OVERFLOW_NAMES = {K.OVERFLOW_FLIGHT: "messages in flight", K.OVERFLOW_RPCS: "open RPCs",
                   K.OVERFLOW_TERMS: "terms (ghost tables)", K.OVERFLOW_OUTS: "outputs of one transition",
@@ -221,7 +222,7 @@ def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
     K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
                  s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.nt, s.vl, s.lv, s.log, s.evk, s.eva, s.fev_a, s.fev_b,
                  s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, int(steps),
-                 -1 if until_ms is None else int(until_ms))
+                 -1 if until_ms is None else int(until_ms), SEEDED)
 
 
 def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, *, log: bool = False,

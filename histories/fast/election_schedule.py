@@ -1,0 +1,173 @@
+"""The election twin's schedule (reference_impl/core/schedule.py): the horizon, the enabled
+protocol events in the reference's order, the fault kinds and the fault events of one kind.
+
+`run_kernel` (election.py) calls these to list what may happen next before its chooser
+picks; the exhaustive explorer (histories/fast/election_explore.py) calls the same
+functions to enumerate every choice, so both see one list. They are inlined into their
+callers (`inline='always'`): a call per step in the hot loop cost throughput.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
+from histories.fast.election_server import _wake_slack, wake_at
+
+
+@njit(cache=True, inline='always')
+def _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk, until_ms):
+    """schedule._wakes, _horizon, protocol_events and fault_kinds: returns (h, nev, nk, past
+    until_ms). evk/eva[:nev]: the protocol events (kind; node, flight row or rpc row);
+    kinds[:nk]: the enabled fault kinds; wakes[j]: node j's wake_at (-1: down or nothing to
+    do), its tick may fire from max(wake_at, since) up to slk[j] ms later."""
+    n = C[C_N]
+    java = C[C_JAVA] == 1
+    stagger = C[C_STAGGER] if java else 0
+    now = ws[W_NOW]
+    calm = ws[W_CALM] == 1
+    h = -1
+    fresh = ws[W_FRESH]
+    for j in range(n):
+        t = wake_at(C, nd, j) if alive[j] == 1 else -1
+        wakes[j] = t
+        if t >= 0:
+            sl = _wake_slack(C, nd, j, sn[j], t) if java else 0
+            if stagger > sl and (fresh >> j) & 1:
+                sl = stagger
+            slk[j] = sl
+            t = max(t, sn[j]) + sl
+            if h < 0 or t < h:
+                h = t
+    dmax = CALM_DELAY_MAX if calm else C[C_DMAX]
+    dmin = CALM_DELAY_MIN if calm else C[C_DMIN]
+    nf = ws[W_NF]
+    for r in range(nf):
+        t = fl[r, E_SENT] + dmax
+        if h < 0 or t < h:
+            h = t
+    nr = ws[W_NR]
+    for r in range(nr):
+        t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
+        if h < 0 or t < h:
+            h = t
+    calm_at = C[C_CALM_AT]
+    if calm_at >= 0 and not calm and (h < 0 or calm_at < h):
+        h = calm_at
+    if h >= 0 and h < now:
+        h = now
+    if until_ms >= 0 and h > until_ms:
+        return h, 0, 0, True
+    # --- protocol events (schedule.protocol_events), in the reference's order ---
+    nev = 0
+    if h >= 0:
+        if calm_at == h and not calm:
+            evk[nev] = EV_CALM
+            eva[nev] = 0
+            nev += 1
+        for j in range(n):
+            if wakes[j] >= 0 and max(wakes[j], sn[j]) <= h:
+                evk[nev] = EV_TICK
+                eva[nev] = j
+                nev += 1
+        for r in range(nf):
+            if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
+                if fl[r, E_SENT] + dmax <= h:
+                    evk[nev] = EV_DROP
+                    eva[nev] = r
+                    nev += 1
+            elif fl[r, E_SENT] + dmin <= h:
+                evk[nev] = EV_DELIVER
+                eva[nev] = r
+                nev += 1
+        for r in range(nr):
+            if rp[r, R_DEADLINE] <= h:
+                evk[nev] = EV_RPCFAIL
+                eva[nev] = r
+                nev += 1
+    # --- fault kinds (schedule.fault_kinds) ---
+    nk = 0
+    if not calm:
+        if pw[K_LOSS] > 0:
+            for r in range(nf):
+                if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
+                    kinds[nk] = K_LOSS
+                    nk += 1
+                    break
+        if pw[K_DUP] > 0 and nf > 0:
+            kinds[nk] = K_DUP
+            nk += 1
+        up = False
+        if pw[K_CRASH] > 0 or pw[K_OS] > 0 or pw[K_DISK] > 0:
+            for j in range(n):
+                if alive[j] == 1 and (C[C_CRASHABLE] >> j) & 1:
+                    up = True
+                    break
+        if pw[K_CRASH] > 0 and up:
+            kinds[nk] = K_CRASH
+            nk += 1
+        if pw[K_OS] > 0 and up:
+            kinds[nk] = K_OS
+            nk += 1
+        if pw[K_DISK] > 0 and up:
+            kinds[nk] = K_DISK
+            nk += 1
+        if pw[K_RESTART] > 0:
+            for j in range(n):
+                if alive[j] == 0:
+                    kinds[nk] = K_RESTART
+                    nk += 1
+                    break
+        if pw[K_PARTITION] > 0 and n > 1:
+            kinds[nk] = K_PARTITION
+            nk += 1
+        if pw[K_ONEWAY] > 0 and ws[W_NCUT] < n * (n - 1):
+            kinds[nk] = K_ONEWAY
+            nk += 1
+        if pw[K_HEAL] > 0 and ws[W_NCUT] > 0:
+            kinds[nk] = K_HEAL
+            nk += 1
+    return h, nev, nk, False
+
+
+@njit(cache=True, inline='always')
+def _fault_events(C, alive, fl, cut, ws, niso, kind, fev_a, fev_b):
+    """schedule.fault_events(w, (kind,)): their count m, in fev_a/fev_b[:m] (a flight row, a
+    node, a partition's index in core.isolations, or a one-way cut's (a, b))."""
+    n = C[C_N]
+    nf = ws[W_NF]
+    m = 0
+    if kind == K_LOSS:
+        for r in range(nf):
+            if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
+                fev_a[m] = r
+                m += 1
+    elif kind == K_DUP:
+        for r in range(nf):
+            fev_a[m] = r
+            m += 1
+    elif kind == K_CRASH or kind == K_OS or kind == K_DISK:
+        for j in range(n):
+            if alive[j] == 1 and (C[C_CRASHABLE] >> j) & 1:
+                fev_a[m] = j
+                m += 1
+    elif kind == K_RESTART:
+        for j in range(n):
+            if alive[j] == 0:
+                fev_a[m] = j
+                m += 1
+    elif kind == K_PARTITION:
+        for g in range(niso):
+            fev_a[m] = g
+            m += 1
+    elif kind == K_ONEWAY:
+        for a in range(n):
+            for b in range(n):
+                if a != b and cut[a, b] == 0:
+                    fev_a[m] = a
+                    fev_b[m] = b
+                    m += 1
+    else:
+        fev_a[m] = 0
+        m += 1
+    return m
