@@ -172,7 +172,13 @@ class _Fingerprints:
             flight_h = tuple(hash((self.part(e.msg, k), perm[e.src], perm[e.dst], e.id, e.sent_ms, e.rpc, e.reply))
                              for e in net.flight)
             rpcs_h = tuple(hash((self.rpc(r, k, perm), r.id)) for r in net.rpcs)
-        return hash((w.now, tuple(nodes), tuple(alive), flight_h, rpcs_h,
+        # `since` decides when a node's tick may fire and `fresh` whether its start-up stagger
+        # still applies: both are part of the state, renamed with their nodes.
+        since = [0] * n
+        for i, t in enumerate(w.since):
+            since[perm[i]] = t
+        fresh = frozenset(perm[i] for i in w.fresh)
+        return hash((w.now, tuple(nodes), tuple(alive), tuple(since), fresh, flight_h, rpcs_h,
                      frozenset((perm[a], perm[b]) for a, b in net.cut), net.next_id, ghost_h, per_node_h,
                      h.evolve(lost_writes=lost) if lost else h, w.script_pos, w.vars, w.ext))
 

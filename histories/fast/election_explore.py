@@ -15,7 +15,7 @@ vote counts or the take-leadership columns while there is none, are left out, si
 kernel may leave old values there); with symmetry the smallest hash over all renamings
 of the nodes of what `_Fingerprints.under` hashes: no envelope or RPC ids (envelopes per
 link in send order, an RPC by its content, an envelope of a closed RPC by that RPC's
-id), no RPC window, no `since` and no `fresh`.
+id), no RPC window; `since` and `fresh` are renamed with their nodes.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _rpc_content(rp, r, perm):
 @njit(cache=True)
 def fingerprint(n, nd, live, wmk, cut, fl, rp, elected, grants, ws, nt, own, perm, inv, sym, rh):
     """The hash of the world under renaming perm (node i becomes perm[i]; inv its inverse).
-    sym: hash as the symmetry reduction does (no ids, windows, since, fresh). own[i]: `_own`
+    sym: hash as the symmetry reduction does (no message or RPC ids, no windows). own[i]: `_own`
     of node i (what renaming does not touch, hashed once for all renamings). rh: scratch."""
     h = _mix(1, ws[W_NOW])
     for p in range(n):
@@ -292,18 +292,16 @@ OWN = _own_columns()
 
 
 @njit(cache=True)
-def _own(nd, alive, cs, lv, sn, i, sym):
+def _own(nd, alive, cs, lv, sn, fresh, i):
     """Node i's state without its node-id columns: its row as `decode.member` reads it, alive,
-    the ghost's cut_since, stragglers and transfers entries (and since, without symmetry)."""
+    the ghost's cut_since, stragglers and transfers entries, its since and whether it is fresh."""
     h = _mix(5, alive[i])
     rt = nd[i, RTYPE]
     tl = 1 if nd[i, TLW] != 0 else 0
     for c in range(NF):
         h = _mix(h, nd[i, c] * OWN[rt, tl, c])
     h = _mix(_mix(_mix(h, cs[i]), lv[i, LV_STRAG]), lv[i, LV_TRANS])
-    if not sym:
-        h = _mix(h, sn[i])
-    return _fmix(h)
+    return _fmix(_mix(_mix(h, sn[i]), (fresh >> i) & 1))
 
 
 @njit(cache=True, inline='always')
@@ -323,7 +321,7 @@ def key(n, nd, live, wmk, alive, fl, rp, cut, elected, grants, cs, ws, sn, nt, l
     sig[0]: each node's `_own`; sig[1]: its signature, `_own` and its id columns blinded, which
     renaming the nodes does not change (symmetry._Fingerprints.signature)."""
     for i in range(n):
-        sig[0, i] = _own(nd, alive, cs, lv, sn, i, sym)
+        sig[0, i] = _own(nd, alive, cs, lv, sn, ws[W_FRESH], i)
         if sym:
             sig[1, i] = _fmix(_mix(_mix(_mix(_mix(_mix(sig[0, i], _blind(nd, i, VOTE)), _blind(nd, i, LEADER_ID)),
                                               _blind(nd, i, TRANSFEREE)), _blind(nd, i, TL_FROM)),
