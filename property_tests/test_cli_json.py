@@ -132,6 +132,14 @@ def test_bench_json():
     assert "6/6 rows" in err
 
 
+def test_bench_explore_json():
+    d, err = rmqspec_json("bench", "--explore", "--depth", "5")
+    assert [r["engine"] for r in d] == ["reference", "fast"]
+    assert d[0]["distinct_states"] == d[1]["distinct_states"] > 1 and d[1]["ratio"] > 0
+    assert all(r["states_per_s"] > 0 and r["states_per_cpu_s"] > 0 for r in d)
+    assert "bench --explore: fast, depth 5" in err
+
+
 def test_view_json(trace, work):
     d, _ = rmqspec_json("view", str(trace[0]), "--out", str(work / "t.html"))
     assert d["ok"] is True and d["kind"] == "trace" and d["steps"] == 301 and d["replay"] == "match"

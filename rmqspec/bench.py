@@ -7,6 +7,7 @@ protocol with a fast world (histories.fast) gets a row for it as well (`engine`
 "fast"; it always checks every property); its compile or cache load happens before
 the clock starts. All rows of one run share the machine's conditions, so read them as
 ratios: `ratios` divides each fast row's events per CPU-second by the reference's.
+`--explore` does the same for `rmqspec explore`'s distinct states per second.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 
 from histories import fast, runner
 from histories import tolerant as tolerant_mod
+from model_checks import explore as explore_mod
+from model_checks import explore_fast
 from property_tests.support import impl_logs
 from reference_impl import core
 from reference_impl.core import chooser, faults
@@ -308,3 +311,40 @@ def print_tolerant(rows: list[dict]) -> None:
     for r in rows:
         print(f"{r['log']:<42}{r['lines']:>7}{'yes' if r['accepted'] else 'NO':>4}{r['seconds']:>9}"
               f"{r['lines_per_s']:>9,}{r['states_expanded']:>8}{r['peak_rss_mib']:>9}")
+
+
+EXPLORE_DEPTH = 10
+
+
+def explore(depth: int = EXPLORE_DEPTH, use_symmetry: bool = True, log: Any = None) -> list[dict]:
+    """Distinct states per second and per CPU-second of `rmqspec explore` on both engines, one
+    row each: election, 3 nodes, faults none, terms <= 2, tick draws {0, 65535}. The fast
+    engine's kernels are loaded (or compiled) by a depth-1 search before the clock starts,
+    and both searches must count the same states."""
+    cfg = core.protocol("election").make_config(3, {}).evolve(profile=faults.profile("none", "election"))
+    explore_fast.FastExplorer(cfg, 1, 2, use_symmetry).run()
+    rows = []
+    for engine in ("reference", "fast"):
+        if log is not None:
+            print(f"bench --explore: {engine}, depth {depth}", file=log, flush=True)
+        make = explore_fast.FastExplorer if engine == "fast" else explore_mod.Explorer
+        ex = make(cfg, depth, 2, use_symmetry)
+        wall, cpu = time.perf_counter(), time.process_time()
+        res = ex.run()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        rows.append({"protocol": "election", "nodes": 3, "engine": engine, "depth": depth, "symmetry": use_symmetry,
+                     "distinct_states": res.distinct_states, "seconds": round(wall, 3),
+                     "states_per_s": round(res.distinct_states / wall), "cpu_s": round(cpu, 3),
+                     "states_per_cpu_s": round(res.distinct_states / max(cpu, 1e-9))})
+    if rows[0]["distinct_states"] != rows[1]["distinct_states"]:
+        raise AssertionError(f"the engines counted {rows[0]['distinct_states']} and {rows[1]['distinct_states']} "
+                             f"distinct states to depth {depth}")
+    rows[1]["ratio"] = round(rows[1]["states_per_cpu_s"] / max(rows[0]["states_per_cpu_s"], 1), 1)
+    return rows
+
+
+def print_explore(rows: list[dict]) -> None:
+    print(f"{'engine':<11}{'depth':>6}{'states':>10}{'seconds':>9}{'states/s':>10}{'states/CPU-s':>14}{'ratio':>7}")
+    for r in rows:
+        print(f"{r['engine']:<11}{r['depth']:>6}{r['distinct_states']:>10,}{r['seconds']:>9}{r['states_per_s']:>10,}"
+              f"{r['states_per_cpu_s']:>14,}{r.get('ratio', 1):>7}")

@@ -32,6 +32,7 @@ from reference_impl import core
 from reference_impl.core import codec, faults, inputs, scenario
 from property_tests.support import mutation as catalogue
 from rmqspec import bench, mutation
+from rmqspec.bench import EXPLORE_DEPTH
 from spark_harness import counterexample, fuzz, plan, report_view, shrink
 from spark_harness.java import JavaMissing
 from spark_harness.progress import Progress
@@ -317,6 +318,11 @@ def build_parser() -> Parser:
                        help=f"with --fuzz: processes / Spark cores, 1..{CORES} (this machine's cores)")
     bench.add_argument("--engine", choices=("fast", "reference"), default="fast",
                        help="with --fuzz: the world the histories run on (default fast, where the protocol has one)")
+    bench.add_argument("--explore", action="store_true",
+                       help="rmqspec explore's distinct states per second, reference and fast engine (election, "
+                            "3 nodes, faults none)")
+    bench.add_argument("--depth", type=_int_in(1, 30), default=EXPLORE_DEPTH,
+                       help="--explore: the search depth, 1..30 (default %(default)s)")
     bench.add_argument("--tolerant", action="store_true",
                        help="seconds to validate implementation logs (check-trace on rmqspec.log/1): 100- and "
                             "10,000-line election logs and the real DLedger 0.2.6 logs")
@@ -667,6 +673,13 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.explore:
+        rows = bench.explore(args.depth, log=None if args.no_progress else sys.stderr)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            bench.print_explore(rows)
+        return 0
     if args.tolerant:
         rows = bench.tolerant(log=sys.stderr)
         if args.json:

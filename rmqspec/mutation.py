@@ -123,7 +123,10 @@ def machines_layer(m: mu.Mutant, seconds: float) -> Verdict:
     out = done.stdout + done.stderr
     if done.returncode == 0:
         return Verdict(m.name, "machines", "survived", "every machine passed", elapsed)
-    line = next((x.strip() for x in out.splitlines() if " violated at step " in x or "UNEXPECTED" in x), "")
+    # A machine reports a property failure as an AssertionError, in its own words (a violation,
+    # or a finding without a cause); any other exception is the mutant crashing the machine.
+    line = next((x.strip() for x in out.splitlines() if " violated at step " in x or "UNEXPECTED" in x), "") or next(
+        (x.strip()[1:].strip() for x in out.splitlines() if x.startswith("E ") and "AssertionError" in x), "")
     if done.returncode == 1 and line:
         return Verdict(m.name, "machines", "killed", line[:200], elapsed)
     last = [x for x in out.splitlines() if x.strip()][-1:] or ["?"]
