@@ -36,6 +36,7 @@ import histories.fast.dledger_log_steps as STEPS
 import histories.fast.dledger_log_store as st
 import histories.fast.election as E
 from histories.fast.common import borrow
+from histories.fast.election_schedule import fault_kinds, net_events, net_horizon
 from histories.fast.dledger_log_layout import (
     BIG,
     C_NT,
@@ -426,20 +427,9 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
         dmax = E.CALM_DELAY_MAX if calm else C[E.C_DMAX]
         dmin = E.CALM_DELAY_MIN if calm else C[E.C_DMIN]
         nf = ws[W_NF]
-        for r in range(nf):
-            t = fl[r, E_SENT] + dmax
-            if h < 0 or t < h:
-                h = t
         nr = ws[W_NR]
-        for r in range(nr):
-            t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
-            if h < 0 or t < h:
-                h = t
         calm_at = C[E.C_CALM_AT]
-        if calm_at >= 0 and not calm and (h < 0 or calm_at < h):
-            h = calm_at
-        if h >= 0 and h < now:
-            h = now
+        h = net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now)
         if until_ms >= 0 and h > until_ms:
             stop = STOP_UNTIL
             break
@@ -455,63 +445,11 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     evk[nev] = E.EV_TICK
                     eva[nev] = j
                     nev += 1
-            for r in range(nf):
-                if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
-                    if fl[r, E_SENT] + dmax <= h:
-                        evk[nev] = E.EV_DROP
-                        eva[nev] = r
-                        nev += 1
-                elif fl[r, E_SENT] + dmin <= h:
-                    evk[nev] = E.EV_DELIVER
-                    eva[nev] = r
-                    nev += 1
-            for r in range(nr):
-                if rp[r, R_DEADLINE] <= h:
-                    evk[nev] = E.EV_RPCFAIL
-                    eva[nev] = r
-                    nev += 1
+            nev = net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev)
         # --- fault kinds (schedule.fault_kinds) ---
         nk = 0
         if not calm:
-            if pw[E.K_LOSS] > 0:
-                for r in range(nf):
-                    if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
-                        kinds[nk] = E.K_LOSS
-                        nk += 1
-                        break
-            if pw[E.K_DUP] > 0 and nf > 0:
-                kinds[nk] = E.K_DUP
-                nk += 1
-            up = False
-            if pw[E.K_CRASH] > 0 or pw[E.K_OS] > 0 or pw[E.K_DISK] > 0:
-                for j in range(nt):
-                    if alive[j] == 1 and (C[E.C_CRASHABLE] >> j) & 1:
-                        up = True
-                        break
-            if pw[E.K_CRASH] > 0 and up:
-                kinds[nk] = E.K_CRASH
-                nk += 1
-            if pw[E.K_OS] > 0 and up:
-                kinds[nk] = E.K_OS
-                nk += 1
-            if pw[E.K_DISK] > 0 and up:
-                kinds[nk] = E.K_DISK
-                nk += 1
-            if pw[E.K_RESTART] > 0:
-                for j in range(nt):
-                    if alive[j] == 0:
-                        kinds[nk] = E.K_RESTART
-                        nk += 1
-                        break
-            if pw[E.K_PARTITION] > 0 and nt > 1:
-                kinds[nk] = E.K_PARTITION
-                nk += 1
-            if pw[E.K_ONEWAY] > 0 and ws[W_NCUT] < nt * (nt - 1):
-                kinds[nk] = E.K_ONEWAY
-                nk += 1
-            if pw[E.K_HEAL] > 0 and ws[W_NCUT] > 0:
-                kinds[nk] = E.K_HEAL
-                nk += 1
+            nk = fault_kinds(C, pw, alive, fl, nf, cut, ws, nt, kinds)
             # the profile's own kinds (FaultProfile.ext) come last: world.ext_faults' leader_partition
             if pw[K_LP] > 0 and _leader_up(S, alive, n) >= 0:
                 kinds[nk] = K_LP

@@ -42,20 +42,9 @@ def _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk,
     dmax = CALM_DELAY_MAX if calm else C[C_DMAX]
     dmin = CALM_DELAY_MIN if calm else C[C_DMIN]
     nf = ws[W_NF]
-    for r in range(nf):
-        t = fl[r, E_SENT] + dmax
-        if h < 0 or t < h:
-            h = t
     nr = ws[W_NR]
-    for r in range(nr):
-        t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
-        if h < 0 or t < h:
-            h = t
     calm_at = C[C_CALM_AT]
-    if calm_at >= 0 and not calm and (h < 0 or calm_at < h):
-        h = calm_at
-    if h >= 0 and h < now:
-        h = now
+    h = net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now)
     if until_ms >= 0 and h > until_ms:
         return h, 0, 0, True
     # --- protocol events (schedule.protocol_events), in the reference's order ---
@@ -70,64 +59,98 @@ def _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk,
                 evk[nev] = EV_TICK
                 eva[nev] = j
                 nev += 1
-        for r in range(nf):
-            if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
-                if fl[r, E_SENT] + dmax <= h:
-                    evk[nev] = EV_DROP
-                    eva[nev] = r
-                    nev += 1
-            elif fl[r, E_SENT] + dmin <= h:
-                evk[nev] = EV_DELIVER
-                eva[nev] = r
-                nev += 1
-        for r in range(nr):
-            if rp[r, R_DEADLINE] <= h:
-                evk[nev] = EV_RPCFAIL
-                eva[nev] = r
-                nev += 1
-    # --- fault kinds (schedule.fault_kinds) ---
-    nk = 0
-    if not calm:
-        if pw[K_LOSS] > 0:
-            for r in range(nf):
-                if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
-                    kinds[nk] = K_LOSS
-                    nk += 1
-                    break
-        if pw[K_DUP] > 0 and nf > 0:
-            kinds[nk] = K_DUP
-            nk += 1
-        up = False
-        if pw[K_CRASH] > 0 or pw[K_OS] > 0 or pw[K_DISK] > 0:
-            for j in range(n):
-                if alive[j] == 1 and (C[C_CRASHABLE] >> j) & 1:
-                    up = True
-                    break
-        if pw[K_CRASH] > 0 and up:
-            kinds[nk] = K_CRASH
-            nk += 1
-        if pw[K_OS] > 0 and up:
-            kinds[nk] = K_OS
-            nk += 1
-        if pw[K_DISK] > 0 and up:
-            kinds[nk] = K_DISK
-            nk += 1
-        if pw[K_RESTART] > 0:
-            for j in range(n):
-                if alive[j] == 0:
-                    kinds[nk] = K_RESTART
-                    nk += 1
-                    break
-        if pw[K_PARTITION] > 0 and n > 1:
-            kinds[nk] = K_PARTITION
-            nk += 1
-        if pw[K_ONEWAY] > 0 and ws[W_NCUT] < n * (n - 1):
-            kinds[nk] = K_ONEWAY
-            nk += 1
-        if pw[K_HEAL] > 0 and ws[W_NCUT] > 0:
-            kinds[nk] = K_HEAL
-            nk += 1
+        nev = net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev)
+    nk = fault_kinds(C, pw, alive, fl, nf, cut, ws, n, kinds) if not calm else 0
     return h, nev, nk, False
+
+
+@njit(cache=True, inline='always')
+def net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now):
+    """The rest of schedule._horizon once the nodes' wake times are in `h`: each envelope's
+    latest delivery, each RPC's failure (its window later under Java timing), the quiet tail;
+    never before now. Both twins' flight, RPC and world columns agree (their layouts)."""
+    for r in range(nf):
+        t = fl[r, E_SENT] + dmax
+        if h < 0 or t < h:
+            h = t
+    for r in range(nr):
+        t = rp[r, R_DEADLINE] + rp[r, R_WINDOW] if java else rp[r, R_DEADLINE]
+        if h < 0 or t < h:
+            h = t
+    if calm_at >= 0 and not calm and (h < 0 or calm_at < h):
+        h = calm_at
+    if h >= 0 and h < now:
+        h = now
+    return h
+
+
+@njit(cache=True, inline='always')
+def net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev):
+    """schedule.protocol_events after the ticks: deliveries (or drops behind a cut link) and
+    RPC failures due by the horizon, appended to evk/eva[nev:]; returns the new count."""
+    for r in range(nf):
+        if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
+            if fl[r, E_SENT] + dmax <= h:
+                evk[nev] = EV_DROP
+                eva[nev] = r
+                nev += 1
+        elif fl[r, E_SENT] + dmin <= h:
+            evk[nev] = EV_DELIVER
+            eva[nev] = r
+            nev += 1
+    for r in range(nr):
+        if rp[r, R_DEADLINE] <= h:
+            evk[nev] = EV_RPCFAIL
+            eva[nev] = r
+            nev += 1
+    return nev
+
+
+@njit(cache=True, inline='always')
+def fault_kinds(C, pw, alive, fl, nf, cut, ws, n, kinds):
+    """schedule.fault_kinds before the calm, for the generic kinds (a twin appends its own):
+    kinds[:nk]; returns nk."""
+    nk = 0
+    if pw[K_LOSS] > 0:
+        for r in range(nf):
+            if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
+                kinds[nk] = K_LOSS
+                nk += 1
+                break
+    if pw[K_DUP] > 0 and nf > 0:
+        kinds[nk] = K_DUP
+        nk += 1
+    up = False
+    if pw[K_CRASH] > 0 or pw[K_OS] > 0 or pw[K_DISK] > 0:
+        for j in range(n):
+            if alive[j] == 1 and (C[C_CRASHABLE] >> j) & 1:
+                up = True
+                break
+    if pw[K_CRASH] > 0 and up:
+        kinds[nk] = K_CRASH
+        nk += 1
+    if pw[K_OS] > 0 and up:
+        kinds[nk] = K_OS
+        nk += 1
+    if pw[K_DISK] > 0 and up:
+        kinds[nk] = K_DISK
+        nk += 1
+    if pw[K_RESTART] > 0:
+        for j in range(n):
+            if alive[j] == 0:
+                kinds[nk] = K_RESTART
+                nk += 1
+                break
+    if pw[K_PARTITION] > 0 and n > 1:
+        kinds[nk] = K_PARTITION
+        nk += 1
+    if pw[K_ONEWAY] > 0 and ws[W_NCUT] < n * (n - 1):
+        kinds[nk] = K_ONEWAY
+        nk += 1
+    if pw[K_HEAL] > 0 and ws[W_NCUT] > 0:
+        kinds[nk] = K_HEAL
+        nk += 1
+    return nk
 
 
 @njit(cache=True, inline='always')
