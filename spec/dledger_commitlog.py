@@ -199,10 +199,12 @@ STALE_QUEUE_TABLE = (
 def _stale_queue_table(w: core.World, q: int, k: int, e: st.Entry) -> str | None:
     """The message at unit k carries the queue offset of an earlier committed message of its queue,
     and the broker that reserved it did so before its role handler recovered the table (DCL-4's
-    RocketMQ 4.9.4 cause, docs/dledger-commitlog.md). Configuring brokerRole SLAVE closes the window."""
+    RocketMQ 4.9.4 cause, docs/dledger-findings.md section 5). Configuring brokerRole SLAVE closes the window."""
     m = e.body
-    put = w.ghost.unrecovered_puts.get(e.pos + st.BODY_OFFSET)
-    if put is None or not isinstance(m, cl.Message) or m.queue_id != q or m.queue_offset == k:
+    if not isinstance(m, cl.Message) or m.queue_id != q or m.queue_offset == k:
+        return None
+    put = w.ghost.unrecovered_puts.get((e.pos + st.BODY_OFFSET, m.key))
+    if put is None:
         return None
     other = next((o for o in sorted(w.ghost.committed.values(), key=lambda o: o.index)
                   if o.index < e.index and isinstance(o.body, cl.Message) and o.body.queue_id == q

@@ -77,7 +77,7 @@ class CommitLogGhost(lw.LogGhost):
     retries: FrozenMap = EMPTY  # message key -> tuple of (attempt, code) answers that were retried
     duplicated_sends: frozenset = frozenset()  # message keys whose SEND request the network duplicated
     sealed_old: FrozenMap = EMPTY  # broker id -> its old commitlog as sealed at the upgrade
-    # offset -> (broker id, ms): appended while that broker's LEADER role task had not yet run
+    # (offset, message key) -> (broker id, ms): appended while that broker's LEADER role task had not yet run
     # recoverTopicQueueTable, so its queue offset came from the table its start-up recovery built
     unrecovered_puts: FrozenMap = EMPTY
     sends_ok: int = 0
@@ -220,7 +220,7 @@ def ghost_update(g: CommitLogGhost, w: core.World, i: int, obs: Any) -> CommitLo
     elif isinstance(obs, bk.Appended):
         g = g.evolve(appended_floor=g.appended_floor.set((obs.key, obs.offset), g.max_acked_offset))
         if any(role is el.Role.LEADER for _, role in w.nodes[i].role_tasks):
-            g = g.evolve(unrecovered_puts=g.unrecovered_puts.set(obs.offset, (w.cfg.ids[i], w.now)))
+            g = g.evolve(unrecovered_puts=g.unrecovered_puts.set((obs.offset, obs.key), (w.cfg.ids[i], w.now)))
     elif isinstance(obs, cc.SendAttempt) and obs.retried:
         g = g.evolve(retries=g.retries.set(obs.key, g.retries.get(obs.key, ()) + ((obs.attempt, obs.code),)))
     elif isinstance(obs, cc.SendDone):
