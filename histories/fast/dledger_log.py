@@ -36,7 +36,6 @@ import histories.fast.dledger_log_steps as STEPS
 import histories.fast.dledger_log_store as st
 import histories.fast.election as E
 from histories.fast.common import borrow
-from histories.fast.election_schedule import fault_kinds, net_events, net_horizon
 from histories.fast.dledger_log_layout import (
     BIG,
     C_NT,
@@ -83,6 +82,7 @@ from histories.fast.dledger_log_layout import (
     R_REQ,
     R_RESP,
     R_WINDOW,
+    RF,
     RP_EBODY,
     RP_EIDX,
     RP_EPOS,
@@ -135,6 +135,8 @@ from histories.fast.dledger_log_layout import (
     W_STOP,
     W_TOPTERM,
 )
+from histories.fast.election_schedule import fault_kinds, net_events, net_horizon
+from histories.fast.election_world import _close_rpc, _node_down, _remove_env
 from histories.fast.mt import getrandbits, randbelow, random53
 
 # =====================================================================================
@@ -531,7 +533,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
             if fault_kind == E.K_LOSS:
                 ev_kind = E.EV_DROP
                 ev_a = fl[a, E_ID]
-                NET._remove_env(ws, fl, a)
+                _remove_env(ws, fl, a, EF)
                 _fault(ws)
                 ws[W_FAULT0 + 0] += 1
             elif fault_kind == E.K_DUP:
@@ -563,7 +565,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     sn[a] = now
                 rwake[a] = new
                 alive[a] = 0
-                NET._node_down(ws, fl, rp, a, now)
+                _node_down(ws, fl, rp, a, now)
                 ws[W_CRASHES] += 1
                 if kind != 0:
                     ws[W_OS_CRASHES] += 1
@@ -670,7 +672,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 for j in range(NMF):
                     m[j] = fl[a, E_M0 + j]
                 is_reply = fl[a, E_REPLY] == 1
-                NET._remove_env(ws, fl, a)
+                _remove_env(ws, fl, a, EF)
                 if is_reply:
                     r = NET._find_rpc(ws, rp, rpc_id)
                     if r >= 0 and alive[dst] == 1:
@@ -678,7 +680,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                         c1 = rp[r, R_C1]
                         c2 = rp[r, R_C2]
                         c3 = rp[r, R_C3]
-                        NET._close_rpc(ws, rp, r)
+                        _close_rpc(ws, rp, r, RF)
                         _on_response(C, S, dst, ck, c1, c2, c3, src, True, m, t, ob, oc)
                         _refresh(C, S, sn, rwake, slk, dst, t, java, stagger)
                         nobs = _route(C, S, G, ws, fl, rp, alive, newl, dst, t, ob, oc, msg)
@@ -700,7 +702,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 # a window that closed behind a cut link: lost, not a new fault
                 ev_kind = E.EV_DROP
                 ev_a = fl[a, E_ID]
-                NET._remove_env(ws, fl, a)
+                _remove_env(ws, fl, a, EF)
                 ws[W_FAULT0 + 0] += 1
             elif k == E.EV_RPCFAIL:
                 deadline = rp[a, R_DEADLINE]
@@ -719,7 +721,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                 c1 = rp[a, R_C1]
                 c2 = rp[a, R_C2]
                 c3 = rp[a, R_C3]
-                NET._close_rpc(ws, rp, a)
+                _close_rpc(ws, rp, a, RF)
                 if alive[i] == 1:
                     _on_response(C, S, i, ck, c1, c2, c3, peer, False, m, t, ob, oc)
                     _refresh(C, S, sn, rwake, slk, i, t, java, stagger)

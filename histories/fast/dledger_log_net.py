@@ -19,7 +19,6 @@ from histories.fast.dledger_log_layout import (
     E_RPC,
     E_SENT,
     E_SRC,
-    EF,
     MK_APPEND_REQ,
     MK_PUSH_REQ,
     NMF,
@@ -38,7 +37,6 @@ from histories.fast.dledger_log_layout import (
     R_REQ,
     R_RESP,
     R_WINDOW,
-    RF,
     W_NEXT_ID,
     W_NF,
     W_NR,
@@ -146,49 +144,3 @@ def _net_reply(ws, fl, rp, now, rpc_id, mk, msg):
     ws[W_NF] = nf + 1
     ws[W_NEXT_ID] = nid + 1
     return True
-
-
-@njit(cache=True, inline='always')
-def _remove_env(ws, fl, k):
-    nf = ws[W_NF]
-    for r in range(k, nf - 1):
-        for f in range(EF):
-            fl[r, f] = fl[r + 1, f]
-    ws[W_NF] = nf - 1
-
-
-@njit(cache=True, inline='always')
-def _close_rpc(ws, rp, r):
-    nr = ws[W_NR]
-    for q in range(r, nr - 1):
-        for f in range(RF):
-            rp[q, f] = rp[q + 1, f]
-    ws[W_NR] = nr - 1
-
-
-@njit(cache=True)
-def _node_down(ws, fl, rp, node, now):
-    """network.node_down with reset (a dledger_log node that dies resets its connections)."""
-    nf = ws[W_NF]
-    w = 0
-    for r in range(nf):
-        if fl[r, E_SRC] != node and fl[r, E_DST] != node:
-            if w != r:
-                for f in range(EF):
-                    fl[w, f] = fl[r, f]
-            w += 1
-    ws[W_NF] = w
-    nr = ws[W_NR]
-    w = 0
-    for r in range(nr):
-        if rp[r, R_REQ] != node:
-            if w != r:
-                for f in range(RF):
-                    rp[w, f] = rp[r, f]
-            if rp[w, R_RESP] == node and rp[w, R_DEADLINE] > now:
-                rp[w, R_DEADLINE] = now
-                rp[w, R_WINDOW] = 0
-            w += 1
-    ws[W_NR] = w
-
-

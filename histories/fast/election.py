@@ -245,7 +245,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 # transitions._drop: a loss fault (its link is up)
                 ev_kind = EV_DROP
                 ev_a = fl[a, E_ID]
-                _remove_env(ws, fl, a)
+                _remove_env(ws, fl, a, EF)
                 _fault(ws)
                 ws[W_FAULT0 + 0] += 1
             elif fault_kind == K_DUP:
@@ -371,7 +371,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 m3 = fl[a, E_M0 + 3]
                 m4 = fl[a, E_M0 + 4]
                 is_reply = fl[a, E_REPLY] == 1
-                _remove_env(ws, fl, a)
+                _remove_env(ws, fl, a, EF)
                 if is_reply:
                     r = _find_rpc(ws, rp, rpc_id)
                     if r >= 0 and alive[dst] == 1:
@@ -379,7 +379,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                         c1 = rp[r, R_C1]
                         c2 = rp[r, R_C2]
                         c3 = rp[r, R_C3]
-                        _close_rpc(ws, rp, r)
+                        _close_rpc(ws, rp, r, RF)
                         # server.on_response
                         if ck == CK_HB:
                             _on_heart_beat_response(C, nd, live, dst, c1, src, True, m0, m1, t)
@@ -428,7 +428,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 # a window that closed behind a cut link: lost, not a new fault
                 ev_kind = EV_DROP
                 ev_a = fl[a, E_ID]
-                _remove_env(ws, fl, a)
+                _remove_env(ws, fl, a, EF)
                 ws[W_FAULT0 + 0] += 1
                 _update_cut_since(C, alive, cut, cs, now)
             elif k == EV_RPCFAIL:
@@ -449,7 +449,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
                 c1 = rp[a, R_C1]
                 c2 = rp[a, R_C2]
                 c3 = rp[a, R_C3]
-                _close_rpc(ws, rp, a)
+                _close_rpc(ws, rp, a, RF)
                 if alive[i] == 1:
                     if ck == CK_HB:
                         _on_heart_beat_response(C, nd, live, i, c1, peer, False, 0, 0, t)

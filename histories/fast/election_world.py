@@ -99,33 +99,39 @@ def _net_reply(ws, fl, rp, now, rpc_id, mk, m0, m1, m2):
     return True
 
 
+# The network's row operations serve the dledger_log twin too: they read only the columns
+# both layouts share, and copy whole rows of the width the caller names (its EF or RF, a
+# constant once inlined: a loop over the array's own shape ran the election kernel a third
+# slower).
+
+
 @njit(cache=True, inline='always')
-def _remove_env(ws, fl, k):
+def _remove_env(ws, fl, k, ef):
     nf = ws[W_NF]
     for r in range(k, nf - 1):
-        for f in range(EF):
+        for f in range(ef):
             fl[r, f] = fl[r + 1, f]
     ws[W_NF] = nf - 1
 
 
 @njit(cache=True, inline='always')
-def _close_rpc(ws, rp, r):
+def _close_rpc(ws, rp, r, rf):
     nr = ws[W_NR]
     for q in range(r, nr - 1):
-        for f in range(RF):
+        for f in range(rf):
             rp[q, f] = rp[q + 1, f]
     ws[W_NR] = nr - 1
 
 
 @njit(cache=True)
 def _node_down(ws, fl, rp, node, now):
-    """network.node_down with reset (an election node that dies always resets its connections)."""
+    """network.node_down with reset (an election or dledger_log node that dies resets its connections)."""
     nf = ws[W_NF]
     w = 0
     for r in range(nf):
         if fl[r, E_SRC] != node and fl[r, E_DST] != node:
             if w != r:
-                for f in range(EF):
+                for f in range(fl.shape[1]):
                     fl[w, f] = fl[r, f]
             w += 1
     ws[W_NF] = w
@@ -134,7 +140,7 @@ def _node_down(ws, fl, rp, node, now):
     for r in range(nr):
         if rp[r, R_REQ] != node:
             if w != r:
-                for f in range(RF):
+                for f in range(rp.shape[1]):
                     rp[w, f] = rp[r, f]
             if rp[w, R_RESP] == node and rp[w, R_DEADLINE] > now:
                 rp[w, R_DEADLINE] = now
