@@ -232,6 +232,10 @@ def reads(u: sy.Universe, inv: sy.Invariant, s: sy.State) -> set[str]:
 
 
 SMALL_NODES = ("n0", "n1", "n2")  # the finite universe a step's counterexample is looked for in
+# Z3 can give up on the finite query too, depending on the order its terms were created in (so
+# on what ran before in the process): it is asked again with these random seeds before the
+# action counts as given up on. A counterexample found with any seed is one.
+FINITE_RETRY_SEEDS = (1, 2, 3)
 
 
 def step_property(spec: sy.SymbolicSpec, prop_id: str, switches: frozenset[str] = frozenset(),
@@ -249,6 +253,10 @@ def step_property(spec: sy.SymbolicSpec, prop_id: str, switches: frozenset[str] 
     for action in spec.next_actions(switches):
         for u in universes:
             r, found = _step_query(spec, u, action, prop, timeout_ms)
+            for seed in FINITE_RETRY_SEEDS if r == z3.unknown and u is not universes[0] else ():
+                r, found = _step_query(spec, u, action, prop, timeout_ms, seed)  # gave up: another search order
+                if r != z3.unknown:
+                    break
             if r == z3.sat:
                 shown, before, after = found
                 where = "" if u is universes[0] else f" (N={len(SMALL_NODES)})"
@@ -265,10 +273,13 @@ def step_property(spec: sy.SymbolicSpec, prop_id: str, switches: frozenset[str] 
     return Outcome("proved", time.perf_counter() - start, "every action")
 
 
-def _step_query(spec: sy.SymbolicSpec, u: sy.Universe, action: Any, prop: Any, timeout_ms: int) -> tuple:
+def _step_query(spec: sy.SymbolicSpec, u: sy.Universe, action: Any, prop: Any, timeout_ms: int,
+                seed: int = 0) -> tuple:
     """Can `action` break the two-state property in universe `u`? (result, (params, before, after))."""
     s, s2 = sy.declare(u, spec.variables, "s"), sy.declare(u, spec.variables, "s2")
     sol = _solver(timeout_ms)
+    if seed:
+        sol.set("random_seed", seed)
     sol.add(spec.axioms(u))
     params, clauses = spec.clauses(u, action, s, s2)
     sol.add([c for _, c in clauses])

@@ -122,11 +122,19 @@ def test_a_step_counterexample_is_looked_for_on_three_keys_when_the_parametric_q
 
     real = induction._step_query
 
-    def parametric_gives_up(spec, u, action, prop, timeout_ms):
-        return (z3.unknown, None) if not u.finite else real(spec, u, action, prop, timeout_ms)
+    def parametric_gives_up(spec, u, action, prop, timeout_ms, seed=0):
+        return (z3.unknown, None) if not u.finite else real(spec, u, action, prop, timeout_ms, seed)
 
     monkeypatch.setattr(induction, "_step_query", parametric_gives_up)
     out = induction.step_property(_sync_variant(max_merge), "OFF-3", P494.switches)
     assert out.status == "violated" and out.cti["action"] == "sync" and "(N=3)" in out.detail
+
+    def finite_gives_up_once(spec, u, action, prop, timeout_ms, seed=0):  # then another random seed answers
+        return (z3.unknown, None) if not u.finite or not seed else real(spec, u, action, prop, timeout_ms, seed)
+
+    monkeypatch.setattr(induction, "_step_query", finite_gives_up_once)
+    out = induction.step_property(_sync_variant(max_merge), "OFF-3", P494.switches)
+    assert out.status == "violated" and out.cti["action"] == "sync" and "(N=3)" in out.detail
+    monkeypatch.setattr(induction, "_step_query", parametric_gives_up)
     # with the real rule the finite retry finds nothing, which proves nothing: unknown, not proved
     assert induction.step_property(SPEC, "OFF-3", P494.switches).status == "unknown"
