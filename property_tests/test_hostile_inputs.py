@@ -231,6 +231,7 @@ def test_action_arguments_are_checked(capsys, tmp_path, protocol, config, step, 
 
 @pytest.mark.parametrize("argv", [
     ["bench", "--seconds", "nan"], ["bench", "--seconds", "inf"], ["bench", "--seconds", "1e308"],
+    ["bench", "--explore", "--depth", "1000"], ["explore", "--engine", "fast", "--coverage", "10"],
     ["prove", "--contracts", "nan"], ["prove", "--contracts", "inf"], ["prove", "--jobs", "10000"],
     ["explore", "--coverage", "1000000000"], ["explore", "--depth", "1000"],
     ["simulate", "--steps", "18446744073709551616"], ["simulate", "--nodes", "9" * 5000],
