@@ -27,6 +27,7 @@ import collections
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import histories.fast.election as K
@@ -152,23 +153,31 @@ def compare(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None, 
     the election mutant the caller installed in the reference (the twin runs its own copy)."""
     ref, rec, ref_stats = reference_run(cfg, seed, steps, until_ms)
     tw = fast.run_history(cfg, seed, steps, until_ms, log=True, mutant=mutant)
-    twin_events = [tuple(int(x) for x in row) for row in tw.log]
     if out is not None:
         out["steps"] = len(rec.events)
         out["unexpected"] = {v.property for v in ref.violations if v.expected is None}
+    return history_diff(ref, rec, ref_stats, tw, describe)
+
+
+def history_diff(ref: Any, rec: Recorder, ref_stats: dict, tw: Any, describe_event: Callable[[tuple | None], str],
+                 world: bool = True) -> list[str]:
+    """The differences between a reference run and its twin's, for either twin: the first event
+    that differs (then nothing more, as what follows it differs anyway), else the end, the
+    verdicts, the measures, the fault counts and, with `world`, the final worlds."""
+    twin_events = [tuple(int(x) for x in row) for row in tw.log]
     problems = []
     for i, (a, b) in enumerate(zip(rec.events, twin_events)):
         if a != b:
-            problems.append(f"first difference at step {i + 1}:\n  reference: {describe(a)}\n  twin:      "
-                            f"{describe(b)}")
+            problems.append(f"first difference at step {i + 1}:\n  reference: {describe_event(a)}\n  twin:      "
+                            f"{describe_event(b)}")
             if i > 0:
-                problems.append(f"  (step {i}: {describe(rec.events[i - 1])})")
+                problems.append(f"  (step {i}: {describe_event(rec.events[i - 1])})")
             return problems
     if len(rec.events) != len(twin_events):
         i = min(len(rec.events), len(twin_events))
         problems.append(f"first difference at step {i + 1}:\n  reference: "
-                        f"{describe(rec.events[i] if i < len(rec.events) else None)}\n  twin:      "
-                        f"{describe(twin_events[i] if i < len(twin_events) else None)}")
+                        f"{describe_event(rec.events[i] if i < len(rec.events) else None)}\n  twin:      "
+                        f"{describe_event(twin_events[i] if i < len(twin_events) else None)}")
         return problems
     if (ref.steps, ref.world.now, ref.stopped) != (tw.steps, tw.t_ms, tw.stopped):
         problems.append(f"end: reference {(ref.steps, ref.world.now, ref.stopped)} twin "
@@ -181,7 +190,8 @@ def compare(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None, 
         problems.append(f"stats: reference {ref_stats} twin {tw.stats}")
     if dict(rec.faults) != tw.faults:
         problems.append(f"faults: reference {dict(rec.faults)} twin {tw.faults}")
-    problems += _world_diff(ref.world, tw.world())
+    if world:
+        problems += _world_diff(ref.world, tw.world())
     return problems
 
 

@@ -135,7 +135,7 @@ from histories.fast.dledger_log_layout import (
     W_STOP,
     W_TOPTERM,
 )
-from histories.fast.election_schedule import fault_kinds, net_events, net_horizon
+from histories.fast.election_schedule import fault_events, fault_kinds, net_events, net_horizon
 from histories.fast.election_world import _close_rpc, _node_down, _remove_env
 from histories.fast.mt import getrandbits, randbelow, random53
 
@@ -489,45 +489,14 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
         late = 0
         if fault_kind >= 0:
             # schedule.fault_events(w, (kind,)), then rng.choice
-            cnt = 0
-            if fault_kind == E.K_LOSS:
-                for r in range(nf):
-                    if cut[fl[r, E_SRC], fl[r, E_DST]] == 0:
-                        fev_a[cnt] = r
-                        cnt += 1
-            elif fault_kind == E.K_DUP:
-                for r in range(nf):
-                    fev_a[cnt] = r
-                    cnt += 1
-            elif fault_kind == E.K_CRASH or fault_kind == E.K_OS or fault_kind == E.K_DISK:
-                for j in range(nt):
-                    if alive[j] == 1 and (C[E.C_CRASHABLE] >> j) & 1:
-                        fev_a[cnt] = j
-                        cnt += 1
-            elif fault_kind == E.K_RESTART:
-                for j in range(nt):
-                    if alive[j] == 0:
-                        fev_a[cnt] = j
-                        cnt += 1
-            elif fault_kind == E.K_PARTITION:
-                for g in range(niso):
-                    fev_a[cnt] = g
-                    cnt += 1
-            elif fault_kind == E.K_ONEWAY:
-                for a in range(nt):
-                    for b in range(nt):
-                        if a != b and cut[a, b] == 0:
-                            fev_a[cnt] = a
-                            fev_b[cnt] = b
-                            cnt += 1
-            elif fault_kind == K_LP:
+            if fault_kind == K_LP:
+                cnt = 0
                 for j in range(n):  # world._leaders
                     if alive[j] == 1 and L.nd_(S)[j, E.ROLE] == E.LEADER:
                         fev_a[cnt] = j
                         cnt += 1
             else:
-                fev_a[cnt] = 0
-                cnt += 1
+                cnt = fault_events(C, alive, fl, nf, cut, nt, niso, fault_kind, fev_a, fev_b)
             sel = randbelow(mt, cnt)
             a = fev_a[sel]
             if fault_kind == E.K_LOSS:

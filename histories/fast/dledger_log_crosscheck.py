@@ -28,7 +28,7 @@ import histories.fast.dledger_log_layout as L
 import histories.fast.dledger_log_run as fast
 from histories import runner
 from histories.fast.common import CapacityError
-from histories.fast.crosscheck import Recorder, _world_diff
+from histories.fast.crosscheck import Recorder, history_diff
 from histories.fast.crosscheck import describe as election_describe
 from reference_impl import core
 from reference_impl.core import chooser, faults
@@ -96,38 +96,10 @@ def compare(cfg: core.WorldConfig, seed: Any, steps: int, until_ms: int | None, 
             if out is not None:
                 out["overflow"] = e.what
             caps = {k: 4 * v for k, v in zip(CAP_NAMES, e.result.prepared.caps)}
-    twin_events = [tuple(int(x) for x in row) for row in tw.log]
     if out is not None:
         out["steps"] = len(rec.events)
         out["violations"] = sorted((v.property, v.expected is not None) for v in ref.violations)
-    problems = []
-    for i, (a, b) in enumerate(zip(rec.events, twin_events)):
-        if a != b:
-            problems.append(f"first difference at step {i + 1}:\n  reference: {describe(a)}\n  twin:      "
-                            f"{describe(b)}")
-            if i > 0:
-                problems.append(f"  (step {i}: {describe(rec.events[i - 1])})")
-            return problems
-    if len(rec.events) != len(twin_events):
-        i = min(len(rec.events), len(twin_events))
-        problems.append(f"first difference at step {i + 1}:\n  reference: "
-                        f"{describe(rec.events[i] if i < len(rec.events) else None)}\n  twin:      "
-                        f"{describe(twin_events[i] if i < len(twin_events) else None)}")
-        return problems
-    if (ref.steps, ref.world.now, ref.stopped) != (tw.steps, tw.t_ms, tw.stopped):
-        problems.append(f"end: reference {(ref.steps, ref.world.now, ref.stopped)} twin "
-                        f"{(tw.steps, tw.t_ms, tw.stopped)}")
-    rv = sorted((v.property, v.step, v.t_ms, v.expected) for v in ref.violations)
-    tv = sorted((v.property, v.step, v.t_ms, v.expected) for v in tw.violations)
-    if rv != tv:
-        problems.append(f"verdicts: reference {rv}\n  twin {tv}")
-    if ref_stats != tw.stats:
-        problems.append(f"stats: reference {ref_stats} twin {tw.stats}")
-    if dict(rec.faults) != tw.faults:
-        problems.append(f"faults: reference {dict(rec.faults)} twin {tw.faults}")
-    if world:
-        problems += _world_diff(ref.world, tw.world())
-    return problems
+    return history_diff(ref, rec, ref_stats, tw, describe, world)
 
 
 def config(profile: str, nodes: int, overrides: dict | None = None, timing: str = "java") -> core.WorldConfig:

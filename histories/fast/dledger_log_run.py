@@ -28,6 +28,7 @@ import histories.fast.election as E
 import histories.fast.mt as mt_mod
 from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
 from histories.fast.dledger_log_monitor import G_GRES
+from histories.fast.run import election_columns
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.dledger_log import world as log_world
@@ -111,32 +112,7 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     if min(caps) < 2:
         raise ValueError("every capacity must be >= 2")
     C = np.zeros(L.CF, np.int64)
-    C[E.C_N] = n
-    C[E.C_HBI] = dl.heart_beat_time_interval_ms
-    C[E.C_LEAK] = dl.max_heart_beat_leak
-    C[E.C_MINV] = dl.min_vote_interval_ms
-    C[E.C_MAXV] = dl.max_vote_interval_ms
-    C[E.C_ELECTOR] = 1 if dl.enable_leader_elector else 0
-    C[E.C_PREF] = 1 if dl.preferred_leader_ids is not None else 0
-    C[E.C_MINTL] = dl.min_take_leadership_vote_interval_ms
-    C[E.C_MAXTL] = dl.max_take_leadership_vote_interval_ms
-    C[E.C_MAXTWI] = dl.max_leadership_transfer_wait_index
-    C[E.C_LTWT] = dl.leadership_transfer_wait_timeout
-    C[E.C_RPCTO] = dl.rpc_timeout_ms
-    C[E.C_SLEEP] = dl.maintainer_sleep_ms
-    C[E.C_CPLI] = dl.check_preferred_leader_interval_ms
-    C[E.C_DMIN], C[E.C_DMAX] = prof.delay_ms
-    C[E.C_CALM_AT] = -1 if prof.calm_at_ms is None else prof.calm_at_ms
-    C[E.C_JAVA] = 1 if prof.timing == "java" else 0
-    C[E.C_STAGGER] = prof.stagger_ms
-    crashable = cfg.crashable or tuple(range(nt))
-    C[E.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < nt)
-    C[E.C_TCAP] = terms
-    C[E.C_LOG] = 1 if log else 0
-    if mutant is not None:
-        if mutant not in E.MUTANTS:
-            raise Unsupported(f"the twin has no mutant {mutant!r}; it has {', '.join(E.MUTANTS)}")
-        C[E.C_MUTANT] = E.MUTANTS[mutant]
+    election_columns(C, dl, prof, n, nt, cfg.crashable, terms, log, mutant)
     C[L.C_NT] = nt
     C[L.C_NCL] = pc.clients
     C[L.C_CIV] = pc.client_interval_ms
@@ -165,7 +141,6 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     C[L.C_LIVE1B] = espec.live1_bound_ms(shim)
     C[L.C_LIVE2B] = espec.live2_bound_ms(shim)
     C[L.C_LIVE3B] = espec.live3_bound_ms(shim)
-    C[E.C_STEPDOWN] = 1 if dl.step_down_on_higher_term else 0
     for k in (L.C_LIVE1B, L.C_LIVE2B, L.C_LIVE3B):
         if not 0 <= C[k] < 1 << 40:
             raise Unsupported(f"a property bound of {int(C[k])} ms is outside the twin's range")

@@ -66,7 +66,7 @@ from histories.fast.election_node import (  # noqa: F401 - re-exported
     _vote_for_quorum_responses,
 )
 from histories.fast.election_replies import RPL_1, RPL_2, _heart_beat_reply, _vote_reply
-from histories.fast.election_schedule import _enabled, _fault_events
+from histories.fast.election_schedule import _enabled, fault_events
 from histories.fast.election_server import _due, _maintainer_due, _on_tick, _round_due, _wake_slack, wake_at  # noqa: F401 - re-exported
 from histories.fast.election_transfer import (  # noqa: F401 - re-exported
     _check_preferred_leader,
@@ -238,7 +238,7 @@ def run_kernel(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, c
         crash_os_node = -1
         if fault_kind >= 0:
             # schedule.fault_events(w, (kind,)), then rng.choice
-            m = _fault_events(C, alive, fl, cut, ws, niso, fault_kind, fev_a, fev_b)
+            m = fault_events(C, alive, fl, nf, cut, n, niso, fault_kind, fev_a, fev_b)
             sel = force[1] if forced else randbelow(mt, m)
             a = fev_a[sel]
             if fault_kind == K_LOSS:

@@ -25,7 +25,7 @@ from numba import njit
 
 from histories.fast.election import run_kernel
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
-from histories.fast.election_schedule import _enabled, _fault_events
+from histories.fast.election_schedule import _enabled, fault_events
 
 M1 = -49064778989728563  # MurmurHash3's fmix64 constants (0xff51afd7ed558ccd, 0xc4ceb9fe1a85ec53) as int64
 M2 = -4265267296055464877
@@ -382,7 +382,7 @@ def expand(C, pw, pref, self_pref, isol, nd, live, wmk, alive, mt, fl, rp, cut, 
                 nch += 1
         for kk in range(nk):
             kind = kinds[kk]
-            m = _fault_events(C, alive, fl, cut, ws, niso, kind, fev_a, fev_b)
+            m = fault_events(C, alive, fl, ws[W_NF], cut, n, niso, kind, fev_a, fev_b)
             for sel in range(m):
                 ch[nch, 0] = kind
                 ch[nch, 1] = sel

@@ -4,7 +4,9 @@ protocol events in the reference's order, the fault kinds and the fault events o
 `run_kernel` (election.py) calls these to list what may happen next before its chooser
 picks; the exhaustive explorer (histories/fast/election_explore.py) calls the same
 functions to enumerate every choice, so both see one list. They are inlined into their
-callers (`inline='always'`): a call per step in the hot loop cost throughput.
+callers (`inline='always'`): a call per step in the hot loop cost throughput. The network
+and generic-fault parts take their counts as arguments, not from election's config, so
+the dledger_log kernel, whose faults also hit its clients, calls the same code.
 """
 
 from __future__ import annotations
@@ -154,11 +156,11 @@ def fault_kinds(C, pw, alive, fl, nf, cut, ws, n, kinds):
 
 
 @njit(cache=True, inline='always')
-def _fault_events(C, alive, fl, cut, ws, niso, kind, fev_a, fev_b):
-    """schedule.fault_events(w, (kind,)): their count m, in fev_a/fev_b[:m] (a flight row, a
-    node, a partition's index in core.isolations, or a one-way cut's (a, b))."""
-    n = C[C_N]
-    nf = ws[W_NF]
+def fault_events(C, alive, fl, nf, cut, n, niso, kind, fev_a, fev_b):
+    """schedule.fault_events(w, (kind,)) for the generic kinds: their count m, in
+    fev_a/fev_b[:m] (a flight row, a node, a partition's index in core.isolations, or a
+    one-way cut's (a, b)). n is the nodes a fault may hit: election's servers, dledger_log's
+    servers and clients; a twin lists its own kinds before calling this."""
     m = 0
     if kind == K_LOSS:
         for r in range(nf):

@@ -76,6 +76,40 @@ def _bounds(cfg, C: np.ndarray) -> None:
             raise Unsupported(f"a property bound of {int(C[k])} ms is outside the twin's range")
 
 
+def election_columns(C: np.ndarray, dl, prof, n: int, nt: int, crashable: tuple, terms: int, log: bool,
+                     mutant: str | None) -> None:
+    """The config columns both twins' election members read (the dledger_log layout keeps
+    them at election's places): `n` servers, out of `nt` nodes a fault may hit (dledger_log's
+    clients crash too); `crashable` is cfg.crashable, empty for all of them."""
+    C[K.C_N] = n
+    C[K.C_HBI] = dl.heart_beat_time_interval_ms
+    C[K.C_LEAK] = dl.max_heart_beat_leak
+    C[K.C_MINV] = dl.min_vote_interval_ms
+    C[K.C_MAXV] = dl.max_vote_interval_ms
+    C[K.C_ELECTOR] = 1 if dl.enable_leader_elector else 0
+    C[K.C_PREF] = 1 if dl.preferred_leader_ids is not None else 0
+    C[K.C_MINTL] = dl.min_take_leadership_vote_interval_ms
+    C[K.C_MAXTL] = dl.max_take_leadership_vote_interval_ms
+    C[K.C_MAXTWI] = dl.max_leadership_transfer_wait_index
+    C[K.C_LTWT] = dl.leadership_transfer_wait_timeout
+    C[K.C_RPCTO] = dl.rpc_timeout_ms
+    C[K.C_SLEEP] = dl.maintainer_sleep_ms
+    C[K.C_CPLI] = dl.check_preferred_leader_interval_ms
+    C[K.C_DMIN], C[K.C_DMAX] = prof.delay_ms
+    C[K.C_CALM_AT] = -1 if prof.calm_at_ms is None else prof.calm_at_ms
+    C[K.C_JAVA] = 1 if prof.timing == "java" else 0
+    C[K.C_STAGGER] = prof.stagger_ms
+    C[K.C_STEPDOWN] = 1 if dl.step_down_on_higher_term else 0
+    crashable = crashable or tuple(range(nt))
+    C[K.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < nt)
+    C[K.C_TCAP] = terms
+    C[K.C_LOG] = 1 if log else 0
+    if mutant is not None:
+        if mutant not in K.MUTANTS:
+            raise Unsupported(f"the twin has no mutant {mutant!r}; it has {', '.join(K.MUTANTS)}")
+        C[K.C_MUTANT] = K.MUTANTS[mutant]
+
+
 def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None) -> Prepared:
     """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
     `mutant`: a property_tests/support/election_mutants.py function name (test-only broken variants)."""
@@ -101,34 +135,8 @@ def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | No
         raise ValueError("terms capacity must be >= 2")
     ids = tuple(cfg.ids)
     C = np.zeros(K.CF, np.int64)
-    C[K.C_N] = n
-    C[K.C_HBI] = dl.heart_beat_time_interval_ms
-    C[K.C_LEAK] = dl.max_heart_beat_leak
-    C[K.C_MINV] = dl.min_vote_interval_ms
-    C[K.C_MAXV] = dl.max_vote_interval_ms
-    C[K.C_ELECTOR] = 1 if dl.enable_leader_elector else 0
-    C[K.C_PREF] = 1 if dl.preferred_leader_ids is not None else 0
-    C[K.C_MINTL] = dl.min_take_leadership_vote_interval_ms
-    C[K.C_MAXTL] = dl.max_take_leadership_vote_interval_ms
-    C[K.C_MAXTWI] = dl.max_leadership_transfer_wait_index
-    C[K.C_LTWT] = dl.leadership_transfer_wait_timeout
-    C[K.C_RPCTO] = dl.rpc_timeout_ms
-    C[K.C_SLEEP] = dl.maintainer_sleep_ms
-    C[K.C_CPLI] = dl.check_preferred_leader_interval_ms
-    C[K.C_DMIN], C[K.C_DMAX] = prof.delay_ms
-    C[K.C_CALM_AT] = -1 if prof.calm_at_ms is None else prof.calm_at_ms
-    C[K.C_JAVA] = 1 if prof.timing == "java" else 0
-    C[K.C_STAGGER] = prof.stagger_ms
-    C[K.C_STEPDOWN] = 1 if dl.step_down_on_higher_term else 0
     _bounds(cfg, C)
-    crashable = cfg.crashable or tuple(range(n))
-    C[K.C_CRASHABLE] = sum(1 << i for i in set(crashable) if 0 <= i < n)
-    C[K.C_TCAP] = terms
-    C[K.C_LOG] = 1 if log else 0
-    if mutant is not None:
-        if mutant not in K.MUTANTS:
-            raise Unsupported(f"the twin has no mutant {mutant!r}; it has {', '.join(K.MUTANTS)}")
-        C[K.C_MUTANT] = K.MUTANTS[mutant]
+    election_columns(C, dl, prof, n, n, cfg.crashable, terms, log, mutant)
     # int64 arithmetic: keep every input, and the products the twin forms, far from overflow
     numbers = {f.name: getattr(dl, f.name) for f in dl.__attrs_attrs__
                if isinstance(getattr(dl, f.name), int) and not isinstance(getattr(dl, f.name), bool)}
