@@ -17,7 +17,7 @@ Numba over fixed-layout arrays; the reference stays the specification and the ju
 | `election_explore` | exhaustive exploration over the election arrays: fingerprints, packed states, one BFS level (`rmqspec explore --engine fast`, model_checks/explore_fast.py) |
 | `run` | the election world's Python side: config arrays, `run_history`, `Runner` (the package's `run_history` and `Runner` dispatch on the protocol) |
 | `decode` | the election arrays back to reference objects (`core.World`) |
-| `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_node`, `_net`, `_monitor` (ghost maps, state properties), `_ghost` (drops, thin commits, Terms, liveness), `_steps` and `_replies` (step properties, RPL-*), the kernel, `_run` (Python side), `_causes` (expected causes by the spec's own functions), `_decode`, `_crosscheck` |
+| `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_quorum_ack`, `_dispatcher`, `_handler`, `_node` (the server), `_client`, `_net`, `_monitor` (ghost maps, state properties), `_ghost` (drops, thin commits, Terms, liveness), `_steps` and `_replies` (step properties, RPL-*), `_world` (init, routing), the kernel (the loop), `_run` (Python side), `_causes` (expected causes by the spec's own functions), `_decode`, `_crosscheck` |
 | `crosscheck` | twin vs reference, history by history (`python -m histories.fast.crosscheck`) |
 
 docs/fast-worlds.md has the layouts, capacities and what is covered;

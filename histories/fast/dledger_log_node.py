@@ -1,7 +1,8 @@
-"""A node of the dledger_log fast world: the follower's EntryHandler
-(reference_impl/dledger_log/entry_handler.py), the DLedger server that runs the member,
-the log and the threads as one node (server.py), and the appending client (world.py's
-LogClient), over arrays.
+"""A server of the dledger_log fast world: the DLedger server that runs the member, the log
+and the threads as one node (reference_impl/dledger_log/server.py), over arrays. Its
+threads are the entry handler (histories.fast.dledger_log_handler), the dispatchers
+(dledger_log_dispatcher), the quorum ack checker (dledger_log_quorum_ack) and the store's
+flush service (dledger_log_store); the appending client is dledger_log_client.
 
 The election member is the election twin's, called as it is (histories.fast.election:
 `_on_tick`, `_handle_vote`, `_handle_heart_beat`, ...). Each function names the
@@ -13,329 +14,36 @@ from __future__ import annotations
 
 from numba import njit
 
+import histories.fast.dledger_log_dispatcher as dis
 import histories.fast.dledger_log_ghost as LG
 import histories.fast.dledger_log_layout as L
 import histories.fast.dledger_log_pusher as pu_
+import histories.fast.dledger_log_quorum_ack as qa
 import histories.fast.dledger_log_store as st
 import histories.fast.election as E
+from histories.fast.dledger_log_handler import handler_do_work, handler_wake_at, new_handler
 from histories.fast.dledger_log_layout import (
-    BIG,
     C_BLEN,
-    C_CFFI,
-    C_CIV,
     C_FASTADV,
     C_FORCED,
-    C_ORDERED,
-    C_PFTO,
-    C_QCAP,
-    C_V026,
-    CK_APPEND,
-    CL_LEADER,
-    CL_NEXT,
-    CL_SEQ,
-    CL_WAITING,
     ET_TERM,
-    H_LCFF,
     H_NQ,
-    H_NWR,
-    H_WRHI,
-    H_WRLO,
-    INCONSISTENT_STATE,
-    MK_APPEND_REQ,
     MK_APPEND_RESP,
-    MK_PUSH_RESP,
-    NONE,
-    NOT_FOLLOWER,
-    NOT_LEADER,
     O_A,
-    O_C1,
-    O_CK,
     O_F0,
     O_MK,
-    OB_CLIENT,
     OB_COMMIT,
     OB_DROPPED,
     OB_RESULT,
-    OVERFLOW_QUEUE,
-    PUSH_REQUEST_IS_FULL,
-    PW_ANSWERED,
-    PW_CREATED,
-    PW_ON,
-    PW_RPC,
     PW_RQ,
-    REPEATED_PUSH,
-    RP_EBODY,
-    RP_EIDX,
-    RP_EPOS,
-    RP_ESIZE,
-    RP_ETERM,
-    RP_HAS,
-    RP_LEADER,
-    RP_TYPE,
-    RQ_COMMIT,
-    RQ_EBODY,
-    RQ_EIDX,
-    RQ_EPOS,
-    RQ_ESIZE,
-    RQ_ETERM,
-    RQ_HAS,
     RQ_LEADER,
-    RQ_SEQC,
-    RQ_SEQE,
     RQ_TERM,
     RQ_TYPE,
-    S_BEGIN,
     S_COMMITTED,
     S_END_TERM,
-    SUCCESS,
-    T_APPEND,
-    T_COMMIT,
-    T_COMPARE,
     T_TRUNCATE,
-    UNEXPECTED_ARGUMENT,
-    W_STOP,
 )
-
-out_row = pu_.out_row
-mcol = pu_.mcol
-
-# PushEntryRequest fields as handle_push gets them: a message row m[0..11] (RQ_* order)
-
-# --- EntryHandler ---
-
-
-@njit(cache=True)
-def _respond_push(S, i, ob, oc, rpc, code, term, typ, has, eidx):
-    """Respond(rpc, entry_handler.build_response(s, req, code))"""
-    sto = L.sto_(S)
-    k = out_row(ob, oc, E.OT_RESPOND)
-    ob[k, O_A] = rpc
-    ob[k, O_MK] = MK_PUSH_RESP
-    ob[k, mcol(0)] = code
-    ob[k, mcol(1)] = term
-    ob[k, mcol(2)] = NONE if typ == T_COMMIT else (eidx if has == 1 else -1)
-    ob[k, mcol(3)] = sto[i, S_BEGIN]
-    ob[k, mcol(4)] = st.end_index(sto, i)
-    return k
-
-
-@njit(cache=True)
-def _respond_wait(S, i, ob, oc, row, code):
-    """Respond to the PushWait `row` (a wr or hq row) with build_response; the row keeps the
-    request for RPL-1/3 (spec.replies matches a reply with the request its node held)."""
-    k = _respond_push(S, i, ob, oc, row[PW_RPC], code, row[PW_RQ + RQ_TERM], row[PW_RQ + RQ_TYPE],
-                      row[PW_RQ + RQ_HAS], row[PW_RQ + RQ_EIDX])
-    ob[k, RP_TYPE] = row[PW_RQ + RQ_TYPE]
-    ob[k, RP_LEADER] = row[PW_RQ + RQ_LEADER]
-    ob[k, RP_HAS] = row[PW_RQ + RQ_HAS]
-    ob[k, RP_EIDX] = row[PW_RQ + RQ_EIDX]
-    ob[k, RP_ETERM] = row[PW_RQ + RQ_ETERM]
-    ob[k, RP_EPOS] = row[PW_RQ + RQ_EPOS]
-    ob[k, RP_ESIZE] = row[PW_RQ + RQ_ESIZE]
-    ob[k, RP_EBODY] = row[PW_RQ + RQ_EBODY]
-
-
-@njit(cache=True, inline='always')
-def wr_has(S, i, index):
-    wr = L.wr_(S)
-    return 0 <= index < wr.shape[1] and wr[i, index, PW_ON] == 1
-
-
-@njit(cache=True)
-def _wr_clear(S, i):
-    wr = L.wr_(S)
-    eh = L.eh_(S)
-    for idx in range(max(0, eh[i, H_WRLO]), min(eh[i, H_WRHI] + 1, wr.shape[1])):
-        wr[i, idx, PW_ON] = 0
-    eh[i, H_NWR] = 0
-    eh[i, H_WRLO] = BIG
-    eh[i, H_WRHI] = -1
-
-
-@njit(cache=True, inline='always')
-def _wr_remove(S, i, index):
-    L.wr_(S)[i, index, PW_ON] = 0
-    L.eh_(S)[i, H_NWR] -= 1
-
-
-@njit(cache=True)
-def new_handler(S, i, now):
-    """EntryHandler(last_check_fast_forward_ms=now): no requests, no queue, no seqs."""
-    _wr_clear(S, i)
-    eh = L.eh_(S)
-    eh[i, H_LCFF] = now
-    eh[i, H_NQ] = 0
-    lseq = L.lseq_(S)
-    for p in range(lseq.shape[1]):
-        lseq[i, p, 0] = 0
-
-
-@njit(cache=True)
-def handle_push(C, S, i, m, rpc, now):
-    """entry_handler.handle_push -> (reply kind, code): 0 none (answered later or never),
-    1 build_response(s, req, code), 2 PushEntryResponse(code, term) alone."""
-    if C[C_ORDERED] == 1:
-        lseq = L.lseq_(S)
-        ld = m[RQ_LEADER]
-        if lseq[i, ld, 0] == 1:
-            e, c = lseq[i, ld, 1], lseq[i, ld, 2]
-            if m[RQ_SEQE] < e or (m[RQ_SEQE] == e and m[RQ_SEQC] < c):
-                return 0, 0
-        lseq[i, ld, 0] = 1
-        lseq[i, ld, 1] = m[RQ_SEQE]
-        lseq[i, ld, 2] = m[RQ_SEQC]
-    typ = m[RQ_TYPE]
-    eh = L.eh_(S)
-    if typ == T_APPEND:
-        if m[RQ_HAS] == 0:
-            return 2, UNEXPECTED_ARGUMENT
-        index = m[RQ_EIDX]
-        if wr_has(S, i, index):
-            return 1, REPEATED_PUSH
-        wr = L.wr_(S)
-        wr[i, index, PW_ON] = 1
-        for j in range(12):
-            wr[i, index, PW_RQ + j] = m[j]
-        wr[i, index, PW_RPC] = rpc
-        wr[i, index, PW_CREATED] = now
-        wr[i, index, PW_ANSWERED] = 0
-        eh[i, H_NWR] += 1
-        eh[i, H_WRLO] = min(eh[i, H_WRLO], index)
-        eh[i, H_WRHI] = max(eh[i, H_WRHI], index)
-        return 0, 0
-    if typ != T_COMMIT:
-        if m[RQ_HAS] == 0:
-            return 2, UNEXPECTED_ARGUMENT
-        _wr_clear(S, i)  # the dropped futures are never completed
-    if C[C_V026] == 0 and eh[i, H_NQ] >= C[C_QCAP]:
-        return 1, PUSH_REQUEST_IS_FULL
-    hq = L.hq_(S)
-    q = eh[i, H_NQ]
-    if q >= hq.shape[1]:
-        L.ws_(S)[W_STOP] = OVERFLOW_QUEUE
-        return 0, 0
-    hq[i, q, PW_ON] = 1
-    for j in range(12):
-        hq[i, q, PW_RQ + j] = m[j]
-    hq[i, q, PW_RPC] = rpc
-    hq[i, q, PW_CREATED] = now
-    hq[i, q, PW_ANSWERED] = 0
-    eh[i, H_NQ] = q + 1
-    return 0, 0
-
-
-@njit(cache=True)
-def handler_wake_at(C, S, i):
-    """entry_handler.wake_at"""
-    eh = L.eh_(S)
-    if L.nd_(S)[i, E.ROLE] != E.FOLLOWER:
-        return 0 if eh[i, H_NQ] > 0 and C[C_V026] == 0 else -1
-    if eh[i, H_NQ] > 0 or wr_has(S, i, st.end_index(L.sto_(S), i) + 1):
-        return 0
-    if eh[i, H_NWR] > 0:
-        return eh[i, H_LCFF] + C[C_CFFI]
-    return -1
-
-
-@njit(cache=True)
-def _handle_do_append(C, S, i, row, now):
-    """entry_handler.handle_do_append -> code"""
-    nd = L.nd_(S)
-    r = PW_RQ
-    code = st.append_as_follower(C, S, i, row[r + RQ_EIDX], row[r + RQ_ETERM], row[r + RQ_EPOS], row[r + RQ_ESIZE],
-                                 row[r + RQ_EBODY], row[r + RQ_TERM], row[r + RQ_LEADER], now)
-    if code != 0:
-        return INCONSISTENT_STATE
-    st.update_committed_index(C, S, i, row[r + RQ_TERM], nd[i, E.TERM], row[r + RQ_COMMIT], now)
-    return SUCCESS
-
-
-@njit(cache=True)
-def _entry_equal(S, i, row):
-    """store.entry_at(s, req.entry.index) == req.entry"""
-    r = PW_RQ
-    k = st.offset_of(L.sto_(S), i, row[r + RQ_EIDX])
-    return k >= 0 and st.holds(L.ent_(S), i, k, row[r + RQ_ETERM], row[r + RQ_EPOS], row[r + RQ_ESIZE],
-                               row[r + RQ_EBODY])
-
-
-@njit(cache=True)
-def _check_append_future(C, S, i, now, ob, oc):
-    """entry_handler.check_append_future"""
-    wr = L.wr_(S)
-    eh = L.eh_(S)
-    end = st.end_index(L.sto_(S), i)
-    ff = -1
-    for index in range(max(0, eh[i, H_WRLO]), min(eh[i, H_WRHI] + 1, wr.shape[1])):
-        if wr[i, index, PW_ON] == 0:
-            continue
-        row = wr[i, index]
-        if index <= end:
-            code = SUCCESS if _entry_equal(S, i, row) else INCONSISTENT_STATE
-            if row[PW_ANSWERED] == 0:
-                _respond_wait(S, i, ob, oc, row, code)
-            _wr_remove(S, i, index)
-            continue
-        if index == end + 1:
-            return
-        if now - row[PW_CREATED] < C[C_PFTO]:
-            continue
-        if ff < 0:
-            ff = index
-    if ff >= 0:
-        row = wr[i, ff]
-        if row[PW_ANSWERED] == 0:
-            _respond_wait(S, i, ob, oc, row, INCONSISTENT_STATE)
-            row[PW_ANSWERED] = 1
-
-
-@njit(cache=True)
-def handler_do_work(C, S, i, now, ob, oc):
-    """entry_handler.do_work"""
-    nd = L.nd_(S)
-    eh = L.eh_(S)
-    hq = L.hq_(S)
-    if nd[i, E.ROLE] != E.FOLLOWER:
-        if C[C_V026] == 1 or eh[i, H_NQ] == 0:
-            return
-        for q in range(eh[i, H_NQ]):
-            _respond_wait(S, i, ob, oc, hq[i, q], NOT_FOLLOWER)
-        eh[i, H_NQ] = 0
-        return
-    for q in range(eh[i, H_NQ]):
-        row = hq[i, q]
-        typ = row[PW_RQ + RQ_TYPE]
-        if typ == T_TRUNCATE:
-            # entry_handler.handle_do_truncate
-            r = PW_RQ
-            code = st.truncate(C, S, i, row[r + RQ_EIDX], row[r + RQ_ETERM], row[r + RQ_EPOS], row[r + RQ_ESIZE],
-                               row[r + RQ_EBODY], row[r + RQ_TERM], row[r + RQ_LEADER], now)
-            if code != 0:
-                code = INCONSISTENT_STATE
-            else:
-                st.update_committed_index(C, S, i, row[r + RQ_TERM], nd[i, E.TERM], row[r + RQ_COMMIT], now)
-                code = SUCCESS
-        elif typ == T_COMPARE:
-            code = SUCCESS if _entry_equal(S, i, row) else INCONSISTENT_STATE
-        else:
-            code = SUCCESS
-            st.update_committed_index(C, S, i, row[PW_RQ + RQ_TERM], nd[i, E.TERM], row[PW_RQ + RQ_COMMIT], now)
-        _respond_wait(S, i, ob, oc, row, code)
-    eh[i, H_NQ] = 0
-    wr = L.wr_(S)
-    while True:
-        index = st.end_index(L.sto_(S), i) + 1
-        if not wr_has(S, i, index):
-            break
-        _wr_remove(S, i, index)
-        row = wr[i, index]
-        code = _handle_do_append(C, S, i, row, now)
-        if row[PW_ANSWERED] == 0:
-            _respond_wait(S, i, ob, oc, row, code)
-    if eh[i, H_NWR] > 0 and E._elapsed(now, eh[i, H_LCFF]) >= C[C_CFFI]:
-        eh[i, H_LCFF] = now
-        _check_append_future(C, S, i, now, ob, oc)
-
+from histories.fast.dledger_log_pusher import mcol, out_row
 
 # --- DLedgerServer ---
 
@@ -417,10 +125,10 @@ def server_wake_at(C, S, i):
     if nd[i, E.ROLE] == E.LEADER:
         for p in range(C[E.C_N]):
             if p != i:
-                t = pu_.dispatcher_wake_at(C, S, i, p)
+                t = dis.dispatcher_wake_at(C, S, i, p)
                 if t >= 0 and (wake < 0 or t < wake):
                     wake = t
-        t = pu_.checker_wake_at(C, S, i)
+        t = qa.checker_wake_at(C, S, i)
         if t >= 0 and (wake < 0 or t < wake):
             wake = t
     return wake
@@ -468,10 +176,10 @@ def server_on_tick(C, S, i, now, draw, pref, self_pref, ob, oc):
         before = sto[i, S_COMMITTED]
     if nd[i, E.ROLE] == E.LEADER:
         for p in range(C[E.C_N]):
-            if p != i and 0 <= pu_.dispatcher_wake_at(C, S, i, p) <= now:
-                pu_.dispatcher_do_work(C, S, i, p, now, ob, oc)
-        if 0 <= pu_.checker_wake_at(C, S, i) <= now:
-            pu_.quorum_ack_checker(C, S, i, now, ob, oc)
+            if p != i and 0 <= dis.dispatcher_wake_at(C, S, i, p) <= now:
+                dis.dispatcher_do_work(C, S, i, p, now, ob, oc)
+        if 0 <= qa.checker_wake_at(C, S, i) <= now:
+            qa.quorum_ack_checker(C, S, i, now, ob, oc)
     if 0 <= st.flush_wake_at(sto, i) <= now:
         st.on_flush_tick(sto, i, now)
     sync(C, S, i, before, ob, oc)
@@ -552,71 +260,3 @@ def crash_server(C, S, i, kind):
         wmk[i, p] = -1
     wmk[i, C[E.C_N]] = 0
     st.crash(S, i, kind)
-
-
-# --- the client (dledger_log.world.LogClient) ---
-
-
-@njit(cache=True, inline='always')
-def client_wake_at(S, c):
-    cl = L.cl_(S)
-    return -1 if cl[c, CL_WAITING] == 1 else cl[c, CL_NEXT]
-
-
-@njit(cache=True)
-def client_on_tick(C, S, c, now, draw, ob, oc):
-    """world.client_on_tick: send the next body to the believed leader (a drawn peer if none)."""
-    cl = L.cl_(S)
-    if cl[c, CL_WAITING] == 1 or now < cl[c, CL_NEXT]:
-        return
-    target = cl[c, CL_LEADER] if cl[c, CL_LEADER] >= 0 else draw % C[E.C_N]
-    seq = cl[c, CL_SEQ] + 1
-    body = ((c + 1) << 32) | seq
-    cl[c, CL_SEQ] = seq
-    cl[c, CL_WAITING] = 1
-    k = out_row(ob, oc, E.OT_SEND)
-    ob[k, O_A] = target
-    ob[k, O_MK] = MK_APPEND_REQ
-    ob[k, mcol(0)] = body
-    ob[k, O_CK] = CK_APPEND
-    ob[k, O_C1] = body
-
-
-@njit(cache=True)
-def client_on_response(C, S, c, body, peer, has, code, index, leader, now, ob, oc):
-    """world.client_on_response: NOT_LEADER names the leader to try next; a failure forgets it."""
-    cl = L.cl_(S)
-    ld = cl[c, CL_LEADER]
-    if not has:
-        ld = -1
-    elif code == NOT_LEADER:
-        ld = leader
-    elif code == SUCCESS:
-        ld = peer
-    k = out_row(ob, oc, E.OT_OBS)
-    ob[k, O_A] = OB_CLIENT
-    ob[k, O_F0] = body
-    ob[k, O_F0 + 1] = peer
-    ob[k, O_F0 + 2] = code if has else 0
-    ob[k, O_F0 + 3] = index if has else -1
-    cl[c, CL_WAITING] = 0
-    cl[c, CL_LEADER] = ld
-    cl[c, CL_NEXT] = now + C[C_CIV]
-
-
-@njit(cache=True)
-def boot_client(C, S, c, now, restart):
-    """world.boot of a client (and restart: waiting cleared, next append an interval on)."""
-    cl = L.cl_(S)
-    if not restart:
-        cl[c, CL_LEADER] = C[C_FORCED]
-        cl[c, CL_SEQ] = 0
-    cl[c, CL_WAITING] = 0
-    cl[c, CL_NEXT] = now + C[C_CIV]
-
-
-
-@njit(cache=True)
-def crash_client(S, c):
-    """world.crash of a client: it forgets the append it waited for."""
-    L.cl_(S)[c, CL_WAITING] = 0

@@ -5,7 +5,7 @@ and after it.
 
 Heartbeats and votes use the election twin's restated guards (election_replies); pushes
 are restated here from spec.replies._push_reply_problem and _lower_term_success, apart
-from the twin's entry handler (dledger_log_node), so a mistake in one shows against the
+from the twin's entry handler (dledger_log_handler), so a mistake in one shows against the
 other. The world addresses every push to its remote_id in the configured group, so the
 UNKNOWN_MEMBER / UNKNOWN_GROUP guards always pass.
 """

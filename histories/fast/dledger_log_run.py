@@ -1,6 +1,7 @@
 """The Python side of the compiled dledger_log twin: build the arrays from a `WorldConfig`,
-run the kernel (histories.fast.dledger_log), and say what happened in the reference's
-words: violations with spec/dledger_log.py's cause texts, its `measure`, fault counts.
+reset the world (histories.fast.dledger_log_world), run the kernel
+(histories.fast.dledger_log), and say what happened in the reference's words: violations
+with spec/dledger_log.py's cause texts, its `measure`, fault counts.
 
     from histories.fast import dledger_log_run as fl
     r = fl.run_history(cfg, seed=1, steps=50_000, until_ms=120_000)
@@ -24,6 +25,7 @@ import histories.fast.dledger_log as K
 import histories.fast.dledger_log_causes as causes
 import histories.fast.dledger_log_decode as decode
 import histories.fast.dledger_log_layout as L
+import histories.fast.dledger_log_world as W
 import histories.fast.election as E
 import histories.fast.mt as mt_mod
 from histories.fast.common import FAULT_NAMES, PROFILE_KINDS, CapacityError, FastResult, FastViolation, Unsupported
@@ -272,7 +274,7 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
 
 def reset(p: Prepared, s: State, seed: Any) -> None:
     """core.world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
-    K.reset(p.C, p.down, s.T, s.alive, s.fl, s.rp, s.cut, s.sn, s.rwake, s.slk, s.vi, s.lmp, s.lcache)
+    W.reset(p.C, p.down, s.T, s.alive, s.fl, s.rp, s.cut, s.sn, s.rwake, s.slk, s.vi, s.lmp, s.lcache)
     s.texts.clear()
     mt_mod.seed_into(s.mt, seed)
 
