@@ -1,0 +1,35 @@
+"""`rmqspec view`: the HTML page of a trace or of a fuzz report (docs/view.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from histories import view
+from rmqspec.commands.usage import UsageError
+from spark_harness import report_view
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    try:
+        if os.path.isdir(args.path):
+            summary = report_view.write(args.path, args.out, replay=not args.no_replay)
+        else:
+            summary = view.write_trace_view(args.path, args.out, replay=not args.no_replay)
+    except view.ViewError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif summary["kind"] == "report":
+        print(f"view: wrote {summary['out']} ({len(summary['pages'])} counterexample page(s), "
+              f"{summary['steps']:,} steps)")
+        for page in summary["pages"]:
+            print(f"  {page['property']}: {page['out']} ({page['steps']:,} steps)")
+        for err in summary["errors"]:
+            print(f"  not shown: {err}")
+    else:
+        print(f"view: wrote {summary['out']} ({summary['steps']:,} steps; violations: "
+              f"{', '.join(summary['violations']) or 'none'})")
+    return 0
+
