@@ -4,6 +4,7 @@ crashes, partitions, the quiet tail, determinism and trace replay."""
 from __future__ import annotations
 
 import io
+import random
 
 import attrs
 from hypothesis import given, settings
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from histories import runner
 from property_tests.support.election import follower, leader, member
 from reference_impl import core
-from reference_impl.core import faults, state
+from reference_impl.core import chooser, faults, state
 from reference_impl.core.network import Send
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import records as el
@@ -371,3 +372,29 @@ def test_records_are_frozen_here_and_both_evolves_agree():
     f2, p2 = state._make_evolve(frozen_cls, True)(f, b=(3,)), state._make_evolve(plain_cls, False)(p, b=(3,))
     assert (f2.a, f2.b) == (p2.a, p2.b) == (1, (3,)) and (f.a, f.b) == (p.a, p.b) == (1, (2,))
     assert p2 == plain_cls(a=1, b=(3,)) and hash(p2) == hash(plain_cls(a=1, b=(3,)))
+
+
+def test_an_evolve_refuses_a_field_the_record_does_not_have():
+    class Plain:
+        a: int
+
+    plain_cls = attrs.define(kw_only=True, unsafe_hash=True, on_setattr=attrs.setters.NO_OP)(Plain)
+    frozen_cls = attrs.frozen(kw_only=True)(type("Frozen", (), {"__annotations__": {"a": "int"}}))
+    for cls, frozen in ((plain_cls, False), (frozen_cls, True)):
+        evolve = state._make_evolve(cls, frozen)
+        assert evolve(cls(a=1)) == cls(a=1) and evolve(cls(a=1), a=2) == cls(a=2)
+        try:
+            evolve(cls(a=1), b=2)
+        except TypeError:
+            continue
+        raise AssertionError("evolve took a field the record does not have")
+
+
+def test_the_chooser_draws_below_n_exactly_as_randrange_does():
+    """SeededChooser's contract names `randrange`; `chooser.below` is its draw without the
+    argument checks, and must take the very same bits from the generator."""
+    for seed in range(20):
+        a, b = random.Random(seed), random.Random(seed)
+        for n in (1, 2, 3, 5, 8, 9, 11, 100, 1000, 1001, 2**16, 2**20 + 3):
+            assert a.randrange(n) == chooser.below(b.getrandbits, n)
+        assert a.getstate() == b.getstate()

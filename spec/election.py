@@ -134,14 +134,15 @@ _DROPS: dict[int, tuple] = {}  # id(world after a violating step) -> (that world
 
 
 def ele3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
-    if before.nodes is after.nodes:
+    bn, an = before.nodes, after.nodes
+    if bn is an:
         return True
-    dropped = set()
-    for i, (b, a) in enumerate(zip(before.nodes, after.nodes)):
+    for b, a in zip(bn, an):
         if a is not b and a.curr_term < b.curr_term:
-            dropped.add(i)
-    if not dropped:
+            break
+    else:
         return True
+    dropped = {i for i, (b, a) in enumerate(zip(bn, an)) if a is not b and a.curr_term < b.curr_term}
     if len(_DROPS) > 64:
         _DROPS.clear()
     _DROPS[id(after)] = (after, dropped)
@@ -176,10 +177,13 @@ def ele4_explain(w: core.World) -> str:
 # --- ELE-5: a follower of term t records leader L only if L became leader in t ---
 
 
+_FOLLOWER = el.Role.FOLLOWER
+
+
 def ele5(w: core.World) -> bool:
-    elected = w.ghost.elected
+    get = w.ghost.elected.get
     for m, up in zip(w.nodes, w.alive):
-        if up and m.role is el.Role.FOLLOWER and m.leader_id not in elected.get(m.curr_term, ()):
+        if up and m.role is _FOLLOWER and m.leader_id not in get(m.curr_term, ()):
             return False
     return True
 

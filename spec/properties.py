@@ -61,16 +61,24 @@ class Violation:
 class Monitor:
     """Checks every property at every step; keeps the first violation of each, unless a
     later one has no known cause while the first had one (an unexpected violation is
-    never hidden behind an expected one)."""
+    never hidden behind an expected one).
+
+    `check` runs at every step of every history, so it is straight-line code generated for
+    this list of properties (`_compile`): the same tests in the same order as a loop over
+    them, without the loop's attribute and dict lookups. A property with `reads` is asked
+    again only when one of the objects it reads is not the very same as when it last held;
+    that comparison is written out for the number of objects it reads (fixed per property:
+    `reads` returns a tuple of one shape)."""
 
     def __init__(self, properties: list[Property]) -> None:
         self.state_props = [p for p in properties if p.holds is not None]
         self.step_props = [p for p in properties if p.holds_step is not None]
         self.violations: dict[str, Violation] = {}
-        # For properties with `reads`, by id: what it read when it last held, and when it was last
-        # violated, what it read then and what its cause read (`cause_reads`; None: not declared).
-        self._held: dict[str, tuple] = {}
-        self._failed: dict[str, tuple] = {}
+        # For state properties with `reads`, by position in state_props: what it read when it
+        # last held, and when it was last violated, what it read then and what its cause read
+        # (`cause_reads`; None: not declared).
+        self._held: list[tuple | None] = [None] * len(self.state_props)
+        self._failed: list[tuple | None] = [None] * len(self.state_props)
 
     def _record(self, p: Property, i: int, w: Any, event: Any = None) -> None:
         seen = self.violations.get(p.id)
@@ -86,32 +94,44 @@ class Monitor:
         for p in self.state_props:
             if not p.holds(w):
                 self._record(p, 0, w)
+        self.check = self._compile(w)  # type: ignore[method-assign]
 
     def check(self, i: int, before: Any, event: Any, after: Any, obs: tuple) -> None:
-        held = self._held
-        for p in self.state_props:
-            if p.reads is not None:
-                read = p.reads(after)
-                last = held.get(p.id)
-                if last is not None:
-                    for a, b in zip(read, last):
-                        if a is not b:
-                            break
-                    else:
-                        continue  # it reads what it read when it last held: it still holds
-                if p.holds(after):
-                    held[p.id] = read
-                    continue
-                failed = self._failed.get(p.id)
-                if failed is not None and _same(read, failed[0]) and self._stands(p, after, failed[1]):
-                    continue  # the same violation as at its last check, with the same cause
-                self._record(p, i, after, event)
-                self._failed[p.id] = (read, p.cause_reads(after) if p.cause_reads is not None else None)
-            elif not p.holds(after):
-                self._record(p, i, after, event)
-        for p in self.step_props:
-            if not p.holds_step(before, event, after, obs):
-                self._record(p, i, after, event)
+        self.check = self._compile(after)  # type: ignore[method-assign]
+        self.check(i, before, event, after, obs)
+
+    def _compile(self, w: Any) -> Callable[[int, Any, Any, Any, tuple], None]:
+        """The check of this monitor's properties as one generated function; `w` is any world
+        of the history, to learn how many objects each `reads` returns."""
+        env: dict[str, Any] = {"H": self._held, "RECORD": self._record, "FAILED": self._read_violated}
+        body = ["def check(i, before, event, after, obs):"]
+        for k, p in enumerate(self.state_props):
+            env[f"P{k}"], env[f"S{k}"] = p, p.holds
+            if p.reads is None:
+                body.append(f"    if not S{k}(after): RECORD(P{k}, i, after, event)")
+                continue
+            env[f"R{k}"] = p.reads
+            changed = " or ".join(f"r[{j}] is not l[{j}]" for j in range(len(p.reads(w)))) or "False"
+            body += [f"    r = R{k}(after)",
+                     f"    l = H[{k}]",
+                     f"    if l is None or {changed}:",
+                     f"        if S{k}(after): H[{k}] = r",
+                     f"        else: FAILED({k}, r, i, after, event)"]
+        for k, p in enumerate(self.step_props):
+            env[f"Q{k}"], env[f"T{k}"] = p, p.holds_step
+            body.append(f"    if not T{k}(before, event, after, obs): RECORD(Q{k}, i, after, event)")
+        body.append("    return None")
+        exec("\n".join(body), env)  # noqa: S102 - generated from this monitor's own property list
+        return env["check"]
+
+    def _read_violated(self, k: int, read: tuple, i: int, w: Any, event: Any) -> None:
+        """State property k (with `reads`) does not hold at step i."""
+        p = self.state_props[k]
+        failed = self._failed[k]
+        if failed is not None and _same(read, failed[0]) and self._stands(p, w, failed[1]):
+            return  # the same violation as at its last check, with the same cause
+        self._record(p, i, w, event)
+        self._failed[k] = (read, p.cause_reads(w) if p.cause_reads is not None else None)
 
     def _stands(self, p: Property, w: Any, cause_read: tuple | None) -> bool:
         """Whether `_record` would leave p's violation as it is, the world reading as at its

@@ -34,12 +34,15 @@ from reference_impl.core import network as net_mod
 from reference_impl.dledger_log import store as st
 from reference_impl.dledger_log.entry_pusher import PushEntryRequest, PushEntryResponse, PushType
 from reference_impl.election import records as el
-from reference_impl.election.records import Code, Role, VoteResult
+from reference_impl.election.member_state import Member
+from reference_impl.election.records import Code, HeartBeatRequest, Role, VoteRequest, VoteResult
 
 
 def member(n: Any) -> Any:
     """The election MemberState of a world node (an election member, a DLedger server, or a
     dledger_commitlog broker's DLedger node), or None for clients and other roles."""
+    if type(n) is Member:
+        return n  # an election world's node: RPL-1/2 ask at every reply
     d = getattr(n, "node", n)
     m = getattr(d, "member", d)
     return m if hasattr(m, "curr_vote_for") else None
@@ -164,18 +167,21 @@ def _lower_term_success(before: core.World, after: core.World, i: int, req: Any,
     mb = member(before.nodes[i])
     if mb is None:
         return None
-    node = after.cfg.ids[i]
-    if isinstance(req, el.HeartBeatRequest) and reply.code is Code.SUCCESS and req.term < mb.curr_term:
-        return f"{node} (term {mb.curr_term}) answered SUCCESS to {req.leader_id}'s heartbeat of term {req.term}"
-    if isinstance(req, el.VoteRequest) and reply.vote_result is VoteResult.ACCEPT and req.term < mb.curr_term:
-        return f"{node} (term {mb.curr_term}) accepted {req.leader_id}'s vote request of term {req.term}"
-    if isinstance(req, PushEntryRequest) and req.type is PushType.APPEND and reply.code is Code.SUCCESS:
+    kind = type(req)
+    if kind is HeartBeatRequest:
+        if reply.code is Code.SUCCESS and req.term < mb.curr_term:
+            return (f"{after.cfg.ids[i]} (term {mb.curr_term}) answered SUCCESS to {req.leader_id}'s heartbeat of "
+                    f"term {req.term}")
+    elif kind is VoteRequest:
+        if reply.vote_result is VoteResult.ACCEPT and req.term < mb.curr_term:
+            return f"{after.cfg.ids[i]} (term {mb.curr_term}) accepted {req.leader_id}'s vote request of term {req.term}"
+    elif kind is PushEntryRequest and req.type is PushType.APPEND and reply.code is Code.SUCCESS:
         ma = member(after.nodes[i])  # the handler answers with the term the maintainer left it this step
         term = max(mb.curr_term, ma.curr_term if ma is not None else mb.curr_term)
         held = req.entry is not None and st.entry_at(getattr(before.nodes[i], "node", before.nodes[i]).store,
                                                      req.entry.index) == req.entry
         if req.term < term and not held:
-            return (f"{node} (term {term}) answered SUCCESS to {req.leader_id}'s APPEND of index "
+            return (f"{after.cfg.ids[i]} (term {term}) answered SUCCESS to {req.leader_id}'s APPEND of index "
                     f"{req.entry.index} in term {req.term}, an entry its log did not hold")
     return None
 
@@ -196,7 +202,8 @@ def _election_reply_problem(before: core.World, after: core.World, i: int, req: 
         return None
     node = after.cfg.ids[i]
     dl = _dledger(after)
-    if isinstance(req, el.HeartBeatRequest):
+    kind = type(req)
+    if kind is HeartBeatRequest:
         want = heart_beat_code(dl, mb, req)
         if reply.code is not want:
             return (f"{node} answered {reply.code.name} to {req.leader_id}'s heartbeat of term {req.term} in state "
@@ -208,7 +215,7 @@ def _election_reply_problem(before: core.World, after: core.World, i: int, req: 
                                          or ma.last_leader_heart_beat_time != mb.last_leader_heart_beat_time):
             return f"{node} answered {want.name} to a heartbeat and still changed its term, vote or heartbeat time"
         return None
-    if isinstance(req, el.VoteRequest):
+    if kind is VoteRequest:
         code, result = vote_result(dl, mb, req)
         if (reply.code, reply.vote_result) != (code, result):
             return (f"{node} answered {reply.code.name}/{reply.vote_result.name} to {req.leader_id}'s vote request "
@@ -222,8 +229,11 @@ def _election_reply_problem(before: core.World, after: core.World, i: int, req: 
     return None
 
 
+_DELIVER = core.Deliver
+
+
 def rpl2(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
-    if type(event) is not core.Deliver:
+    if type(event) is not _DELIVER:
         return True
     for i, req, reply in answers(before, event, after):
         if req is not None:

@@ -26,6 +26,17 @@ class Chooser(Protocol):
 MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the weights
 
 
+def below(getrandbits: Any, n: int) -> int:
+    """`random.Random.randrange(n)` for n > 0, drawing exactly what it draws (CPython's
+    `_randbelow_with_getrandbits`: k = n.bit_length() bits until one is below n), without
+    its argument checks: the chooser draws at every step."""
+    k = n.bit_length()
+    r = getrandbits(k)
+    while r >= n:
+        r = getrandbits(k)
+    return r
+
+
 class SeededChooser:
     """Protocol events uniformly; a fault with probability equal to the summed weights
     of the fault kinds enabled now (capped at MAX_FAULT_SHARE), kind by weight, then
@@ -42,7 +53,7 @@ class SeededChooser:
 
     def choose(self, w: World) -> Any | None:
         rng = self.rng
-        events = schedule.protocol_events(w)
+        events = schedule.due_events(w)
         kinds = schedule.fault_kinds(w)
         if kinds:
             prof = w.cfg.profile
@@ -57,14 +68,16 @@ class SeededChooser:
                 return rng.choice(schedule.fault_events(w, (kind,)))
         if not events:
             return None
-        ev = events[rng.randrange(len(events))] if len(events) > 1 else events[0]
-        if isinstance(ev, Tick):
-            draw = rng.getrandbits(16)
+        bits = rng.getrandbits
+        ev = events[below(bits, len(events))] if len(events) > 1 else events[0]
+        kind = type(ev)
+        if kind is Tick:
+            draw = bits(16)
             lo, hi = schedule.tick_window(w, ev.node)
-            late = lo + rng.randrange(hi - lo + 1) if hi > lo else lo
+            late = lo + below(bits, hi - lo + 1) if hi > lo else lo
             return Tick(node=ev.node, draw=draw, late=late)
-        if isinstance(ev, RpcFail):
+        if kind is RpcFail:
             lo, hi = schedule.rpc_window(w, ev.rpc)
-            late = lo + rng.randrange(hi - lo + 1) if hi > lo else lo
+            late = lo + below(bits, hi - lo + 1) if hi > lo else lo
             return RpcFail(rpc=ev.rpc, late=late) if late else ev
         return ev

@@ -139,6 +139,15 @@ def reply(net: Network, now: int, rpc_id: int, msg: Any) -> Network:
     return net.evolve(flight=net.flight + (env,), next_id=net.next_id + 1)
 
 
+def take(net: Network, env_id: int) -> tuple[Envelope, Network]:
+    """The envelope `env_id` (which must be in flight) and the network without it."""
+    flight = net.flight
+    for k, env in enumerate(flight):
+        if env.id == env_id:
+            return env, net.evolve(flight=flight[:k] + flight[k + 1:])
+    raise KeyError(env_id)
+
+
 def remove(net: Network, env_id: int) -> Network:
     flight = net.flight
     for k, env in enumerate(flight):

@@ -71,6 +71,7 @@ def forget() -> None:
     _LAST[:] = [None, -1]
     _LAST_EVENTS[:] = [None, ()]
     _LAST_WAKES[:] = [None, None, None]
+    _DELIVERS.clear()
     forget_wakes()
 
 
@@ -88,33 +89,32 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     if last is w:
         return last_out
     p = protocol(w.cfg.protocol)
-    fns = (p.wake_at, p.tick_slack)
-    if last is None or last.cfg is not w.cfg or last_fns != fns:
+    wake_at, slack_of = p.wake_at, p.tick_slack
+    if last is not None and (last.cfg is not w.cfg or last_fns[0] is not wake_at or last_fns[1] is not slack_of):
         last = None  # nothing to take over (module docstring)
     c = w.cfg.proto
-    java = w.cfg.profile.timing == "java"
-    slack_of = p.tick_slack if java else None
-    stagger = w.cfg.profile.stagger_ms if java else 0
-    fresh = w.fresh
+    prof = w.cfg.profile
+    java = prof.timing == "java"
+    stagger = prof.stagger_ms if java else 0
+    fresh, since_all = w.fresh, w.since
     out = []
     for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
         if not up:
             out.append((-1, 0))
-            continue
-        since = w.since[i]
-        if last is not None and n is last.nodes[i] and since == last.since[i] and last.alive[i] \
-                and (i in fresh) == (i in last.fresh):
+        elif (last is not None and n is last.nodes[i] and since_all[i] == last.since[i] and last.alive[i]
+              and (i in fresh) == (i in last.fresh)):
             out.append(last_out[i])
-            continue
-        t = wake_of(w, n)
-        if t < 0:
-            out.append((-1, 0))
-            continue
-        slack = slack_of(c, n, since, t) if slack_of is not None else 0
-        if stagger > slack and i in fresh:
-            slack = stagger
-        out.append((max(t, since), slack))
-    _LAST_WAKES[0], _LAST_WAKES[1], _LAST_WAKES[2] = w, out, fns
+        else:
+            t = wake_of(w, n, wake_at)
+            if t < 0:
+                out.append((-1, 0))
+            else:
+                since = since_all[i]
+                slack = slack_of(c, n, since, t) if java and slack_of is not None else 0
+                if stagger > slack and i in fresh:
+                    slack = stagger
+                out.append((max(t, since), slack))
+    _LAST_WAKES[0], _LAST_WAKES[1], _LAST_WAKES[2] = w, out, (wake_at, slack_of)
     return out
 
 
@@ -159,26 +159,31 @@ def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
     for t, slack in wakes:
         if t >= 0 and (h < 0 or t + slack < h):
             h = t + slack
-    dmax = delay_window(w)[1]
-    for env in w.net.flight:
-        t = env.sent_ms + dmax
-        if h < 0 or t < h:
-            h = t
-    java = w.cfg.profile.timing == "java"
-    for rpc in w.net.rpcs:
-        t = rpc.deadline_ms + rpc.window if java else rpc.deadline_ms
-        if h < 0 or t < h:
-            h = t
-    script = w.cfg.script
+    net = w.net
+    if net.flight:
+        dmax = delay_window(w)[1]
+        for env in net.flight:
+            t = env.sent_ms + dmax
+            if h < 0 or t < h:
+                h = t
+    cfg = w.cfg
+    prof = cfg.profile
+    if net.rpcs:
+        java = prof.timing == "java"
+        for rpc in net.rpcs:
+            t = rpc.deadline_ms + rpc.window if java else rpc.deadline_ms
+            if h < 0 or t < h:
+                h = t
+    script = cfg.script
     if w.script_pos < len(script):
         t = script[w.script_pos].at_ms
         if h < 0 or t < h:
             h = t
-    calm_at = w.cfg.profile.calm_at_ms
+    calm_at = prof.calm_at_ms
     if calm_at is not None and not w.history.calm and (h < 0 or calm_at < h):
         h = calm_at
     if w.ext is not None:
-        t = protocol(w.cfg.protocol).ext_deadline(w)
+        t = protocol(cfg.protocol).ext_deadline(w)
         if t >= 0 and (h < 0 or t < h):
             h = t
     return max(h, w.now) if h >= 0 else -1
@@ -197,41 +202,58 @@ def enabled(w: World) -> list:
 
 
 _TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share the common ones
+# A message stays in flight for several steps and is listed at each: its Deliver is made once.
+# Bounded like the other memos; an envelope id names one envelope within a history.
+_DELIVERS: dict[int, Deliver] = {}
 
 
 def protocol_events(w: World) -> list:
     """Ticks, deliveries, RPC failures, the script and the quiet tail that are due by the horizon."""
+    return list(due_events(w))
+
+
+def due_events(w: World) -> tuple:
+    """`protocol_events` as a tuple, without the copy (the seeded chooser's read)."""
     if _LAST_EVENTS[0] is not w:
         _LAST_EVENTS[0], _LAST_EVENTS[1] = w, tuple(_protocol_events(w))
-    return list(_LAST_EVENTS[1])
+    return _LAST_EVENTS[1]
 
 
 def _protocol_events(w: World) -> list:
     wakes = _wakes(w)
-    h = _remember(w, _horizon(w, wakes))
+    h = _horizon(w, wakes)
+    _LAST[0], _LAST[1] = w, h
     if h < 0:
         return []
     events: list = []
-    if w.cfg.profile.calm_at_ms == h and not w.history.calm:
+    cfg = w.cfg
+    if cfg.profile.calm_at_ms == h and not w.history.calm:
         events.append(Calm())
-    if w.script_pos < len(w.cfg.script) and w.cfg.script[w.script_pos].at_ms == h:
+    if w.script_pos < len(cfg.script) and cfg.script[w.script_pos].at_ms == h:
         events.append(Scripted(index=w.script_pos))
     for i, (t, _) in enumerate(wakes):
         if 0 <= t <= h:
             events.append(_TICKS[i])
-    dmin, dmax = delay_window(w)
-    cut = w.net.cut
-    for env in w.net.flight:
-        if cut and (env.src, env.dst) in cut:
-            if env.sent_ms + dmax <= h:
-                events.append(Drop(env=env.id))  # its window closed behind a cut link: lost
-        elif env.sent_ms + dmin <= h:
-            events.append(Deliver(env=env.id))
-    for rpc in w.net.rpcs:
+    net = w.net
+    if net.flight:
+        dmin, dmax = delay_window(w)
+        cut = net.cut
+        for env in net.flight:
+            if cut and (env.src, env.dst) in cut:
+                if env.sent_ms + dmax <= h:
+                    events.append(Drop(env=env.id))  # its window closed behind a cut link: lost
+            elif env.sent_ms + dmin <= h:
+                d = _DELIVERS.get(env.id)
+                if d is None:
+                    if len(_DELIVERS) > 4096:
+                        _DELIVERS.clear()
+                    d = _DELIVERS[env.id] = Deliver(env=env.id)
+                events.append(d)
+    for rpc in net.rpcs:
         if rpc.deadline_ms <= h:
             events.append(RpcFail(rpc=rpc.id))
     if w.ext is not None:
-        events += protocol(w.cfg.protocol).ext_events(w, h)
+        events += protocol(cfg.protocol).ext_events(w, h)
     return events
 
 
@@ -347,13 +369,14 @@ def deadline(w: World, event: Any) -> int:
 
 def event_time(w: World, event: Any) -> int:
     """The time at which `event` happens: the horizon for due events, earlier for deliveries."""
-    if isinstance(event, Deliver):
+    kind = type(event)
+    if kind is Deliver:
         env = net_mod.find(w.net, event.env)
         return max(w.now, env.sent_ms + delay_window(w)[0])
-    if isinstance(event, Tick):
+    if kind is Tick:
         return max(w.now, _wakes(w)[event.node][0] + event.late)
-    if isinstance(event, RpcFail):
+    if kind is RpcFail:
         return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
-    if isinstance(event, (Scripted, Calm)):
+    if kind is Scripted or kind is Calm:
         return horizon(w)
     return w.now

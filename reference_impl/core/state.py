@@ -48,27 +48,31 @@ def record(cls: type[T]) -> type[T]:
 
 
 def _make_evolve(cls: type, frozen: bool) -> Any:
-    """`evolve` for `cls`: a new instance with every field copied, then the changes set.
-    A frozen class refuses `new.x = ...`, so its copy writes through the slot descriptors,
-    as attrs' own generated __init__ does for frozen classes."""
+    """`evolve` for `cls`: a new instance with every field copied, the given ones changed.
+    Each field is a keyword parameter defaulting to a marker, so a call binds its changes
+    directly (no **kwargs dict, no setattr by name). A frozen class refuses `new.x = ...`,
+    so its copy writes through the slot descriptors, as attrs' own generated __init__ does
+    for frozen classes."""
     names = [f.name for f in attrs.fields(cls)]
-    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    body = ["def evolve(self, **kw):", "    new = _new(_cls)"]
-    if frozen:
-        setters = {name: getattr(cls, name).__set__ for name in names}
-        env["_setters"] = setters
-        for name in names:
-            env[f"_set_{name}"] = setters[name]
-            body.append(f"    _set_{name}(new, self.{name})")
-        body += ["    for k, v in kw.items():", "        _setters[k](new, v)"]
-    else:
-        body += [f"    new.{name} = self.{name}" for name in names]
-        body += ["    for k, v in kw.items():", "        setattr(new, k, v)"]
-    body.append("    return new")
+    assert not {"_self", "_new_", "_KEEP", "_new", "_cls"} & set(names), names
+    env: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_KEEP": _KEEP}
+    params = ", ".join(f"{name}=_KEEP" for name in names)
+    body = [f"def evolve(_self, *, {params}):" if names else "def evolve(_self):", "    _new_ = _new(_cls)"]
+    for name in names:
+        value = f"_self.{name} if {name} is _KEEP else {name}"
+        if frozen:
+            env[f"_set_{name}"] = getattr(cls, name).__set__
+            body.append(f"    _set_{name}(_new_, {value})")
+        else:
+            body.append(f"    _new_.{name} = {value}")
+    body.append("    return _new_")
     exec("\n".join(body), env)  # noqa: S102 - generated from the class's own field names
     evolve = env["evolve"]
     evolve.__doc__ = f"Return a copy of this {cls.__name__} with the given fields replaced."
     return evolve
+
+
+_KEEP = object()  # evolve's default: this field keeps its value
 
 
 class FrozenMap(Mapping):

@@ -63,10 +63,14 @@ def route(w: World, p: Protocol, i: int, outs: tuple) -> tuple[World, tuple]:
     net = w.net
     ghost = w.ghost
     obs: list = []
+    index = None
     for out in outs:
-        if isinstance(out, Send):
-            net = net_mod.send(net, w.now, i, index_of(w.cfg)[out.dst], out.msg, out.ctx, out.timeout_ms, out.scanned)
-        elif isinstance(out, Respond):
+        kind = type(out)
+        if kind is Send:
+            if index is None:
+                index = index_of(w.cfg)
+            net = net_mod.send(net, w.now, i, index[out.dst], out.msg, out.ctx, out.timeout_ms, out.scanned)
+        elif kind is Respond:
             net = net_mod.reply(net, w.now, out.rpc, out.msg)
         else:
             ghost = p.ghost_update(ghost, w.evolve(net=net, ghost=ghost), i, out)
@@ -89,11 +93,14 @@ def apply_fault(w: World, event: Any) -> tuple[World, tuple]:
 # --- node events ---
 
 
-def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, **changes: Any) -> tuple[World, tuple]:
-    """The world after node i became `n` at `now` with outputs `outs` (and other world changes)."""
-    if n is not w.nodes[i]:
-        changes["since"] = since_after(w, i, n, now)
-    w = w.evolve(now=now, nodes=w.nodes[:i] + (n,) + w.nodes[i + 1:], **changes)
+def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, net: Any = None,
+              fresh: Any = None) -> tuple[World, tuple]:
+    """The world after node i became `n` at `now` with outputs `outs` (and, when given, a new
+    network and set of fresh nodes)."""
+    nodes = w.nodes
+    since = since_after(w, i, n, now, p.wake_at) if n is not nodes[i] else w.since
+    w = w.evolve(now=now, nodes=nodes[:i] + (n,) + nodes[i + 1:], since=since,
+                 net=w.net if net is None else net, fresh=w.fresh if fresh is None else fresh)
     return route(w, p, i, outs) if outs else (w, ())
 
 
@@ -106,9 +113,7 @@ def _tick(w: World, p: Protocol, ev: Tick, now: int) -> tuple[World, tuple]:
 
 
 def _deliver(w: World, p: Protocol, ev: Deliver, now: int) -> tuple[World, tuple]:
-    net = w.net
-    env = net_mod.find(net, ev.env)
-    net = net_mod.remove(net, ev.env)
+    env, net = net_mod.take(w.net, ev.env)
     dst = env.dst
     if env.reply:
         rpc = net_mod.find_rpc(net, env.rpc)

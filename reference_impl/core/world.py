@@ -95,19 +95,21 @@ def set_node(w: World, i: int, n: Any) -> World:
 _WAKE: dict[int, tuple[Any, Any, Any, int]] = {}  # id(node state) -> (state, config, wake_at, its answer)
 
 
-def wake_of(w: World, n: Any) -> int:
+def wake_of(w: World, n: Any, wake_at: Any = None) -> int:
     """The protocol's `wake_at` of node state `n` (memoised by the state's identity while
     that very object is in the memo, and only for the same config and the same `wake_at`:
     one state object may be shared by worlds of different configs, and a test may swap a
-    protocol's functions)."""
-    p = protocol(w.cfg.protocol)
+    protocol's functions). A caller that holds the protocol passes its `wake_at`."""
+    if wake_at is None:
+        wake_at = protocol(w.cfg.protocol).wake_at
+    c = w.cfg.proto
     hit = _WAKE.get(id(n))
-    if hit is not None and hit[0] is n and hit[1] is w.cfg.proto and hit[2] is p.wake_at:
+    if hit is not None and hit[0] is n and hit[1] is c and hit[2] is wake_at:
         return hit[3]
-    t = p.wake_at(w.cfg.proto, n)
+    t = wake_at(c, n)
     if len(_WAKE) > 4096:
         _WAKE.clear()
-    _WAKE[id(n)] = (n, w.cfg.proto, p.wake_at, t)
+    _WAKE[id(n)] = (n, c, wake_at, t)
     return t
 
 
@@ -116,10 +118,12 @@ def forget_wakes() -> None:
     _WAKE.clear()
 
 
-def since_after(w: World, i: int, n: Any, now: int) -> tuple[int, ...]:
+def since_after(w: World, i: int, n: Any, now: int, wake_at: Any = None) -> tuple[int, ...]:
     """`World.since` once node i's state becomes `n` at `now`: its entry moves to now when
     the node's wake time changed (a condition that was already due stays due since then)."""
-    if wake_of(w, n) == wake_of(w, w.nodes[i]):
+    if wake_at is None:
+        wake_at = protocol(w.cfg.protocol).wake_at
+    if wake_of(w, n, wake_at) == wake_of(w, w.nodes[i], wake_at):
         return w.since
     return w.since[:i] + (now,) + w.since[i + 1:]
 
