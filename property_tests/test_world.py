@@ -3,6 +3,7 @@ crashes, partitions, the quiet tail, determinism and trace replay."""
 
 from __future__ import annotations
 
+import gc
 import io
 import random
 
@@ -398,3 +399,12 @@ def test_the_chooser_draws_below_n_exactly_as_randrange_does():
         for n in (1, 2, 3, 5, 8, 9, 11, 100, 1000, 1001, 2**16, 2**20 + 3):
             assert a.randrange(n) == chooser.below(b.getrandbits, n)
         assert a.getstate() == b.getstate()
+
+
+def test_a_history_runs_with_fewer_young_collections_and_restores_the_threshold():
+    before = gc.get_threshold()
+    seen = []
+    runner.run(quiet_world().cfg, chooser.SeededChooser(1).choose, 20,
+               hooks=(lambda *step: seen.append(gc.get_threshold()[0]),))
+    assert seen and all(t >= runner.YOUNG_COLLECTION_THRESHOLD for t in seen)
+    assert gc.get_threshold() == before

@@ -97,12 +97,15 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     java = prof.timing == "java"
     stagger = prof.stagger_ms if java else 0
     fresh, since_all = w.fresh, w.since
+    if last is not None:
+        lnodes, lsince, lalive, lfresh = last.nodes, last.since, last.alive, last.fresh
+        same_fresh = fresh is lfresh
     out = []
     for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
         if not up:
             out.append((-1, 0))
-        elif (last is not None and n is last.nodes[i] and since_all[i] == last.since[i] and last.alive[i]
-              and (i in fresh) == (i in last.fresh)):
+        elif (last is not None and n is lnodes[i] and since_all[i] == lsince[i] and lalive[i]
+              and (same_fresh or (i in fresh) == (i in lfresh))):
             out.append(last_out[i])
         else:
             t = wake_of(w, n, wake_at)
