@@ -35,6 +35,7 @@ from unittest import mock
 
 from reference_impl import PROTOCOL_PACKAGES
 from rmqspec import cli
+from rmqspec.commands.usage import config_overrides
 from spark_harness import plan
 
 ROOT = Path(__file__).resolve().parent
@@ -223,7 +224,7 @@ def fuzz_plan(text: str, protocol: str) -> tuple[int, str, str]:
     code, out, err = run(["simulate", "--protocol", protocol, "--config", text, "--steps", "30", "--quiet"])
     if code != 2:
         try:
-            plan.make_plan(protocol, 1, config=cli._config_overrides(text))
+            plan.make_plan(protocol, 1, config=config_overrides(text))
         except plan.PlanError:
             pass
     return code, out, err

@@ -39,7 +39,6 @@ from rmqspec.commands.usage import (
     MAX_STEPS,
     UsageError,
 )
-from rmqspec.commands.usage import config_overrides as _config_overrides  # noqa: F401 - property_tests/parser_fuzz.py
 from rmqspec.commands.view import cmd_view
 from spark_harness import shrink
 
@@ -74,7 +73,6 @@ def _float_in(lo: float, hi: float) -> Any:
     return parse
 
 
-_positive = _int_in(1, INT64[1])
 _int = _int_in(*INT64)
 
 
