@@ -58,10 +58,51 @@ class Violation:
     detail: str
 
 
+class Verdicts:
+    """What a monitor has found: the first violation of each property, unless a later one has
+    no known cause while the first had one (an unexpected violation is never hidden behind an
+    expected one); and, for state properties with `reads` (by position in the monitor's
+    state properties), what each read when it last held, and when it was last violated, what
+    it read then and what its cause read (`cause_reads`; None: not declared). Apart from the
+    Monitor so that its generated check, which calls in here, and the Monitor that holds the
+    check form no reference cycle."""
+
+    def __init__(self, state_props: list[Property]) -> None:
+        self.state_props = state_props
+        self.violations: dict[str, Violation] = {}
+        self.held: list[tuple | None] = [None] * len(state_props)
+        self.failed: list[tuple | None] = [None] * len(state_props)
+
+    def record(self, p: Property, i: int, w: Any, event: Any = None) -> None:
+        seen = self.violations.get(p.id)
+        if seen is not None and (seen.expected is None or p.expected_when is None):
+            return
+        cause = p.expected_when(w, event) if p.expected_when else None
+        if seen is not None and cause is not None:
+            return  # still explained; a later violation without a known cause replaces the first
+        detail = p.explain(w) if p.explain else p.statement
+        self.violations[p.id] = Violation(property=p.id, step=i, t_ms=w.now, expected=cause, detail=detail)
+
+    def read_violated(self, k: int, read: tuple, i: int, w: Any, event: Any) -> None:
+        """State property k (with `reads`) does not hold at step i."""
+        p = self.state_props[k]
+        failed = self.failed[k]
+        if failed is not None and _same(read, failed[0]) and self._stands(p, w, failed[1]):
+            return  # the same violation as at its last check, with the same cause
+        self.record(p, i, w, event)
+        self.failed[k] = (read, p.cause_reads(w) if p.cause_reads is not None else None)
+
+    def _stands(self, p: Property, w: Any, cause_read: tuple | None) -> bool:
+        """Whether `record` would leave p's violation as it is, the world reading as at its
+        last violating check: that violation has no known cause (an unexpected violation is
+        never replaced), or its cause reads the very same objects as when it was found."""
+        if self.violations[p.id].expected is None:
+            return True
+        return cause_read is not None and _same(p.cause_reads(w), cause_read)
+
+
 class Monitor:
-    """Checks every property at every step; keeps the first violation of each, unless a
-    later one has no known cause while the first had one (an unexpected violation is
-    never hidden behind an expected one).
+    """Checks every property at every step, keeping what it finds in `Verdicts`.
 
     `check` runs at every step of every history, so it is straight-line code generated for
     this list of properties (`_compile`): the same tests in the same order as a loop over
@@ -73,22 +114,11 @@ class Monitor:
     def __init__(self, properties: list[Property]) -> None:
         self.state_props = [p for p in properties if p.holds is not None]
         self.step_props = [p for p in properties if p.holds_step is not None]
-        self.violations: dict[str, Violation] = {}
-        # For state properties with `reads`, by position in state_props: what it read when it
-        # last held, and when it was last violated, what it read then and what its cause read
-        # (`cause_reads`; None: not declared).
-        self._held: list[tuple | None] = [None] * len(self.state_props)
-        self._failed: list[tuple | None] = [None] * len(self.state_props)
+        self._verdicts = Verdicts(self.state_props)
+        self.violations = self._verdicts.violations
 
     def _record(self, p: Property, i: int, w: Any, event: Any = None) -> None:
-        seen = self.violations.get(p.id)
-        if seen is not None and (seen.expected is None or p.expected_when is None):
-            return
-        cause = p.expected_when(w, event) if p.expected_when else None
-        if seen is not None and cause is not None:
-            return  # still explained; a later violation without a known cause replaces the first
-        detail = p.explain(w) if p.explain else p.statement
-        self.violations[p.id] = Violation(property=p.id, step=i, t_ms=w.now, expected=cause, detail=detail)
+        self._verdicts.record(p, i, w, event)
 
     def start(self, w: Any) -> None:
         for p in self.state_props:
@@ -103,7 +133,8 @@ class Monitor:
     def _compile(self, w: Any) -> Callable[[int, Any, Any, Any, tuple], None]:
         """The check of this monitor's properties as one generated function; `w` is any world
         of the history, to learn how many objects each `reads` returns."""
-        env: dict[str, Any] = {"H": self._held, "RECORD": self._record, "FAILED": self._read_violated}
+        v = self._verdicts
+        env: dict[str, Any] = {"H": v.held, "RECORD": v.record, "FAILED": v.read_violated}
         body = ["def check(i, before, event, after, obs):"]
         for k, p in enumerate(self.state_props):
             env[f"P{k}"], env[f"S{k}"] = p, p.holds
@@ -123,23 +154,6 @@ class Monitor:
         body.append("    return None")
         exec("\n".join(body), env)  # noqa: S102 - generated from this monitor's own property list
         return env["check"]
-
-    def _read_violated(self, k: int, read: tuple, i: int, w: Any, event: Any) -> None:
-        """State property k (with `reads`) does not hold at step i."""
-        p = self.state_props[k]
-        failed = self._failed[k]
-        if failed is not None and _same(read, failed[0]) and self._stands(p, w, failed[1]):
-            return  # the same violation as at its last check, with the same cause
-        self._record(p, i, w, event)
-        self._failed[k] = (read, p.cause_reads(w) if p.cause_reads is not None else None)
-
-    def _stands(self, p: Property, w: Any, cause_read: tuple | None) -> bool:
-        """Whether `_record` would leave p's violation as it is, the world reading as at its
-        last violating check: that violation has no known cause (an unexpected violation is
-        never replaced), or its cause reads the very same objects as when it was found."""
-        if self.violations[p.id].expected is None:
-            return True
-        return cause_read is not None and _same(p.cause_reads(w), cause_read)
 
     def unexpected(self) -> list[Violation]:
         return [v for v in self.violations.values() if v.expected is None]
