@@ -10,9 +10,12 @@ included (the masking case): the mutant's violation must come out unexpected.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from histories import runner
+from histories import runner, scenario_file
 from property_tests.support import election_mutants as em
 from reference_impl import core
 from reference_impl.core import faults
@@ -23,7 +26,11 @@ from reference_impl.dledger_log import store as st
 from reference_impl.election import records as el
 from reference_impl.ha import commit_log as ha_st
 from reference_impl.nameserver import route_info as ri
+from spec import dledger_log as dspec
 from spec import nameserver as nspec
+
+
+SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_log"
 
 
 def _profiles(protocol: str, crashes: bool = False) -> list[str]:
@@ -116,6 +123,23 @@ def test_a_follower_failing_every_compare_is_unexpected(monkeypatch, profile):
     RPL-3 sees the dishonest COMPARE answer."""
     monkeypatch.setattr(eh, "handle_do_compare", _compare_never_matching)
     assert _unexpected("dledger_log", profile, range(3), 1500, want={"RPL-3"}) is not None
+
+
+def test_figure_8_needs_the_counted_entry_and_a_log_ending_above_it():
+    """Figure 8 explains a leader lacking an entry only for *that* entry committed by counting, and
+    only when the lacking leader's log ended in a higher term than the entry's when it won (what
+    its voters compared; a log that does not outrank the counted majority's can win only if the
+    vote's log check is broken). Checked on the Figure-8 script's own history."""
+    d = json.loads((SCENARIOS / "figure8_commit_by_counting.json").read_text(encoding="utf-8"))
+    sc = scenario_file.parse(d, "figure8")
+    w = runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms).world
+    e1 = w.ghost.committed[0]
+    assert e1 in w.ghost.counted[0]
+    top = max(w.ghost.elected)
+    assert "counting replicas" in dspec._lacks(w, 0, e1, top, e1.term + 1)
+    assert dspec._lacks(w, 0, e1, top, e1.term) is None  # B's log would not have outranked C's
+    other = e1.evolve(body=st.Body(key="never-counted", length=e1.body.length))
+    assert dspec._lacks(w, 0, other, top, e1.term + 1) is None  # index 0 was counted, not this entry
 
 
 # --- election: term-file losses that no OS crash explains ---

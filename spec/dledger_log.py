@@ -34,7 +34,7 @@ from spec.properties import Property, register
 
 FIGURE_8 = ("index {i} (term {et}) was committed by a leader counting replicas of an entry of an older term "
             "(a majority held it: {holders}; no current-term rule in DLedger {v}, research section 2.8; fixed in "
-            "0.4.0), and a log of the higher term {dt} displaced it")
+            "0.4.0), and a leader whose log ended in the higher term {dt} displaced it")
 OS_DROPPED = ("{who}'s OS crash at {at} ms dropped index {i} (term {et}) from its unflushed tail (flushed up to "
               "{flushed}: DLedger acknowledges appends from the page cache and flushes every flushFileInterval), "
               "and {who} then {then}")
@@ -76,14 +76,25 @@ def _fixed(w: core.World) -> bool:
 
 def _electors(w: core.World, leader: str, term: int, seq: int) -> dict[str, int]:
     """Who made `leader` leader of `term` (the leadership noted at `seq`): the leader itself, as of
-    then, and every voter whose ACCEPT for it in that term came before, as of its vote."""
+    then, and every voter whose ACCEPT for it in that term came in this candidacy (after any earlier
+    leadership of it in that term), as of its last such vote. A voter accepts one candidate twice
+    in a term only after it lost its term file, and the earlier ACCEPT elected the earlier leadership."""
+    prev = max((s for x, _, s in w.ghost.terms.led.get(term, ()) if x == leader and s < seq), default=-1)
     out = {leader: seq}
     for (voter, t), votes in w.ghost.terms.votes.items():
         if t == term and voter != leader:
-            for cand, _, s in votes:
-                if cand == leader and s < seq:
-                    out[voter] = min(out.get(voter, s), s)
+            last = max((s for cand, _, s in votes if cand == leader and prev < s < seq), default=None)
+            if last is not None:
+                out[voter] = last
     return out
+
+
+def _led_end(w: core.World, leader: str | None, term: int, before: int) -> int:
+    """The last term of `leader`'s log when it last won `term` before event `before` (-1: it did not)."""
+    for x, _, s in reversed(w.ghost.terms.led.get(term, ())):
+        if x == leader and s < before:
+            return w.ghost.led_ends.get(s, -1)
+    return -1
 
 
 def _drop_cause(w: core.World, index: int, entry: Any, who: dict[str, int], then: str) -> str | None:
@@ -133,23 +144,25 @@ def _term_cause(w: core.World, term: int) -> str | None:
 
 
 def _lacks(w: core.World, index: int, entry: Any, top: int, displacing: int) -> str | None:
-    """Why the leaders of terms entry.term..top came to lack `entry` at `index`, with `displacing`
-    the term of what stands there instead (or of the log's end, when it is shorter). None: no
-    known cause in this history. A commit (or SUCCESS) that no majority had held explains nothing."""
+    """Why the leaders of terms entry.term..top (and of any term led after a higher one, up to
+    top) came to lack `entry` at `index`; `displacing`: the last term of the lacking leader's log
+    when it won (what its voters compared), or of what stands at `index` instead. None: no known
+    cause in this history. A commit (or SUCCESS) that no majority had held explains nothing."""
     g = w.ghost
     if index in g.thin:
         return None
-    if index in g.counted and displacing > entry.term:
+    if entry in g.counted.get(index, ()) and displacing > entry.term:
         holders = _holders(w, index, entry)
         return FIGURE_8.format(i=index, et=entry.term, dt=displacing, holders=", ".join(holders),
                                v=w.cfg.proto.node.log.dledger_version)
     terms = g.terms
-    for t in sorted(t for t in terms.led if entry.term <= t <= top):
+    lacking = sorted({t for t in terms.led if entry.term <= t <= top} | {t for t in g.regressed if t <= top})
+    for t in lacking:
         for x, at, s in terms.led[t]:
             cause = _drop_cause(w, index, entry, _electors(w, x, t, s), f"elected {x} in term {t} ({at} ms)")
             if cause:
                 return cause
-    for t in sorted({entry.term, top} | {t for t in terms.led if entry.term <= t <= top}):
+    for t in sorted({entry.term, top} | set(lacking)):
         cause = _term_cause(w, t)
         if cause:
             return cause
@@ -299,7 +312,7 @@ def _leader_lacks(after: core.World, obs: tuple, wanted: Any, what: str) -> bool
             for index in missing:
                 want = wanted[index]
                 entries = sorted(want, key=lambda e: e.term) if isinstance(want, frozenset) else [want]
-                disp = _displacing(after, i, index)
+                disp = _dl(after, i).member.ledger_end_term  # what its voters compared
                 causes.append(next((c for e in entries if (c := _lacks(after, index, e, o.term, disp))), None))
             return _violated(after, f"new leader {after.cfg.ids[i]} lacks {what} entries at {missing}",
                              causes[0] if all(causes) else None)
@@ -365,8 +378,8 @@ def _loss_cause(before: core.World, event: Any, after: core.World, i: int, lost:
     held = _leader_held(after, i, lost)
     if held or drop.leader not in after.cfg.ids:
         return held
-    j = after.cfg.ids.index(drop.leader)
-    causes = [_lacks(after, e.index, e, drop.term, _displacing(after, j, e.index)) for e in lost]
+    disp = _led_end(after, drop.leader, drop.term, drop.seq)
+    causes = [_lacks(after, e.index, e, drop.term, disp) for e in lost]
     return causes[0] if all(causes) else None
 
 
@@ -403,8 +416,8 @@ def _decrease_cause(w: core.World, i: int, sb: st.Store, sa: st.Store, new: int,
         return LEADER_HELD.format(node=node, leader=drop.leader, at=drop.at_ms)
     if drop.leader not in w.cfg.ids:
         return None
-    j = w.cfg.ids.index(drop.leader)
-    causes = [_lacks(w, e.index, e, drop.term, _displacing(w, j, e.index)) for e in lost]
+    disp = _led_end(w, drop.leader, drop.term, drop.seq)
+    causes = [_lacks(w, e.index, e, drop.term, disp) for e in lost]
     return causes[0] if all(causes) else None
 
 
@@ -520,11 +533,23 @@ def _stores(w: core.World) -> tuple:
     return tuple(n.store.entries for n in _servers(w))
 
 
+def _term_reads(w: core.World) -> tuple:
+    """What _term_cause reads (Property.cause_reads)."""
+    return w.ghost.terms, w.ghost.regressed
+
+
+def _lacks_reads(w: core.World) -> tuple:
+    """What log5_expected reads besides `conflicts` (Property.cause_reads); the holders its text
+    names come from the stores, but only whether a cause is found decides a verdict."""
+    g = w.ghost
+    return g.committed, g.counted, g.thin, g.drops, g.terms, g.regressed
+
+
 LIVE_CAUSES = {"LIVE-1": espec.live1_expected, "LIVE-3": espec.live3_expected}
 
 PROPERTIES = [
     Property(id="LOG-1", protocol="dledger_log", kind="safety", holds=log1, explain=log1_explain,
-             expected_when=log1_expected, reads=_stores,
+             expected_when=log1_expected, reads=_stores, cause_reads=_term_reads,
              statement="Log matching: two logs that hold an entry of the same index and term hold identical "
                        "entries at every index up to it."),
     Property(id="LOG-2", protocol="dledger_log", kind="safety", holds_step=log2, explain=_step_explain,
@@ -537,7 +562,7 @@ PROPERTIES = [
              expected_when=_step_expected,
              statement="The commit index never decreases on a live node."),
     Property(id="LOG-5", protocol="dledger_log", kind="safety", holds=log5, explain=log5_explain,
-             expected_when=log5_expected, reads=lambda w: (w.ghost.conflicts,),
+             expected_when=log5_expected, reads=lambda w: (w.ghost.conflicts,), cause_reads=_lacks_reads,
              statement="State machine safety: no two nodes ever commit different entries at the same index."),
     Property(id="LOG-6", protocol="dledger_log", kind="safety", holds_step=log6, explain=_step_explain,
              expected_when=_step_expected,

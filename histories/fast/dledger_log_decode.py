@@ -40,8 +40,32 @@ def body(c, code: int):
     return st.Body(key=f"c{(code >> 32) - 1}-{code & 0xFFFFFFFF}", length=int(c[L.C_BLEN]))
 
 
+# Entries are immutable values and a history's logs hold the same ones at every pause of
+# the kernel (dledger_log_causes), so each is made once; bounded like the other memos.
+_ENTRIES: dict = {}  # (body length, index, term, pos, size, body code) -> Entry
+_STORES: dict = {}  # the store's row and entry rows as bytes (and the body length) -> Store
+_MEMO_CAP = 1 << 18
+
+
 def entry(c, index, term, pos, size, b) -> st.Entry:
-    return st.Entry(index=int(index), term=int(term), pos=int(pos), size=int(size), body=body(c, b))
+    key = (int(c[L.C_BLEN]), int(index), int(term), int(pos), int(size), int(b))
+    e = _ENTRIES.get(key)
+    if e is None:
+        if len(_ENTRIES) >= _MEMO_CAP:
+            _ENTRIES.clear()
+        e = _ENTRIES[key] = st.Entry(index=key[1], term=key[2], pos=key[3], size=key[4], body=body(c, key[5]))
+    return e
+
+
+def entries(c, first: int, rows) -> tuple:
+    """The entries of index first, first + 1, ... from rows of (term, pos, size, body code)."""
+    blen = int(c[L.C_BLEN])
+    get = _ENTRIES.get
+    out = []
+    for k, (term, pos, size, b) in enumerate(rows.tolist()):
+        e = get((blen, first + k, term, pos, size, b))
+        out.append(e if e is not None else entry(c, first + k, term, pos, size, b))
+    return tuple(out)
 
 
 def _request(p, row, at: int, remote: str) -> ep.PushEntryRequest:
@@ -60,13 +84,20 @@ def store(p, s, i) -> st.Store:
     sto = s.S[L.I_STO][i]
     ent = s.S[L.I_ENT][i]
     n = int(sto[L.S_NENT])
+    key = sto.tobytes() + ent[:n].tobytes() + p.C[L.C_BLEN:L.C_BLEN + 1].tobytes()
+    hit = _STORES.get(key)
+    if hit is not None:
+        return hit
     b = int(sto[L.S_BEGIN])
-    entries = tuple(entry(p.C, b + k, *ent[k]) for k in range(n))
-    return st.Store(entries=entries, begin_index=b, end_term=int(sto[L.S_END_TERM]),
-                    committed_index=int(sto[L.S_COMMITTED]), committed_pos=int(sto[L.S_CPOS]),
-                    min_pos=int(sto[L.S_MINPOS]), flushed_index=int(sto[L.S_FLUSHED]),
-                    flush_due_ms=int(sto[L.S_FLUSH_DUE]), check_point=int(sto[L.S_CP]),
-                    last_check_point_ms=int(sto[L.S_LAST_CP]), check_point_due_ms=int(sto[L.S_CP_DUE]))
+    out = st.Store(entries=entries(p.C, b, ent[:n]), begin_index=b, end_term=int(sto[L.S_END_TERM]),
+                   committed_index=int(sto[L.S_COMMITTED]), committed_pos=int(sto[L.S_CPOS]),
+                   min_pos=int(sto[L.S_MINPOS]), flushed_index=int(sto[L.S_FLUSHED]),
+                   flush_due_ms=int(sto[L.S_FLUSH_DUE]), check_point=int(sto[L.S_CP]),
+                   last_check_point_ms=int(sto[L.S_LAST_CP]), check_point_due_ms=int(sto[L.S_CP_DUE]))
+    if len(_STORES) >= 4096:
+        _STORES.clear()
+    _STORES[key] = out
+    return out
 
 
 def pusher(p, s, i) -> ep.Pusher:
@@ -186,7 +217,7 @@ def ghost(p, s) -> lw.LogGhost:
 
     conflicts = sets(G[M.G_GX], G[M.G_GXN], G[M.G_GXO], int(ws[L.W_NCONFLICT]))
     acked = sets(G[M.G_GA], G[M.G_GAN], G[M.G_GAO], int(ws[L.W_NACKED]))
-    counted = frozenset(int(k) for k in range(int(ws[L.W_MAXIDX]) + 1) if G[M.G_GCNT][k])
+    counted = sets(G[M.G_GK], G[M.G_GCNT], G[M.G_GKO], int(ws[L.W_NCOUNTED]))
     gres = G[M.G_GRES]
     results = {CODE_NAMES[c]: int(gres[c]) for c in CODE_NAMES if 0 <= c < len(gres) and gres[c]}
 
@@ -197,7 +228,8 @@ def ghost(p, s) -> lw.LogGhost:
     glv = G[M.G_GLV]
     settled = int(ws[L.W_SETTLED])
     return lg.LogGhost(elected=fm(elected), regressed=fm(regressed), committed=fm(committed),
-                       conflicts=fm(conflicts), counted=counted, acked=fm(acked), thin=fm(thin(p, s)),
+                       conflicts=fm(conflicts), counted=fm(counted), acked=fm(acked), thin=fm(thin(p, s)),
+                       led_ends=fm({int(r[3]): int(r[4]) for r in G[M.G_GLED][:int(ws[L.W_NLED])]}),
                        drops=drops(p, s), terms=terms(p, s), agreed=bool(ws[L.W_AGREED]),
                        agreed_since=int(ws[L.W_AGREED_SINCE]),
                        settled_leader=(ids[settled], int(ws[L.W_SETTLED_T])) if settled >= 0 else None,
@@ -217,9 +249,9 @@ def drops(p, s) -> tuple:
     for r in range(int(s.ws[L.W_NDROPS])):
         d = [int(x) for x in gdr[r]]
         lo, hi, pay = d[L.DR_LO], d[L.DR_HI], d[L.DR_PAY]
-        entries = tuple(entry(p.C, lo + k, *gdp[pay + k]) for k in range(hi - lo + 1))
+        entries_ = entries(p.C, lo, gdp[pay:pay + hi - lo + 1])
         out.append(lg.Drop(server=ids[d[L.DR_SERVER]], at_ms=d[L.DR_AT], seq=d[L.DR_SEQ],
-                           how=L.HOW_NAMES[d[L.DR_HOW]], entries=entries, flushed=d[L.DR_FLUSHED],
+                           how=L.HOW_NAMES[d[L.DR_HOW]], entries=entries_, flushed=d[L.DR_FLUSHED],
                            leader=_id(ids, d[L.DR_LEADER]), term=d[L.DR_TERM], stale=bool(d[L.DR_STALE])))
     return tuple(out)
 
@@ -249,7 +281,7 @@ def terms(p, s) -> eg.Terms:
         votes.setdefault((ids[voter], term), []).append((ids[cand], at, seq))
     led: dict = {}
     for r in G[M.G_GLED][:int(ws[L.W_NLED])]:
-        term, leader, at, seq = (int(x) for x in r)
+        term, leader, at, seq = (int(x) for x in r[:4])
         led.setdefault(term, []).append((ids[leader], at, seq))
     lost: dict = {}
     for r in G[M.G_GTL][:int(ws[L.W_NTL])]:

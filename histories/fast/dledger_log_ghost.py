@@ -86,8 +86,9 @@ def _note_vote(ws, G, voter, term, cand, now):
 
 
 @njit(cache=True)
-def _note_led(ws, G, leader, term, now):
-    """election.ghost.note of a RoleChanged to LEADER: term -> + (leader, at, seq)."""
+def _note_led(ws, G, leader, term, end_term, now):
+    """election.ghost.note of a RoleChanged to LEADER: term -> + (leader, at, seq), and the
+    leader's ledgerEndTerm then (LogGhost.led_ends)."""
     gled = L.g_gled(G)
     r = ws[W_NLED]
     if r >= gled.shape[0]:
@@ -97,6 +98,7 @@ def _note_led(ws, G, leader, term, now):
     gled[r, 1] = leader
     gled[r, 2] = now
     gled[r, 3] = ws[W_SEQ]
+    gled[r, 4] = end_term
     ws[W_NLED] = r + 1
     ws[W_SEQ] += 1
     ws[W_GVER] += 1

@@ -308,7 +308,7 @@ W_MAXTERM = 27  # largest term in elected / regressed (-1: none)
 W_NCOMMITTED = 28  # indexes in LogGhost.committed (and their order in gco)
 W_NCONFLICT = 29  # indexes in LogGhost.conflicts (order in gxo)
 W_NACKED = 30  # indexes in LogGhost.acked (order in gao)
-W_NCOUNTED = 31
+W_NCOUNTED = 31  # indexes in LogGhost.counted (order in gko)
 W_NOSLOST = 32  # rows of LogGhost.os_lost
 W_GVER = 33  # bumped when what an expected cause reads changes (caches LOG-1 / LOG-5 causes)
 W_MAXIDX = 34  # the largest index any index-keyed table used (reset clears up to it)
@@ -416,7 +416,7 @@ RQF = 4
 # holds them for the whole call, as for `common.borrow`).
 
 T_GHOST = 20  # ghost arrays (dledger_log_monitor.G_*) follow the node arrays in the table
-T_ENTRIES = T_GHOST + 22
+T_ENTRIES = T_GHOST + 24
 TABLE_SIZE = 4 * T_ENTRIES
 
 
@@ -519,6 +519,8 @@ g_gtl = _accessor(view2, T_GHOST + 18)
 g_glv = _accessor(view2, T_GHOST + 19)
 rq_ = _accessor(view2, T_GHOST + 20)
 mb_ = _accessor(view1, T_GHOST + 21)  # scratch: a server's election row before the step (RPL-*)
+g_gk = _accessor(view3, T_GHOST + 22)
+g_gko = _accessor(view1, T_GHOST + 23)
 
 # LogGhost.drops rows gdr[k, DRF]
 DR_SERVER = 0

@@ -5,8 +5,9 @@ expected causes, over arrays, checked after every step with spec.properties.Moni
 The ghost tuple G (indexes G_*): per term `elected` (mask of servers) and `regressed`
 (-1: absent); per entry index `gc` (the first entry committed there: present, term, pos,
 size, body), `gx`/`gxn` (other entries committed there later, at most `sets` of them),
-`ga`/`gan` (entries acknowledged SUCCESS there), `gcnt` (committed by counting an older
-term); the insertion orders of the committed, conflicting and acknowledged indexes (the
+`ga`/`gan` (entries acknowledged SUCCESS there), `gk`/`gcnt` (entries a leader committed
+there by counting an older term); the insertion orders of the committed, conflicting,
+acknowledged and counted indexes (the
 reference's maps iterate in that order); `gres` (AppendResult counts by code); the
 history the expected causes read (drops, thin, Terms, liveness) is
 histories.fast.dledger_log_ghost's.
@@ -110,6 +111,8 @@ G_GTL = 18
 G_GLV = 19
 G_RQ = 20
 G_MB = 21
+G_GK = 22
+G_GKO = 23
 
 LOG_L_BOUND_MS = 40_000  # spec.dledger_log.LOG_L_BOUND_MS
 
@@ -191,13 +194,17 @@ def on_commit_advanced(C, ws, G, S, i, old, new, term, leader, entry_term, now):
                 lg.check_majority(C, ws, G, S, i, index, ent[i, k, ET_TERM], ent[i, k, ET_POS], ent[i, k, ET_SIZE],
                                   ent[i, k, ET_BODY], term, 0, now)
     if leader == 1 and entry_term < term:
-        gcnt = L.g_gcnt(G)
-        for index in range(old + 1, new + 1):
-            if 0 <= index < gcnt.shape[0] and gcnt[index] == 0:
-                gcnt[index] = 1
-                ws[W_NCOUNTED] += 1
+        # ghost `counted`: every entry this commit took, by index
+        sto = L.sto_(S)
+        ent = L.ent_(S)
+        n = sto[i, S_NENT]
+        b = sto[i, S_BEGIN]
+        for index in range(max(old, b - 1) + 1, min(new, b + n - 1) + 1):
+            k = index - b
+            _see_index(ws, index)
+            if _set_add(ws, L.g_gk(G), L.g_gcnt(G), L.g_gko(G), W_NCOUNTED, index, ent[i, k, ET_TERM],
+                        ent[i, k, ET_POS], ent[i, k, ET_SIZE], ent[i, k, ET_BODY]):
                 ws[W_GVER] += 1
-                _see_index(ws, index)
 
 
 @njit(cache=True)
@@ -220,9 +227,9 @@ def on_append_result(C, ws, G, S, i, code, index, term, now):
 
 
 @njit(cache=True)
-def on_leader(ws, G, i, term, now):
-    """ghost.update of RoleChanged(LEADER): Terms.led, then `regressed` and `elected`"""
-    lg._note_led(ws, G, i, term, now)
+def on_leader(ws, G, i, term, end_term, now):
+    """ghost.update of RoleChanged(LEADER): Terms.led with `led_ends`, then `regressed` and `elected`"""
+    lg._note_led(ws, G, i, term, end_term, now)
     elected = L.g_elected(G)
     if term < 0 or term >= elected.shape[0]:
         ws[W_STOP] = OVERFLOW_TERMS

@@ -246,18 +246,20 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
          np.zeros((entries, sets, 4), i64),  # ga
          np.zeros(entries, i64),  # gan
          np.zeros(entries, i64),  # gao
-         np.zeros(entries, i64),  # gcnt
+         np.zeros(entries, i64),  # gcnt: entries in gk per index
          np.zeros((oslost, L.DRF), i64),  # gdr
          np.zeros(L.CODE_SLOTS, i64),  # gres
          np.zeros((16 * oslost, 4), i64),  # gdp
          np.zeros((entries, L.THF), i64),  # gth
          np.zeros(entries, i64),  # gtho
          np.zeros((4 * oslost, 5), i64),  # gvo
-         np.zeros((oslost, 4), i64),  # gled
+         np.zeros((oslost, 5), i64),  # gled
          np.zeros((oslost, 4), i64),  # gtl
          np.full((n, 2), -1, i64),  # glv
          np.zeros((L.NPROP, L.RQF), i64),  # rq
-         np.zeros(E.NF, i64))  # mb
+         np.zeros(E.NF, i64),  # mb
+         np.zeros((entries, sets, 4), i64),  # gk
+         np.zeros(entries, i64))  # gko
     nev = 1 + nt + flight + rpcs
     s = State(S=S, G=G, T=L.table_of(S + G), alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
               rp=np.zeros((rpcs, L.RF), i64), cut=np.zeros((nt, nt), i64), sn=np.zeros(nt, i64),

@@ -200,7 +200,7 @@ def _route(C, S, G, ws, fl, rp, alive, newl, i, now, ob, oc, msg):
                 LG.follow_note(C, ws, G, S, alive, now)
                 LG.transfer_note(ws, G, S, i, now)
                 if ob[k, O_F0 + 1] == E.LEADER:
-                    M.on_leader(ws, G, i, ob[k, O_F0], now)
+                    M.on_leader(ws, G, i, ob[k, O_F0], L.nd_(S)[i, E.LET], now)
                     newl[newl[0] + 1] = i
                     newl[STEPS.NEWL_TERMS + newl[0]] = ob[k, O_F0]
                     newl[0] += 1

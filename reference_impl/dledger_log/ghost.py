@@ -7,8 +7,11 @@ never read any of it.
   a higher one had been (term files were lost).
 - `committed`, `conflicts`: the first entry any node committed at each index, and other
   entries committed there later (LOG-5).
-- `counted`: indexes a leader committed by counting replicas of an entry of an older term
-  (Raft's Figure 8, research section 2.8).
+- `counted`: the entries a leader committed by counting replicas of an entry of an older
+  term, by index (Raft's Figure 8, research section 2.8).
+- `led_ends`: the last term of each new leader's log when it won (`terms.led`'s seq -> its
+  MemberState ledgerEndTerm, what its vote requests carried): a leader lacking a counted
+  entry displaces it only with a log of a higher last term, which is what the voters compare.
 - `acked`: the entries a leader answered SUCCESS for, by index (LOG-6).
 - `thin`: commits and SUCCESS answers by a leader for an entry that a majority of the
   servers had not held (LOG-8): the quorum rule checked on the logs themselves. A
@@ -76,7 +79,8 @@ class LogGhost:
     regressed: FrozenMap = EMPTY  # term -> a higher term that had a leader before this one led it
     committed: FrozenMap = EMPTY  # index -> the first entry any node committed there
     conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
-    counted: frozenset = frozenset()  # indexes committed by a leader whose commit-index entry was of an older term
+    counted: FrozenMap = EMPTY  # index -> frozenset of entries a leader committed there with an older-term commit entry
+    led_ends: FrozenMap = EMPTY  # seq of a leadership in terms.led -> that leader's ledgerEndTerm when it won
     acked: FrozenMap = EMPTY  # index -> frozenset of entries a leader answered SUCCESS for at that index
     thin: FrozenMap = EMPTY  # index -> the first Thin commit or SUCCESS there
     drops: tuple = ()  # Drop, in history order
@@ -191,7 +195,10 @@ def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
             for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
                 g = _check_majority(g, w, i, index, s.entries[index - s.begin_index], obs.term, "committed")
             if obs.entry_term < obs.term:
-                g = g.evolve(counted=g.counted | set(range(obs.old + 1, obs.new + 1)))
+                counted = g.counted
+                for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
+                    counted = counted.set(index, counted.get(index, frozenset()) | {s.entries[index - s.begin_index]})
+                g = g.evolve(counted=counted)
     elif t is dn.EntriesDropped:
         node_id = w.cfg.ids[i]
         req = obs.truncate
@@ -218,8 +225,10 @@ def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
                 g = g.evolve(first_ack_after_calm_ms=w.now)
     elif t is el.RoleChanged or t is el.VoteGranted:
         node_id = w.cfg.ids[i]
+        seq = g.terms.seq
         g = g.evolve(terms=eg.note(g.terms, node_id, obs, w.now))
         if t is el.RoleChanged and obs.role is el.Role.LEADER:
+            g = g.evolve(led_ends=g.led_ends.set(seq, dnode(w.nodes[i]).member.ledger_end_term))
             higher = max((x for x in g.elected if x > obs.term), default=None)
             if higher is not None:
                 g = g.evolve(regressed=g.regressed.set(obs.term, higher))
