@@ -27,6 +27,7 @@ from reference_impl.election import records as el
 from reference_impl.ha import commit_log as ha_st
 from reference_impl.nameserver import route_info as ri
 from spec import dledger_log as dspec
+from spec import election as espec
 from spec import nameserver as nspec
 
 
@@ -140,6 +141,20 @@ def test_figure_8_needs_the_counted_entry_and_a_log_ending_above_it():
     assert dspec._lacks(w, 0, e1, top, e1.term) is None  # B's log would not have outranked C's
     other = e1.evolve(body=st.Body(key="never-counted", length=e1.body.length))
     assert dspec._lacks(w, 0, other, top, e1.term + 1) is None  # index 0 was counted, not this entry
+
+
+def test_astray_needs_the_vote_and_holds_only_for_its_bound():
+    """A straggler is astray behind a second leader of the followed term only if it accepted that
+    leader (or is it) and only within astray_bound_ms of that leadership; the ELE-1 evidence for the
+    two leaders is the rest (a fuzzed history, property_tests/test_dledger_log_findings.py)."""
+    cfg = core.world_config("dledger_log", 5, "os_crash", {"dledger_version": "fixed"})
+    w = runner.simulate(cfg, 29231, 5564).world
+    assert "n2 followed n0, which also led term 3" in espec.astray(w, "n2")
+    other, at, _ = w.ghost.terms.led[3][-1]
+    late = w.evolve(now=max(at, w.history.calm_at_ms) + espec.astray_bound_ms(w) + 1)
+    assert espec.astray(late, "n2") is None
+    votes = w.ghost.terms.votes.without(("n2", 3))
+    assert espec.astray(w.evolve(ghost=w.ghost.evolve(terms=w.ghost.terms.evolve(votes=votes))), "n2") is None
 
 
 # --- election: term-file losses that no OS crash explains ---

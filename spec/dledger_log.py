@@ -213,9 +213,9 @@ def _leader_held(w: core.World, i: int, dropped: list) -> str | None:
 # --- LOG-1: log matching ---
 
 
-def log_matching_violation(w: core.World) -> tuple[str, str, int, int] | None:
+def log_matching_violation(w: core.World) -> tuple[str, str, int, int, int] | None:
     """Two logs holding entries of equal index and term must hold identical entries up to there.
-    Returns (node, node, first differing index, the shared term above it)."""
+    Returns (node, node, first differing index, the shared term above it, the index of that)."""
     stores = [n.store for n in _servers(w)]
     for a in range(len(stores)):
         for b in range(a + 1, len(stores)):
@@ -237,7 +237,7 @@ def log_matching_violation(w: core.World) -> tuple[str, str, int, int] | None:
             for i in range(lo, top + 1):
                 ea, eb = sa.entries[i - sa.begin_index], sb.entries[i - sb.begin_index]
                 if ea is not eb and ea != eb:
-                    return w.cfg.ids[a], w.cfg.ids[b], i, sa.entries[top - sa.begin_index].term
+                    return w.cfg.ids[a], w.cfg.ids[b], i, sa.entries[top - sa.begin_index].term, top
     return None
 
 
@@ -246,10 +246,32 @@ def log1(w: core.World) -> bool:
 
 
 def log1_expected(w: core.World, event: Any = None) -> str | None:
-    """Two logs agree on (index, term) above a difference: two entries carry that term, which only a
-    term led twice (or by two leaders) explains, with its lost-currterm evidence."""
+    """Two logs agree on (index, term) above a difference: some term's entries were made twice,
+    which only a term led twice (or by two leaders) explains, with its lost-currterm evidence.
+    Which term is not always the agreeing entry's: a follower of one leader of a term takes another
+    leader's later entries above its own, since an APPEND checks no previous entry (DLedger
+    compares logs only when a dispatcher starts, and a dispatcher whose leader keeps its term does
+    not start again), and two leaders' no-op entries of one term at one index are equal values.
+    So the terms of the two logs' entries from the difference up to the agreeing entry, those
+    where they hold different entries of one term first (log1_cause_terms)."""
     v = log_matching_violation(w)
-    return _term_cause(w, v[3]) if v else None
+    if v is None:
+        return None
+    return next((c for t in log1_cause_terms(w, v) if (c := _term_cause(w, t))), None)
+
+
+def log1_cause_terms(w: core.World, v: tuple) -> list[int]:
+    """The terms of both logs' entries at indexes v[2]..v[4] of a LOG-1 violation `v`: first those
+    where they hold different entries of one term, then all, in index order."""
+    ids = w.cfg.ids
+    sa, sb = (_dl(w, ids.index(x)).store for x in v[:2])
+    same, every = [], []
+    for index in range(v[2], v[4] + 1):
+        a, b = st.entry_at(sa, index), st.entry_at(sb, index)
+        if a.term == b.term and a != b:
+            same.append(a.term)
+        every += [a.term, b.term]
+    return list(dict.fromkeys(same + every))
 
 
 def log1_explain(w: core.World) -> str:
@@ -429,14 +451,18 @@ def log5(w: core.World) -> bool:
 
 
 def log5_expected(w: core.World, event: Any = None) -> str | None:
-    """Two entries committed at one index: the leaders up to the later entry's term lacked the first
-    one for a cause of this history (_lacks; Figure 8 when the later entry's term is higher)."""
+    """Two entries committed at one index: the leaders up to the term in which the later entry was
+    committed lacked the first one for a cause of this history (_lacks; Figure 8 when the later
+    entry's term, or the last term of the log a leader of that term won with, is higher)."""
     g = w.ghost
     causes = []
     for index, others in g.conflicts.items():
         first = g.committed[index]
-        top = max(e.term for e in others)
-        causes.append(_lacks(w, index, first, max(top, first.term), top))
+        later = max(e.term for e in others)
+        upto = max(g.conflict_terms.get(index, later), later, first.term)  # the leaders up to that commit
+        # what displaced the first entry: the later one, or the log its committing leader won with
+        disp = max([later] + [g.led_ends.get(s, -1) for _, _, s in g.terms.led.get(upto, ())])
+        causes.append(_lacks(w, index, first, upto, disp))
     return causes[0] if causes and all(causes) else None
 
 
@@ -542,7 +568,7 @@ def _lacks_reads(w: core.World) -> tuple:
     """What log5_expected reads besides `conflicts` (Property.cause_reads); the holders its text
     names come from the stores, but only whether a cause is found decides a verdict."""
     g = w.ghost
-    return g.committed, g.counted, g.thin, g.drops, g.terms, g.regressed
+    return g.committed, g.conflict_terms, g.counted, g.thin, g.drops, g.terms, g.regressed, g.led_ends
 
 
 LIVE_CAUSES = {"LIVE-1": espec.live1_expected, "LIVE-3": espec.live3_expected}

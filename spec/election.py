@@ -366,10 +366,54 @@ def live1_expected(w: core.World, event: Any = None) -> str | None:
         m.role is el.Role.FOLLOWER and m.leader_id == lead[0] and m.curr_term == lead[1])})
 
 
+ASTRAY = ("{who} followed {other}, which also led term {t} at {at} ms ({why}): a follower of one leader of a "
+          "term answers another's heartbeats INCONSISTENT_LEADER (handleHeartBeat), and leaves only once its own "
+          "leader, which no quorum follows, has stepped down and maxHeartBeatLeak heartbeats went missing, so it "
+          "joins {leader} within {bound} ms of that leadership")
+
+
+def astray_bound_ms(w: core.World) -> int:
+    """How long after a second leader of the followed term won a node may stay outside the followed
+    leadership on its account: that leader steps down (HB-2's bound), the node notices its heartbeats
+    missing (maxHeartBeatLeak x interval and a loop), then joins as any straggler does (LIVE-3)."""
+    hb, leak, sleep = _hb(w)
+    return hb2_bound_ms(w) + leak * hb + sleep + live3_bound_ms(w)
+
+
+def astray(w: core.World, x: str) -> str | None:
+    """The evidence that node x stays outside the followed leadership (leader L of term t) because it
+    followed another leader of term t: that one won t after L's voters' quorum had, with ELE-1's
+    lost-term-file evidence for the two (two_leaders_cause), x accepted it in t (or is it), and it
+    won no longer ago than astray_bound_ms (from the quiet tail on)."""
+    lead = w.ghost.settled_leader
+    if lead is None:
+        return None
+    leader, t = lead
+    terms = w.ghost.terms
+    bound = astray_bound_ms(w)
+    for other, at, _ in reversed(terms.led.get(t, ())):
+        if other == leader or w.now - max(at, w.history.calm_at_ms) > bound:
+            continue
+        if other != x and not any(c == other for c, _, _ in terms.votes.get((x, t), ())):
+            continue
+        why = two_leaders_cause(terms, w.cfg.ids, t, sorted((leader, other)))
+        if why is not None:
+            return ASTRAY.format(who=x, other=other, t=t, at=at, why=why, leader=leader, bound=bound)
+    return None
+
+
 def live3_expected(w: core.World, event: Any = None) -> str | None:
+    """Every late straggler is a stuck candidate (0.2.6 / 0.3.1.2) or astray behind a second leader of
+    the followed term."""
     bound = live3_bound_ms(w)
-    late = {n for n, since in w.ghost.stragglers.items() if w.now - max(since, w.history.calm_at_ms) > bound}
-    return stuck_candidates(w, late)
+    late = sorted(n for n, since in w.ghost.stragglers.items() if w.now - max(since, w.history.calm_at_ms) > bound)
+    causes = []
+    for x in late:
+        cause = stuck_candidates(w, {x}) or astray(w, x)
+        if cause is None:
+            return None
+        causes.append(cause)
+    return "; ".join(causes) or None
 
 
 def live1(w: core.World) -> bool:

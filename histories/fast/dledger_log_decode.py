@@ -216,6 +216,7 @@ def ghost(p, s) -> lw.LogGhost:
                 for k in order[:count]}
 
     conflicts = sets(G[M.G_GX], G[M.G_GXN], G[M.G_GXO], int(ws[L.W_NCONFLICT]))
+    conflict_terms = {int(k): int(G[M.G_GXT][k]) for k in G[M.G_GXO][:int(ws[L.W_NCONFLICT])]}
     acked = sets(G[M.G_GA], G[M.G_GAN], G[M.G_GAO], int(ws[L.W_NACKED]))
     counted = sets(G[M.G_GK], G[M.G_GCNT], G[M.G_GKO], int(ws[L.W_NCOUNTED]))
     gres = G[M.G_GRES]
@@ -228,7 +229,7 @@ def ghost(p, s) -> lw.LogGhost:
     glv = G[M.G_GLV]
     settled = int(ws[L.W_SETTLED])
     return lg.LogGhost(elected=fm(elected), regressed=fm(regressed), committed=fm(committed),
-                       conflicts=fm(conflicts), counted=fm(counted), acked=fm(acked), thin=fm(thin(p, s)),
+                       conflicts=fm(conflicts), conflict_terms=fm(conflict_terms), counted=fm(counted), acked=fm(acked), thin=fm(thin(p, s)),
                        led_ends=fm({int(r[3]): int(r[4]) for r in G[M.G_GLED][:int(ws[L.W_NLED])]}),
                        drops=drops(p, s), terms=terms(p, s), agreed=bool(ws[L.W_AGREED]),
                        agreed_since=int(ws[L.W_AGREED_SINCE]),

@@ -89,7 +89,8 @@ C_PFTO = _B + 22  # push_future_timeout_ms
 C_LIVE1B = _B + 23  # spec.election.live1_bound_ms (bounds from spec/bounds.py and the overrides)
 C_LIVE2B = _B + 24  # live2_bound_ms
 C_LIVE3B = _B + 25  # live3_bound_ms
-CF = _B + 26
+C_ASTRAYB = _B + 26  # spec.election.astray_bound_ms
+CF = _B + 27
 
 # --- the node state tuple S (every array of the nodes, one per entry) ---
 
@@ -416,7 +417,7 @@ RQF = 4
 # holds them for the whole call, as for `common.borrow`).
 
 T_GHOST = 20  # ghost arrays (dledger_log_monitor.G_*) follow the node arrays in the table
-T_ENTRIES = T_GHOST + 24
+T_ENTRIES = T_GHOST + 25
 TABLE_SIZE = 4 * T_ENTRIES
 
 
@@ -521,6 +522,7 @@ rq_ = _accessor(view2, T_GHOST + 20)
 mb_ = _accessor(view1, T_GHOST + 21)  # scratch: a server's election row before the step (RPL-*)
 g_gk = _accessor(view3, T_GHOST + 22)
 g_gko = _accessor(view1, T_GHOST + 23)
+g_gxt = _accessor(view1, T_GHOST + 24)  # LogGhost.conflict_terms per index
 
 # LogGhost.drops rows gdr[k, DRF]
 DR_SERVER = 0

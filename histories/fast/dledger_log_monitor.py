@@ -33,6 +33,7 @@ from histories.fast.dledger_log_layout import (
     C_BLEN,
     C_LIVE1B,
     C_LIVE2B,
+    C_ASTRAYB,
     C_LIVE3B,
     C_NCL,
     CA_NONE,
@@ -81,8 +82,10 @@ from histories.fast.dledger_log_layout import (
     W_NCOMMITTED,
     W_NCONFLICT,
     W_NCOUNTED,
+    W_NLED,
     W_NOW,
     W_NTHIN,
+    W_NVOTES,
     W_SETTLED,
     W_SETTLED_T,
     W_STOP,
@@ -113,6 +116,7 @@ G_RQ = 20
 G_MB = 21
 G_GK = 22
 G_GKO = 23
+G_GXT = 24
 
 LOG_L_BOUND_MS = 40_000  # spec.dledger_log.LOG_L_BOUND_MS
 
@@ -148,8 +152,8 @@ def _set_add(ws, sets, counts, order, nord, index, term, pos, size, body):
 
 
 @njit(cache=True)
-def _commit(ws, G, index, term, pos, size, body):
-    """world._commit"""
+def _commit(ws, G, index, term, pos, size, body, cterm):
+    """ghost._commit: a node of term `cterm` committed the entry (term, pos, size, body) at `index`."""
     gc = L.g_gc(G)
     _see_index(ws, index)
     if gc[index, 0] == 0:
@@ -162,12 +166,14 @@ def _commit(ws, G, index, term, pos, size, body):
         ws[W_NCOMMITTED] += 1
     elif ((gc[index, 1] != term or gc[index, 2] != pos or gc[index, 3] != size or gc[index, 4] != body)
           and _set_add(ws, L.g_gx(G), L.g_gxn(G), L.g_gxo(G), W_NCONFLICT, index, term, pos, size, body)):
+        gxt = L.g_gxt(G)
+        gxt[index] = cterm if L.g_gxn(G)[index] == 1 else max(gxt[index], cterm)
         ws[W_GVER] += 1
 
 
 @njit(cache=True)
-def see_committed_prefix(ws, G, S, i, lo, hi):
-    """world._see_committed_prefix: entries (lo, hi] of server i's log."""
+def see_committed_prefix(ws, G, S, i, lo, hi, cterm):
+    """ghost._see_committed_prefix: entries (lo, hi] of server i's log, seen in term `cterm`."""
     sto = L.sto_(S)
     ent = L.ent_(S)
     n = sto[i, S_NENT]
@@ -176,12 +182,12 @@ def see_committed_prefix(ws, G, S, i, lo, hi):
     b = sto[i, S_BEGIN]
     for index in range(max(lo, b - 1) + 1, min(hi, b + n - 1) + 1):
         k = index - b
-        _commit(ws, G, index, ent[i, k, ET_TERM], ent[i, k, ET_POS], ent[i, k, ET_SIZE], ent[i, k, ET_BODY])
+        _commit(ws, G, index, ent[i, k, ET_TERM], ent[i, k, ET_POS], ent[i, k, ET_SIZE], ent[i, k, ET_BODY], cterm)
 
 
 @njit(cache=True)
 def on_commit_advanced(C, ws, G, S, i, old, new, term, leader, entry_term, now):
-    see_committed_prefix(ws, G, S, i, old, new)
+    see_committed_prefix(ws, G, S, i, old, new, term)
     if leader == 1:
         # ghost._check_majority of every newly committed entry the leader's log holds
         sto = L.sto_(S)
@@ -250,7 +256,7 @@ def on_restart_or_calm(C, ws, G, S, alive):
     sto = L.sto_(S)
     for j in range(C[E.C_N]):
         if alive[j] == 1:
-            see_committed_prefix(ws, G, S, j, -1, sto[j, S_COMMITTED])
+            see_committed_prefix(ws, G, S, j, -1, sto[j, S_COMMITTED], L.nd_(S)[j, E.TERM])
 
 
 # --- what a step dropped (spec.dledger_log._dropped) ---
@@ -332,9 +338,11 @@ def _identical(ent, a, ka, b, kb):
 @njit(cache=True)
 def pair_scan(S, a, b):
     """spec.dledger_log.log_matching_violation for the pair (a, b) from scratch:
-    (holds, P, differing index, term at the top): P is the first index of the overlap where
-    the logs differ (past the overlap if none); they violate log matching iff some index
-    from P to the overlap's end holds entries of equal terms."""
+    (holds, P, differing index, key): P is the first index of the overlap where the logs differ
+    (past the overlap if none); they violate log matching iff some index from P to the overlap's
+    end holds entries of equal terms. The key digests what the violation's cause reads besides the
+    ghost (spec.dledger_log.log1_cause_terms: the pair, and both logs' terms from P up to the
+    highest such index), so the cause is asked again only when that changed."""
     sto = L.sto_(S)
     ent = L.ent_(S)
     na = sto[a, S_NENT]
@@ -350,7 +358,11 @@ def pair_scan(S, a, b):
         p += 1
     for idx in range(hi, p - 1, -1):
         if ent[a, idx - ba, ET_TERM] == ent[b, idx - bb, ET_TERM]:
-            return False, p, p, ent[a, idx - ba, ET_TERM]
+            key = (a * 64 + b) * 1_000_003 + p
+            for j in range(p, idx + 1):
+                same = ent[a, j - ba, ET_TERM] == ent[b, j - bb, ET_TERM] and not _identical(ent, a, j - ba, b, j - bb)
+                key = (key * 1_000_003 + ent[a, j - ba, ET_TERM]) * 1_000_003 + ent[b, j - bb, ET_TERM] * 2 + same
+            return False, p, p, key
     return True, p, 0, 0
 
 
@@ -384,12 +396,12 @@ def pair_update(S, a, b, pp):
 
 @njit(cache=True)
 def log1_first(S, n):
-    """The first violating pair in the reference's order: (found, term at its top)."""
+    """The first violating pair in the reference's order: (found, its pair_scan key)."""
     for a in range(n):
         for b in range(a + 1, n):
-            h, _, _, term = pair_scan(S, a, b)
+            h, _, _, key = pair_scan(S, a, b)
             if not h:
-                return True, term
+                return True, key
     return False, 0
 
 
@@ -443,6 +455,25 @@ def stuck_candidates(C, S, alive, lead, lterm, mask):
 
 
 @njit(cache=True)
+def astray_possible(C, G, ws, x, lead, lterm, now, calm_at):
+    """spec.election.astray for node x but its two_leaders_cause (which the caller's pause asks):
+    another leader of the followed term lterm won it within C_ASTRAYB (from the calm on), and it is
+    x or x accepted it in lterm."""
+    gled = L.g_gled(G)
+    gvo = L.g_gvo(G)
+    for r in range(ws[W_NLED]):
+        other = gled[r, 1]
+        if gled[r, 0] != lterm or other == lead or now - max(gled[r, 2], calm_at) > C[C_ASTRAYB]:
+            continue
+        if other == x:
+            return True
+        for v in range(ws[W_NVOTES]):
+            if gvo[v, 0] == x and gvo[v, 1] == lterm and gvo[v, 2] == other:
+                return True
+    return False
+
+
+@njit(cache=True)
 def _check_liveness(C, ws, G, S, alive, vi, step, now):
     """LIVE-1, LIVE-2, LIVE-3 (spec/election.py, as the log world has them)."""
     n = C[E.C_N]
@@ -470,15 +501,21 @@ def _check_liveness(C, ws, G, S, alive, vi, step, now):
                 record(vi, P_LIVE2, step, now, CA_NONE)
                 break
     if calm and may_record(vi, P_LIVE3):
+        # spec.election.live3_expected: each late straggler a stuck candidate or astray
         late = 0
+        ask = False
         for k in range(n):
             if glv[k, LV_STRAG] >= 0 and now - max(glv[k, LV_STRAG], calm_at) > C[C_LIVE3B]:
                 late |= 1 << k
-        if late != 0:
-            if not stuck_candidates(C, S, alive, lead, lterm, late):
-                record(vi, P_LIVE3, step, now, CA_NONE)
-            elif vi[P_LIVE3, V_STEP] < 0:
-                request(G, P_LIVE3, 0, 0, 0)
+                if not stuck_candidates(C, S, alive, lead, lterm, 1 << k):
+                    if not astray_possible(C, G, ws, k, lead, lterm, now, calm_at):
+                        record(vi, P_LIVE3, step, now, CA_NONE)
+                        return
+                    ask = True
+        if ask:
+            request(G, P_LIVE3, 0, 0, 0)  # astray needs ELE-1's evidence and its time, so every step
+        elif late != 0 and vi[P_LIVE3, V_STEP] < 0:
+            request(G, P_LIVE3, 0, 0, 0)
 
 
 @njit(cache=True)
@@ -486,7 +523,7 @@ def check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now):
     """The state properties after a step: LOG-1 (where logs changed), LOG-5, LOG-7, LOG-8,
     LIVE-*, LOG-L. lmp[a, b]: the pair's first difference while it holds (-1: re-scan);
     lcache: what the LOG-1 and LOG-5 causes were last asked on ([0], [1]: GVER and LOG-1's
-    term; [6]: GVER), so a violation still explained by unchanged evidence is not asked again."""
+    pair_scan key; [6]: GVER), so a violation still explained by unchanged evidence is not asked again."""
     n = C[E.C_N]
     md = L.md_(S)
     changed = False
@@ -505,12 +542,12 @@ def check_states(C, ws, G, S, alive, vi, lmp, lcache, step, now):
                     bad = True
         lcache[5] = 1 if bad else 0
     if lcache[5] == 1 and may_record(vi, P_LOG1):
-        term = lcache[1]
+        key = lcache[1]
         if changed or lcache[0] != ws[W_GVER]:
-            _, term = log1_first(S, n)
-        if vi[P_LOG1, V_STEP] < 0 or lcache[0] != ws[W_GVER] or lcache[1] != term:
+            _, key = log1_first(S, n)
+        if vi[P_LOG1, V_STEP] < 0 or lcache[0] != ws[W_GVER] or lcache[1] != key:
             lcache[0] = ws[W_GVER]
-            lcache[1] = term
+            lcache[1] = key
             request(G, P_LOG1, 0, 0, 0)
     # LOG-5
     if ws[W_NCONFLICT] > 0 and may_record(vi, P_LOG5) and (vi[P_LOG5, V_STEP] < 0 or lcache[6] != ws[W_GVER]):

@@ -140,12 +140,12 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
     C[L.C_PFTO] = lg.push_future_timeout_ms
     # the liveness bounds, as spec/election.py states them (spec/bounds.py's defaults and the overrides)
     shim = SimpleNamespace(cfg=cfg)
-    C[L.C_LIVE1B] = espec.live1_bound_ms(shim)
-    C[L.C_LIVE2B] = espec.live2_bound_ms(shim)
-    C[L.C_LIVE3B] = espec.live3_bound_ms(shim)
-    for k in (L.C_LIVE1B, L.C_LIVE2B, L.C_LIVE3B):
-        if not 0 <= C[k] < 1 << 40:
-            raise Unsupported(f"a property bound of {int(C[k])} ms is outside the twin's range")
+    for k, bound in ((L.C_LIVE1B, espec.live1_bound_ms), (L.C_LIVE2B, espec.live2_bound_ms),
+                     (L.C_LIVE3B, espec.live3_bound_ms), (L.C_ASTRAYB, espec.astray_bound_ms)):
+        ms = bound(shim)
+        if not 0 <= ms < 1 << 40:
+            raise Unsupported(f"a property bound of {ms} ms is outside the twin's range")
+        C[k] = ms
     if lg.mapped_file_size_for_entry_data <= 0:
         raise Unsupported("mapped_file_size_for_entry_data must be positive")
     # int64 arithmetic: keep every input, and the sums the twin forms, far from overflow
@@ -259,7 +259,8 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
          np.zeros((L.NPROP, L.RQF), i64),  # rq
          np.zeros(E.NF, i64),  # mb
          np.zeros((entries, sets, 4), i64),  # gk
-         np.zeros(entries, i64))  # gko
+         np.zeros(entries, i64),  # gko
+         np.zeros(entries, i64))  # gxt
     nev = 1 + nt + flight + rpcs
     s = State(S=S, G=G, T=L.table_of(S + G), alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
               rp=np.zeros((rpcs, L.RF), i64), cut=np.zeros((nt, nt), i64), sn=np.zeros(nt, i64),

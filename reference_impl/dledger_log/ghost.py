@@ -6,7 +6,8 @@ never read any of it.
 - `elected`, `regressed`: the servers that became leader of each term; a term led after
   a higher one had been (term files were lost).
 - `committed`, `conflicts`: the first entry any node committed at each index, and other
-  entries committed there later (LOG-5).
+  entries committed there later (LOG-5); `conflict_terms`: the highest term in which one of
+  those was first committed (the node's term then), up to which leaders lacked the first.
 - `counted`: the entries a leader committed by counting replicas of an entry of an older
   term, by index (Raft's Figure 8, research section 2.8).
 - `led_ends`: the last term of each new leader's log when it won (`terms.led`'s seq -> its
@@ -79,6 +80,7 @@ class LogGhost:
     regressed: FrozenMap = EMPTY  # term -> a higher term that had a leader before this one led it
     committed: FrozenMap = EMPTY  # index -> the first entry any node committed there
     conflicts: FrozenMap = EMPTY  # index -> frozenset of other entries committed there later
+    conflict_terms: FrozenMap = EMPTY  # index -> the highest term in which one of its conflicts was first committed
     counted: FrozenMap = EMPTY  # index -> frozenset of entries a leader committed there with an older-term commit entry
     led_ends: FrozenMap = EMPTY  # seq of a leadership in terms.led -> that leader's ledgerEndTerm when it won
     acked: FrozenMap = EMPTY  # index -> frozenset of entries a leader answered SUCCESS for at that index
@@ -138,19 +140,22 @@ def _check_majority(g: LogGhost, w: core.World, i: int, index: int, entry: Any, 
                                                 holders=tuple(holders), at_ms=w.now, what=what)))
 
 
-def _commit(g: LogGhost, index: int, e: st.Entry) -> LogGhost:
+def _commit(g: LogGhost, index: int, e: st.Entry, term: int) -> LogGhost:
+    """A node of term `term` committed `e` at `index`."""
     first = g.committed.get(index)
     if first is None:
         return g.evolve(committed=g.committed.set(index, e))
-    if first != e:
-        return g.evolve(conflicts=g.conflicts.set(index, g.conflicts.get(index, frozenset()) | {e}))
+    seen = g.conflicts.get(index, frozenset())
+    if first != e and e not in seen:
+        return g.evolve(conflicts=g.conflicts.set(index, seen | {e}),
+                        conflict_terms=g.conflict_terms.set(index, max(term, g.conflict_terms.get(index, term))))
     return g
 
 
-def _see_committed_prefix(g: LogGhost, s: st.Store, lo: int, hi: int) -> LogGhost:
-    """Entries (lo, hi] of a store whose committed index covers them."""
+def _see_committed_prefix(g: LogGhost, s: st.Store, lo: int, hi: int, term: int) -> LogGhost:
+    """Entries (lo, hi] of a store whose committed index covers them, seen by a node of term `term`."""
     for index in range(max(lo, s.begin_index - 1) + 1, min(hi, s.end_index) + 1):
-        g = _commit(g, index, s.entries[index - s.begin_index])
+        g = _commit(g, index, s.entries[index - s.begin_index], term)
     return g
 
 
@@ -190,7 +195,7 @@ def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
         g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
     if t is dn.CommitAdvanced:
         s = store_of(w, i)
-        g = _see_committed_prefix(g, s, obs.old, obs.new)
+        g = _see_committed_prefix(g, s, obs.old, obs.new, obs.term)
         if obs.leader:
             for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
                 g = _check_majority(g, w, i, index, s.entries[index - s.begin_index], obs.term, "committed")
@@ -237,5 +242,5 @@ def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
         for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
             if w.alive[j]:
                 s = store_of(w, j)
-                g = _see_committed_prefix(g, s, -1, s.committed_index)
+                g = _see_committed_prefix(g, s, -1, s.committed_index, dnode(w.nodes[j]).member.curr_term)
     return g
