@@ -154,6 +154,20 @@ def test_runner_reuses_its_arrays_without_leaking_state():
             (b.steps, b.t_ms, b.stopped, b.violations, b.stats, b.faults)
 
 
+def test_runners_of_other_configs_share_the_arrays_without_leaking_state():
+    """A fuzz run draws a config per history; Runners of one shape share one set of arrays, and a
+    history run after another config's leaves no trace of it (each run as on fresh arrays)."""
+    cfgs = [xc.config("os_crash", 3), xc.config("leader-partition", 3, {"dledger_version": "0.3.1.2"}),
+            xc.config("hostile", 3, {"dledger_version": "fixed", "enable_fast_advance_commit_index": True})]
+    runners = [fl.Runner(c) for c in cfgs]
+    assert runners[0].s is runners[1].s is runners[2].s
+    for k, seed in ((0, 3), (1, 4), (2, 5), (0, 4), (2, 3), (1, 3)):
+        a = runners[k].run(seed, 4000)
+        b = fl.run_history(cfgs[k], seed, 4000)
+        assert (a.steps, a.t_ms, a.stopped, a.violations, a.stats, a.faults) == \
+            (b.steps, b.t_ms, b.stopped, b.violations, b.stats, b.faults), (k, seed)
+
+
 def test_fuzz_rows_of_the_fast_engine_agree_with_the_reference():
     """spark_harness.history: the fast world's row says what the reference's does."""
     for profile, seed in (("os_crash", 5), ("standard", 6)):

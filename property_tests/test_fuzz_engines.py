@@ -19,14 +19,16 @@ pytest.importorskip("numba")
 from reference_impl.core import network as net_mod  # noqa: E402
 from rmqspec import cli  # noqa: E402
 from spark_harness import fuzz, plan  # noqa: E402
+from spark_harness import history as hist  # noqa: E402
 from spark_harness.history import HistorySpec, run_history, run_history_fast  # noqa: E402
 
 HISTORIES = 36  # six fault profiles x two cluster sizes x three seeds
 
 
-def _run(tmp_path, engine, sample=0, protocol="election", histories=HISTORIES):
-    opts = fuzz.FuzzOptions(protocol=protocol, histories=histories, master="none", out=str(tmp_path / f"{engine}{sample}"),
-                            progress=False, counterexamples=False, plots=False, engine=engine, coverage_sample=sample)
+def _run(tmp_path, engine, sample=0, protocol="election", histories=HISTORIES, judge="all"):
+    opts = fuzz.FuzzOptions(protocol=protocol, histories=histories, master="none",
+                            out=str(tmp_path / f"{engine}{sample}{judge}"), progress=False, counterexamples=False,
+                            plots=False, engine=engine, coverage_sample=sample, judge=judge)
     return fuzz.run(opts, log=io.StringIO())
 
 
@@ -97,6 +99,32 @@ def test_a_fast_world_that_disagrees_with_the_reference_is_a_finding(tmp_path, m
     assert result.exit_code == 1
 
 
+def test_a_judged_sample_re_runs_every_unexpected_history_and_one_in_ten_of_the_rest(tmp_path, monkeypatch):
+    """--judge sample: the reference re-runs history k when the fast world finds an unexpected
+    violation in it, or k is in the hashed sample; the verdicts stay the same numbers."""
+    judged = []
+    orig = hist.judge
+
+    def spy(spec, twin):
+        judged.append((spec.seed - 1, twin["unexpected"]))
+        return orig(spec, twin)
+
+    monkeypatch.setattr(hist, "judge", spy)
+    every = _run(tmp_path, "fast", histories=60).report
+    want = {(k, un) for k, un in judged if plan.in_judge_sample(k) or un}
+    assert want and len(want) < len(judged)
+    judged.clear()
+    sampled = _run(tmp_path, "fast", histories=60, judge="sample").report
+    assert set(judged) == want
+    e = sampled["by_protocol"]["election"]["engine"]
+    assert e["judged_by_reference"] == len(judged) and "1 in 10" in e["judge"]
+    assert every["by_protocol"]["election"]["engine"]["judge"] == "every history with a violation"
+    for key in ("profiles", "stopped", "simulated_s"):
+        assert sampled["by_protocol"]["election"][key] == every["by_protocol"]["election"][key]
+    assert {p: (v["histories"], v["unexpected"], v["expected"]) for p, v in sampled["violations"].items()} == \
+        {p: (v["histories"], v["unexpected"], v["expected"]) for p, v in every["violations"].items()}
+
+
 def test_engine_and_coverage_sample_on_the_command_line(tmp_path):
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
@@ -108,3 +136,6 @@ def test_engine_and_coverage_sample_on_the_command_line(tmp_path):
     assert len(err.getvalue().strip().splitlines()) == 1
     with pytest.raises(plan.PlanError):
         plan.make_plan("election", 2, engine="warp")
+    with redirect_stdout(io.StringIO()), redirect_stderr(err := io.StringIO()):
+        assert cli.main(["fuzz", "--master", "none", "--judge", "some"]) == 2
+    assert len(err.getvalue().strip().splitlines()) == 1

@@ -40,7 +40,7 @@ from rmqspec.commands.usage import (
     UsageError,
 )
 from rmqspec.commands.view import cmd_view
-from spark_harness import shrink
+from spark_harness import plan, shrink
 
 
 class Parser(argparse.ArgumentParser):
@@ -175,6 +175,9 @@ def build_parser() -> Parser:
     fz.add_argument("--engine", choices=("fast", "reference"), default="fast",
                     help="fast: a protocol's compiled fast world where one exists, judged by the reference "
                          "(every violation re-run); reference: the reference only (default fast)")
+    fz.add_argument("--judge", choices=("all", "sample"), default="all",
+                    help="with the fast engine, which histories with a violation the reference re-runs: all (default), "
+                         f"or sample: every one with an unexpected violation and 1 in {plan.JUDGE_EVERY} of the rest")
     fz.add_argument("--coverage-sample", default=None, metavar="N|all",
                     help="with the fast engine: histories per protocol the reference also runs for coverage and "
                          "distinct states (default 200)")

@@ -45,6 +45,7 @@ class FuzzOptions:
     seed: int = 1
     engine: str = "fast"  # "fast": a protocol's fast world where one exists (spark_harness.plan); "reference"
     coverage_sample: int | None = COVERAGE_SAMPLE  # fast engine: histories per protocol the reference covers
+    judge: str = "all"  # fast engine: which violating histories the reference re-runs (spark_harness.plan)
     master: str = "local[*]"  # a Spark master URL, "none" (this process, shrinking in a pool), or engines.SUBMITTED
     out: str = "out/fuzz"
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults
@@ -96,7 +97,7 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     clock = _Clock()
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
                      opts.tail_ms, opts.config, vary=opts.vary, engine=opts.engine,
-                     coverage_sample=opts.coverage_sample)
+                     coverage_sample=opts.coverage_sample, judge=opts.judge)
     out = opts.out
     os.makedirs(out, exist_ok=True)
     progress = Progress(plan.total, enabled=opts.progress)
@@ -316,6 +317,7 @@ def summary(r: dict, out: str) -> str:
         e = v["engine"]
         if e["engine"] == "fast":
             lines.append(f"engine    {p}: fast world; the reference judged {e['judged_by_reference']:,} histories"
+                         + ("" if e["judge"].startswith("every history with a violation") else " (a sample)")
                          + (f", FAST WORLD DISAGREED in {e['mismatches']:,} (seeds "
                             f"{', '.join(str(m['seed']) for m in e['mismatch_seeds'])})" if e["mismatches"] else
                             ", all agreed"))

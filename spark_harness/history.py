@@ -248,14 +248,15 @@ def judge(spec: HistorySpec, twin: dict) -> dict:
                    "expected": sum(v["expected"] is not None for v in ref), "engine": "both" if same else "mismatch"}
 
 
-def run_history_fast(spec: HistorySpec, sample: bool = False) -> dict:
+def run_history_fast(spec: HistorySpec, sample: bool = False, judged: bool = True) -> dict:
     """The summary of one history from the fast world, judged by the reference (module
     docstring); `sample`: the history is in the coverage sample (the reference runs it
-    whole, its row is kept, and the fast world's must agree with it)."""
+    whole, its row is kept, and the fast world's must agree with it); `judged` False: the
+    reference re-runs it only if the fast world finds an unexpected violation (spark_harness.plan)."""
     twin = fast_summary(spec)
     if twin is None:
         return run_history(spec)  # not modelled, or a capacity ran out: the reference's row alone
     if sample:
         ref = run_history(spec)
         return ref | {"engine": "both" if agree(twin, ref) else "mismatch"}
-    return judge(spec, twin) if twin["violations"] else twin
+    return judge(spec, twin) if twin["violations"] and (judged or twin["unexpected"]) else twin

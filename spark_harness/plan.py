@@ -15,7 +15,12 @@ Each protocol runs on an engine: its fast world (histories.fast) when the plan a
 `fast` and one models every config of the plan, else the reference. On the fast world
 the first `coverage_sample` histories of each protocol (None: all) also run through the
 reference, which alone computes coverage and the distinct-state sketch
-(spark_harness.history.run_history_fast).
+(spark_harness.history.run_history_fast). The reference re-runs every history in which the
+fast world found a violation (`judge` "all"), or (`judge` "sample") every one with an
+unexpected violation and about 1 in JUDGE_EVERY of those whose violations are all expected,
+chosen by a hash of k (k mod JUDGE_EVERY would follow the profile and version cycle and
+judge only some of their pairs): the fast world's expected verdicts come from the spec's own
+cause functions, and the sample keeps checking that its worlds are the reference's.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_histo
 MAX_CHUNK = 200  # histories per task at most: keeps tasks short enough to balance and to show progress
 ENGINES = ("fast", "reference")
 COVERAGE_SAMPLE = 200  # histories per protocol the reference runs for coverage on the fast engine
+JUDGES = ("all", "sample")
+JUDGE_EVERY = 10  # judge "sample": 1 in this many of the histories whose violations are all expected
 
 
 class PlanError(ValueError):
@@ -67,9 +74,16 @@ class Plan:
     engine: str = "reference"  # what was asked for: "fast" (where a fast world exists) or "reference"
     engines: dict = attrs.Factory(dict)  # protocol -> the engine it runs on
     coverage_sample: int | None = None  # on the fast engine: the first N histories get coverage (None: all)
+    judge: str = "all"  # on the fast engine: "all" violating histories re-run by the reference, or a "sample"
 
     def in_sample(self, k: int) -> bool:
         return self.coverage_sample is None or k < self.coverage_sample
+
+    def judged(self, k: int) -> bool:
+        """The reference re-runs history k if the fast world finds any violation in it (with judge
+        "sample", and only expected ones, if k is in the sample)."""
+        return self.judge == "all" or in_judge_sample(k)
+
 
     def _axes(self, protocol: str, k: int) -> tuple[str, tuple, int]:
         profiles, versions, nodes = self.profiles[protocol], self.versions[protocol], self.nodes[protocol]
@@ -110,6 +124,14 @@ class Plan:
                 for p in self.protocols for a in range(0, self.histories, size)]
 
 
+def in_judge_sample(k: int) -> bool:
+    """History k is in the judged sample: splitmix64 of k, mod JUDGE_EVERY, is 0."""
+    z = (k + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) % JUDGE_EVERY == 0
+
+
 def load_imports(modules: tuple[str, ...]) -> None:
     for name in modules:
         importlib.import_module(name)
@@ -121,7 +143,7 @@ def run_chunk(plan: Plan, chunk: Chunk) -> Iterator[dict]:
     on_fast = plan.engines.get(chunk.protocol) == "fast"
     for k in range(chunk.start, chunk.stop):
         spec = plan.spec(chunk.protocol, k)
-        yield run_history_fast(spec, plan.in_sample(k)) if on_fast else run_history(spec)
+        yield run_history_fast(spec, plan.in_sample(k), plan.judged(k)) if on_fast else run_history(spec)
 
 
 def default_profiles(protocol: str) -> tuple[str, ...]:
@@ -134,13 +156,16 @@ def default_profiles(protocol: str) -> tuple[str, ...]:
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
               profiles: list[str] | None = None, nodes: list[int] | None = None,
               imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS, config: dict | None = None,
-              vary: bool = True, engine: str = "fast", coverage_sample: int | None = COVERAGE_SAMPLE) -> Plan:
+              vary: bool = True, engine: str = "fast", coverage_sample: int | None = COVERAGE_SAMPLE,
+              judge: str = "all") -> Plan:
     """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
     raise PlanError with the known ones. `vary` False runs every history with the
     protocol's defaults and the user's config (no version cycling, no drawn variation).
     `engine` "fast" runs each protocol that has a fast world on it (module docstring)."""
     if engine not in ENGINES:
         raise PlanError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if judge not in JUDGES:
+        raise PlanError(f"unknown judge {judge!r}; known: {', '.join(JUDGES)}")
     if coverage_sample is not None and coverage_sample < 0:
         raise PlanError("--coverage-sample must be 0 or more (or all)")
     load_imports(imports)
@@ -186,6 +211,6 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
         raise PlanError("--histories and --steps must be positive")
     plan = Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms,
                 profiles=by_profile, nodes=by_nodes, imports=tuple(imports), overrides=overrides,
-                versions=by_version, vary=vary, engine=engine, coverage_sample=coverage_sample)
+                versions=by_version, vary=vary, engine=engine, coverage_sample=coverage_sample, judge=judge)
     engines = {p: "fast" if engine == "fast" and p in fast.PROTOCOLS else "reference" for p in protocols}
     return attrs.evolve(plan, engines=engines)

@@ -89,7 +89,7 @@ def store(p, s, i) -> st.Store:
     if hit is not None:
         return hit
     b = int(sto[L.S_BEGIN])
-    out = st.Store(entries=entries(p.C, b, ent[:n]), begin_index=b, end_term=int(sto[L.S_END_TERM]),
+    out = st.Store(entries=_store_entries(p, s, i, b, ent[:n]), begin_index=b, end_term=int(sto[L.S_END_TERM]),
                    committed_index=int(sto[L.S_COMMITTED]), committed_pos=int(sto[L.S_CPOS]),
                    min_pos=int(sto[L.S_MINPOS]), flushed_index=int(sto[L.S_FLUSHED]),
                    flush_due_ms=int(sto[L.S_FLUSH_DUE]), check_point=int(sto[L.S_CP]),
@@ -97,6 +97,21 @@ def store(p, s, i) -> st.Store:
     if len(_STORES) >= 4096:
         _STORES.clear()
     _STORES[key] = out
+    return out
+
+
+def _store_entries(p, s, i, b: int, rows) -> tuple:
+    """Server i's entries from `rows` (begin index b): a log mostly grew or lost its tail since the
+    last pause of this history, so the prefix equal to the last decoding is kept (State.memo)."""
+    key = ("store", i)
+    hit = s.memo.get(key)
+    k = 0
+    if hit is not None and hit[0] == b:
+        m = min(len(rows), len(hit[1]))
+        diff = (rows[:m] != hit[1][:m]).any(axis=1).nonzero()[0]
+        k = int(diff[0]) if len(diff) else m
+    out = (hit[2][:k] if k else ()) + entries(p.C, b + k, rows[k:])
+    s.memo[key] = (b, rows.copy(), out)
     return out
 
 
@@ -198,101 +213,152 @@ def ctx(p, row):
     return election_decode.ctx(SimpleNamespace(ids=ids), row)
 
 
+# The ghost's history tables only grow within a history (the kernel appends rows and index
+# orders, and an index's set gains entries), and the kernel pauses for causes several times a
+# history (dledger_log_causes), so each table is decoded once a row and kept in State.memo
+# (emptied by dledger_log_run.reset): a pause decodes only what is new since the last.
+
+
+def _fm(d: dict) -> FrozenMap:
+    return FrozenMap(d) if d else EMPTY
+
+
+def _rows(s, key: str, n: int, decode) -> tuple[list, bool]:
+    """Rows 0..n-1 of an append-only table, decoding rows from the last call's count on."""
+    done, out = s.memo.get(key, (0, []))
+    if done == n:
+        return out, False
+    out.extend(decode(r) for r in range(done, n))
+    s.memo[key] = (n, out)
+    return out, True
+
+
+def _committed(p, s) -> FrozenMap:
+    """LogGhost.committed: the first entry per index never changes; indexes in gco order."""
+    gc, order = s.G[M.G_GC], s.G[M.G_GCO]
+    rows, new = _rows(s, "committed", int(s.ws[L.W_NCOMMITTED]),
+                      lambda r: (int(order[r]), entry(p.C, order[r], *gc[order[r], 1:5].tolist())))
+    if new or "committed_map" not in s.memo:
+        s.memo["committed_map"] = _fm(dict(rows))
+    return s.memo["committed_map"]
+
+
+def _sets(p, s, key: str, table, counts, order, count: int) -> FrozenMap:
+    """A per-index table of entry sets (conflicts, acked, counted): the indexes in `order`, each
+    decoded again only when its count grew."""
+    idx = order[:count]
+    now = counts[idx]
+    hit = s.memo.get(key)
+    if hit is not None and len(hit[0]) == count and (hit[0] == now).all():
+        return hit[2]
+    d = dict(hit[1]) if hit is not None else {}
+    old = hit[0] if hit is not None else now[:0]
+    for j, k in enumerate(idx.tolist()):
+        c = int(now[j])
+        if j >= len(old) or old[j] != c:
+            d[k] = frozenset(entry(p.C, k, *table[k, r].tolist()) for r in range(c))
+    out = _fm(d)
+    s.memo[key] = (now.copy(), d, out)
+    return out
+
+
 def ghost(p, s) -> lw.LogGhost:
     ids = p.cfg.ids
     ws = s.ws
     G = s.G
-    C = p.C
     nt = len(ids)
     top = int(ws[L.W_TOPTERM]) + 1
     elected = {t: frozenset(ids[i] for i in range(nt) if G[M.G_ELECTED][t] >> i & 1) for t in range(top)
                if G[M.G_ELECTED][t]}
     regressed = {t: int(G[M.G_REGRESSED][t]) for t in range(top) if G[M.G_REGRESSED][t] >= 0}
-    gc = G[M.G_GC]
-    committed = {int(k): entry(C, k, *gc[k, 1:5]) for k in G[M.G_GCO][:int(ws[L.W_NCOMMITTED])]}
-
-    def sets(table, counts, order, count):
-        return {int(k): frozenset(entry(C, k, *table[k, r]) for r in range(int(counts[k])))
-                for k in order[:count]}
-
-    conflicts = sets(G[M.G_GX], G[M.G_GXN], G[M.G_GXO], int(ws[L.W_NCONFLICT]))
-    conflict_terms = {int(k): int(G[M.G_GXT][k]) for k in G[M.G_GXO][:int(ws[L.W_NCONFLICT])]}
-    acked = sets(G[M.G_GA], G[M.G_GAN], G[M.G_GAO], int(ws[L.W_NACKED]))
-    counted = sets(G[M.G_GK], G[M.G_GCNT], G[M.G_GKO], int(ws[L.W_NCOUNTED]))
+    n_conflict = int(ws[L.W_NCONFLICT])
+    conflicts = _sets(p, s, "conflicts", G[M.G_GX], G[M.G_GXN], G[M.G_GXO], n_conflict)
+    conflict_terms = {int(k): int(G[M.G_GXT][k]) for k in G[M.G_GXO][:n_conflict]}
+    acked = _sets(p, s, "acked", G[M.G_GA], G[M.G_GAN], G[M.G_GAO], int(ws[L.W_NACKED]))
+    counted = _sets(p, s, "counted", G[M.G_GK], G[M.G_GCNT], G[M.G_GKO], int(ws[L.W_NCOUNTED]))
     gres = G[M.G_GRES]
     results = {CODE_NAMES[c]: int(gres[c]) for c in CODE_NAMES if 0 <= c < len(gres) and gres[c]}
-
-    def fm(d):
-        return FrozenMap(d) if d else EMPTY
-
-    n = int(C[E.C_N])
+    n = int(p.C[E.C_N])
     glv = G[M.G_GLV]
     settled = int(ws[L.W_SETTLED])
-    return lg.LogGhost(elected=fm(elected), regressed=fm(regressed), committed=fm(committed),
-                       conflicts=fm(conflicts), conflict_terms=fm(conflict_terms), counted=fm(counted), acked=fm(acked), thin=fm(thin(p, s)),
-                       led_ends=fm({int(r[3]): int(r[4]) for r in G[M.G_GLED][:int(ws[L.W_NLED])]}),
+    return lg.LogGhost(elected=_fm(elected), regressed=_fm(regressed), committed=_committed(p, s),
+                       conflicts=conflicts, conflict_terms=_fm(conflict_terms), counted=counted, acked=acked,
+                       thin=thin(p, s), led_ends=_fm({int(r[3]): int(r[4]) for r in G[M.G_GLED][:int(ws[L.W_NLED])]}),
                        drops=drops(p, s), terms=terms(p, s), agreed=bool(ws[L.W_AGREED]),
                        agreed_since=int(ws[L.W_AGREED_SINCE]),
                        settled_leader=(ids[settled], int(ws[L.W_SETTLED_T])) if settled >= 0 else None,
-                       stragglers=fm({ids[k]: int(glv[k, L.LV_STRAG]) for k in range(n) if glv[k, L.LV_STRAG] >= 0}),
-                       transfers=fm({ids[k]: int(glv[k, L.LV_TRANSFER]) for k in range(n)
-                                     if glv[k, L.LV_TRANSFER] >= 0}),
-                       appends=int(ws[L.W_APPENDS]), results=fm(results),
+                       stragglers=_fm({ids[k]: int(glv[k, L.LV_STRAG]) for k in range(n) if glv[k, L.LV_STRAG] >= 0}),
+                       transfers=_fm({ids[k]: int(glv[k, L.LV_TRANSFER]) for k in range(n)
+                                      if glv[k, L.LV_TRANSFER] >= 0}),
+                       appends=int(ws[L.W_APPENDS]), results=_fm(results),
                        first_ack_after_calm_ms=int(ws[L.W_FIRST_ACK]))
 
 
 def drops(p, s) -> tuple:
-    """LogGhost.drops"""
+    """LogGhost.drops (rows only ever appended)"""
     ids = p.cfg.ids
-    G = s.G
-    gdr, gdp = G[M.G_GDR], G[M.G_GDP]
-    out = []
-    for r in range(int(s.ws[L.W_NDROPS])):
-        d = [int(x) for x in gdr[r]]
+    gdr, gdp = s.G[M.G_GDR], s.G[M.G_GDP]
+
+    def drop(r: int) -> lg.Drop:
+        d = gdr[r].tolist()
         lo, hi, pay = d[L.DR_LO], d[L.DR_HI], d[L.DR_PAY]
-        entries_ = entries(p.C, lo, gdp[pay:pay + hi - lo + 1])
-        out.append(lg.Drop(server=ids[d[L.DR_SERVER]], at_ms=d[L.DR_AT], seq=d[L.DR_SEQ],
-                           how=L.HOW_NAMES[d[L.DR_HOW]], entries=entries_, flushed=d[L.DR_FLUSHED],
-                           leader=_id(ids, d[L.DR_LEADER]), term=d[L.DR_TERM], stale=bool(d[L.DR_STALE])))
-    return tuple(out)
+        return lg.Drop(server=ids[d[L.DR_SERVER]], at_ms=d[L.DR_AT], seq=d[L.DR_SEQ], how=L.HOW_NAMES[d[L.DR_HOW]],
+                       entries=entries(p.C, lo, gdp[pay:pay + hi - lo + 1]), flushed=d[L.DR_FLUSHED],
+                       leader=_id(ids, d[L.DR_LEADER]), term=d[L.DR_TERM], stale=bool(d[L.DR_STALE]))
+
+    rows, new = _rows(s, "drops", int(s.ws[L.W_NDROPS]), drop)
+    if new or "drops_t" not in s.memo:
+        s.memo["drops_t"] = tuple(rows)
+    return s.memo["drops_t"]
 
 
-def thin(p, s) -> dict:
-    """LogGhost.thin"""
+def thin(p, s) -> FrozenMap:
+    """LogGhost.thin (an index's first Thin stays; indexes in gtho order)"""
     ids = p.cfg.ids
-    gth = s.G[M.G_GTH]
-    out = {}
-    for index in s.G[M.G_GTHO][:int(s.ws[L.W_NTHIN])]:
-        t = [int(x) for x in gth[index]]
-        out[int(index)] = lg.Thin(leader=ids[t[L.TH_LEADER]], term=t[L.TH_TERM], index=int(index),
-                                  entry_term=t[L.TH_ETERM],
-                                  holders=tuple(sorted(ids[j] for j in range(len(ids)) if t[L.TH_HOLDERS] >> j & 1)),
-                                  at_ms=t[L.TH_AT], what=("committed", "acknowledged")[t[L.TH_WHAT]])
-    return out
+    gth, order = s.G[M.G_GTH], s.G[M.G_GTHO]
+
+    def one(r: int) -> tuple:
+        index = int(order[r])
+        t = gth[index].tolist()
+        return index, lg.Thin(leader=ids[t[L.TH_LEADER]], term=t[L.TH_TERM], index=index, entry_term=t[L.TH_ETERM],
+                              holders=tuple(sorted(ids[j] for j in range(len(ids)) if t[L.TH_HOLDERS] >> j & 1)),
+                              at_ms=t[L.TH_AT], what=("committed", "acknowledged")[t[L.TH_WHAT]])
+
+    rows, new = _rows(s, "thin", int(s.ws[L.W_NTHIN]), one)
+    if new or "thin_map" not in s.memo:
+        s.memo["thin_map"] = _fm(dict(rows))
+    return s.memo["thin_map"]
 
 
 def terms(p, s) -> eg.Terms:
-    """election.ghost.Terms"""
+    """election.ghost.Terms (votes, leaderships and lost term files: rows only ever appended)"""
     ids = p.cfg.ids
     ws = s.ws
     G = s.G
-    votes: dict = {}
-    for r in G[M.G_GVO][:int(ws[L.W_NVOTES])]:
-        voter, term, cand, at, seq = (int(x) for x in r)
-        votes.setdefault((ids[voter], term), []).append((ids[cand], at, seq))
-    led: dict = {}
-    for r in G[M.G_GLED][:int(ws[L.W_NLED])]:
-        term, leader, at, seq = (int(x) for x in r[:4])
-        led.setdefault(term, []).append((ids[leader], at, seq))
-    lost: dict = {}
-    for r in G[M.G_GTL][:int(ws[L.W_NTL])]:
-        node, at, term, seq = (int(x) for x in r)
-        lost.setdefault(ids[node], []).append((at, term, seq))
+    gvo, gled, gtl = G[M.G_GVO], G[M.G_GLED], G[M.G_GTL]
+    votes, nv = _rows(s, "votes", int(ws[L.W_NVOTES]), lambda r: gvo[r].tolist())
+    led, nl = _rows(s, "led", int(ws[L.W_NLED]), lambda r: gled[r, :4].tolist())
+    lost, nx = _rows(s, "lost", int(ws[L.W_NTL]), lambda r: gtl[r].tolist())
+    seq = int(ws[L.W_SEQ])
+    hit = s.memo.get("terms")
+    if hit is not None and not (nv or nl or nx) and hit.seq == seq:
+        return hit
+    by_vote: dict = {}
+    for voter, term, cand, at, sq in votes:
+        by_vote.setdefault((ids[voter], term), []).append((ids[cand], at, sq))
+    by_term: dict = {}
+    for term, leader, at, sq in led:
+        by_term.setdefault(term, []).append((ids[leader], at, sq))
+    by_node: dict = {}
+    for node, at, term, sq in lost:
+        by_node.setdefault(ids[node], []).append((at, term, sq))
 
     def fm(d):
         return FrozenMap({k: tuple(v) for k, v in d.items()}) if d else EMPTY
 
-    return eg.Terms(votes=fm(votes), led=fm(led), term_lost=fm(lost), seq=int(ws[L.W_SEQ]))
+    out = eg.Terms(votes=fm(by_vote), led=fm(by_term), term_lost=fm(by_node), seq=seq)
+    s.memo["terms"] = out
+    return out
 
 
 def cause_world(p, s) -> SimpleNamespace:

@@ -188,6 +188,7 @@ class State:
     slk: np.ndarray  # each node's tick slack
     vi: np.ndarray
     texts: dict  # property index -> the expected cause recorded in vi (dledger_log_causes)
+    memo: dict  # the ghost's tables decoded so far in this history (dledger_log_decode)
     lmp: np.ndarray  # LOG-1 bookkeeping per pair of logs
     lcache: np.ndarray  # LOG-1 / LOG-5 cause caches
     ocommit: np.ndarray  # scratch: commit indexes and liveness when the step began
@@ -264,7 +265,7 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
     nev = 1 + nt + flight + rpcs
     s = State(S=S, G=G, T=L.table_of(S + G), alive=np.ones(nt, i64), mt=np.zeros(mt_mod.N + 1, i64), fl=np.zeros((flight, L.EF), i64),
               rp=np.zeros((rpcs, L.RF), i64), cut=np.zeros((nt, nt), i64), sn=np.zeros(nt, i64),
-              rwake=np.zeros(nt, i64), slk=np.zeros(nt, i64), vi=np.zeros((L.NPROP, L.VF), i64), texts={},
+              rwake=np.zeros(nt, i64), slk=np.zeros(nt, i64), vi=np.zeros((L.NPROP, L.VF), i64), texts={}, memo={},
               lmp=np.full((n, n), -1, i64), lcache=np.zeros(16, i64), ocommit=np.zeros(n, i64),
               oalive=np.zeros(n, i64), newl=np.zeros(64, i64), log=np.zeros((max(log_cap, 1), E.LF), i64),
               evk=np.zeros(nev, i64), eva=np.zeros(nev, i64), fev_a=np.zeros(max(flight, nt * nt + 64), i64),
@@ -279,6 +280,7 @@ def reset(p: Prepared, s: State, seed: Any) -> None:
     """core.world.init and SeededChooser(seed) over `s` (fresh, or left by an earlier history)."""
     W.reset(p.C, p.down, s.T, s.alive, s.fl, s.rp, s.cut, s.sn, s.rwake, s.slk, s.vi, s.lmp, s.lcache)
     s.texts.clear()
+    s.memo.clear()
     mt_mod.seed_into(s.mt, seed)
 
 
@@ -353,14 +355,26 @@ def measure(p: Prepared, s: State) -> dict:
     }
 
 
+# Arrays by shape (servers, nodes, capacities), shared by the Runners of every config of that
+# shape in this process: a fuzz run draws a config per history, and allocating the arrays (tens of
+# MB with the default capacities) cost more than a history; reset() rebuilds all a history reads.
+_STATES: dict[tuple, State] = {}
+
+
 class Runner:
     """Many histories of one config on one set of arrays (reset in place between them):
-    the fast path for fuzzing and benchmarks. Its results carry no state (`world()` needs
-    `run_history`), and a capacity overflow is reported as stopped="overflow:..."."""
+    the fast path for fuzzing and benchmarks. Runners of configs of one shape share the arrays
+    (a run resets them whole, so runs may interleave). Its results carry no state (`world()`
+    needs `run_history`), and a capacity overflow is reported as stopped="overflow:..."."""
 
     def __init__(self, cfg, *, mutant: str | None = None, **caps: int) -> None:
         self.p = prepare(cfg, mutant=mutant, **caps)
-        self.s = new_state(self.p, 0)
+        shape = (int(self.p.C[E.C_N]), int(self.p.C[L.C_NT]), self.p.caps)
+        self.s = _STATES.get(shape)
+        if self.s is None:
+            if len(_STATES) > 8:
+                _STATES.clear()
+            self.s = _STATES[shape] = new_state(self.p, 0)
 
     def run(self, seed: Any, steps: int, until_ms: int | None = None) -> FastResult:
         reset(self.p, self.s, seed)

@@ -38,7 +38,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
                          f"got {formats.escape(args.master[:80])!r}")
     opts = fuzz.FuzzOptions(protocol=args.protocol, histories=args.histories, seed=args.seed, master=args.master,
                             config=config, vary=args.configs == "cycle", engine=args.engine,
-                            coverage_sample=_coverage_sample(args.coverage_sample),
+                            coverage_sample=_coverage_sample(args.coverage_sample), judge=args.judge,
                             out=args.out, faults=args.faults, nodes=args.nodes, imports=tuple(args.imports),
                             parquet=args.parquet, counterexamples=not args.no_counterexamples,
                             progress=not args.no_progress, plots=not args.no_plots, view=not args.no_view)
