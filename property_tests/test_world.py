@@ -8,6 +8,7 @@ import io
 import random
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,7 @@ from property_tests.support.election import follower, leader, member
 from reference_impl import core
 from reference_impl.core import chooser, faults, state
 from reference_impl.core.network import Send
+from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import records as el
 from reference_impl.election import world as election_world
@@ -295,6 +297,80 @@ def test_isolations_include_minorities_for_five_nodes():
     """The partition menu isolates each node, and (4+ nodes) each consecutive minority."""
     groups = core.isolations(5)
     assert ((0,), (1, 2, 3, 4)) in groups and ((0, 4), (1, 2, 3)) in groups and len(groups) == 10
+
+
+# --- messages delivered in send order (Protocol.fifo) ---
+
+
+def log_world(processor, **weights):
+    """Three DLedger servers, no clients, n0 leading (the Java tests' harness), pinned timing and
+    10..50 ms delays, after n0's first loop: nothing in flight, n0 next due at 1001."""
+    cfg = core.protocol("dledger_log").make_config(3, {"forced_leader": "n0", "clients": 0,
+                                                       "push_processor": processor})
+    w = step(core.init(cfg.evolve(profile=profile(**weights))), core.Tick(node=0))
+    assert w.net.flight == () and core.horizon(w) == 1001
+    return w
+
+
+def push(w, dst, seq):
+    """n0 pushes a COMMIT to `dst` now, the `seq`-th push it sends."""
+    msg = ep.PushEntryRequest(group=w.cfg.proto.node.dledger.group, remote_id=dst, leader_id="n0", term=0,
+                              type=ep.PushType.COMMIT, seq=(0, seq))
+    return inject(w, "n0", dst, msg, ctx=("push",))
+
+
+def pushes_deliverable(w):
+    """(destination, seq) of each push whose Deliver is enabled."""
+    flight = {e.id: e for e in w.net.flight}
+    return [(flight[e.env].dst, flight[e.env].msg.seq[1]) for e in only(w, core.Deliver)
+            if isinstance(flight[e.env].msg, ep.PushEntryRequest)]
+
+
+def deliver_push(w, seq):
+    return step(w, core.Deliver(env=next(e.id for e in w.net.flight
+                                         if isinstance(e.msg, ep.PushEntryRequest) and e.msg.seq[1] == seq)))
+
+
+@pytest.mark.parametrize(("processor", "deliverable"), [("single_thread", [(1, 1), (2, 3)]),
+                                                        ("pool", [(1, 1), (1, 2), (2, 3)])])
+def test_pushes_on_one_link_are_delivered_in_send_order_under_single_thread(processor, deliverable):
+    """single_thread: one Netty channel per peer, read by one thread, so of two pushes in flight
+    from n0 to n1 only the older may be delivered (n0's push to n2 is on another link); under
+    pool the remoting pool may handle either first, and the world delivers them in any order."""
+    w = push(push(push(log_world(processor), "n1", 1), "n1", 2), "n2", 3)
+    assert pushes_deliverable(w) == deliverable
+    w = deliver_push(w, 1)
+    assert (1, 2) in pushes_deliverable(w)
+
+
+def test_a_duplicated_push_waits_behind_later_ones_and_is_then_overtaken():
+    """A duplicate's copy is a later envelope on the link: it waits for the push sent after its
+    original, its window (closing at 50) does not bound the horizon meanwhile, it is due at once
+    when its turn comes past that window, and the follower's handler drops it as overtaken."""
+    w = push(log_world("single_thread", duplicate=0.1), "n1", 1)
+    w = push(w.evolve(now=45), "n1", 2)
+    w = step(w, core.Duplicate(env=w.net.flight[0].id))
+    assert pushes_deliverable(w) == [(1, 1)] and core.horizon(w) == 50
+    w = deliver_push(w, 1)  # at 45
+    w = step(w, core.Tick(node=1))  # n1's EntryHandler answers it
+    assert pushes_deliverable(w) == [(1, 2)] and core.horizon(w) == 95  # n0's push 2 and n1's answer
+    w = deliver_push(w, 2)  # at 55
+    copy = core.Deliver(env=next(e.id for e in w.net.flight if isinstance(e.msg, ep.PushEntryRequest)))
+    assert pushes_deliverable(w) == [(1, 1)] and core.event_time(w, copy) == 55 == core.horizon(w)
+    handler = w.nodes[1].handler
+    w = step(w, copy)
+    assert w.nodes[1].handler == handler  # overtaken by push 2: never handled
+
+
+@pytest.mark.parametrize("name", ["dledger_log", "dledger_commitlog"])
+@pytest.mark.parametrize(("overrides", "ordered"), [({}, False), ({"push_processor": "single_thread"}, True),
+                                                    ({"dledger_version": "fixed"}, True)])
+def test_only_pushes_travel_in_send_order_and_only_to_one_handling_thread(name, overrides, ordered):
+    p = core.protocol(name)
+    c = p.make_config(3, overrides).proto
+    request = ep.PushEntryRequest(group="default", remote_id="n1", leader_id="n0", term=1, type=ep.PushType.COMMIT)
+    assert p.fifo(c, request) is ordered
+    assert not p.fifo(c, ep.PushEntryResponse()) and not p.fifo(c, el.HeartBeatResponse())
 
 
 # --- whole histories ---

@@ -103,7 +103,7 @@ from histories.fast.dledger_log_layout import (
     W_STOP,
 )
 from histories.fast.dledger_log_world import _leader_up, _on_request, _on_response, _refresh, _route, _up, _wake_of
-from histories.fast.election_schedule import fault_events, fault_kinds, net_events, net_horizon
+from histories.fast.election_schedule import NO_FIFO, fault_events, fault_kinds, net_events, net_horizon
 from histories.fast.election_world import _close_rpc, _node_down, _remove_env
 from histories.fast.mt import getrandbits, randbelow, random53
 
@@ -119,7 +119,7 @@ def _fault(ws):
 
 @njit(cache=True)
 def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwake, slk, vi, lmp, lcache,
-               ocommit, oalive, newl, log, evk, eva, fev_a, fev_b, kinds, ob, oc, msg, m, steps, until_ms):
+               ocommit, oalive, newl, log, evk, eva, fev_a, fev_b, kinds, links, ob, oc, msg, m, steps, until_ms):
     """Run a history in place over the arrays; ws[W_STOP] says why it stopped. Every array
     comes from the caller (histories.fast.dledger_log_run.new_state), which owns them; T is
     the state table of the nodes' and the ghost's arrays (dledger_log_layout.table_of)."""
@@ -150,6 +150,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
     fev_a = borrow(fev_a)
     fev_b = borrow(fev_b)
     kinds = borrow(kinds)
+    links = borrow(links)
     ob = borrow(ob)
     oc = borrow(oc)
     msg = borrow(msg)
@@ -162,6 +163,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
     java = C[E.C_JAVA] == 1
     stagger = C[E.C_STAGGER] if java else 0
     want_log = C[E.C_LOG] == 1
+    fifo_mk = L.MK_PUSH_REQ if C[L.C_ORDERED] == 1 else NO_FIFO  # world.fifo: pushes in send order on a link
     fcap = fl.shape[0]
     niso = isol.shape[0]
     step = ws[W_STEPS]
@@ -182,7 +184,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
         nf = ws[W_NF]
         nr = ws[W_NR]
         calm_at = C[E.C_CALM_AT]
-        h = net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now)
+        h = net_horizon(h, fl, nf, rp, nr, cut, dmax, java, calm_at, calm, now, fifo_mk, links)
         if until_ms >= 0 and h > until_ms:
             stop = STOP_UNTIL
             break
@@ -198,7 +200,7 @@ def run_kernel(C, pw, pref, self_pref, isol, T, alive, mt, fl, rp, cut, sn, rwak
                     evk[nev] = E.EV_TICK
                     eva[nev] = j
                     nev += 1
-            nev = net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev)
+            nev = net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev, fifo_mk, links)
         # --- fault kinds (schedule.fault_kinds) ---
         nk = 0
         if not calm:

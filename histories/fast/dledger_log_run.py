@@ -200,6 +200,7 @@ class State:
     fev_a: np.ndarray
     fev_b: np.ndarray
     kinds: np.ndarray
+    links: np.ndarray  # scratch: per node, the destinations its FIFO messages were seen to (election_schedule._held)
     ob: np.ndarray
     oc: np.ndarray
     msg: np.ndarray
@@ -269,7 +270,7 @@ def new_state(p: Prepared, seed: Any, log_cap: int = 0) -> State:
               lmp=np.full((n, n), -1, i64), lcache=np.zeros(16, i64), ocommit=np.zeros(n, i64),
               oalive=np.zeros(n, i64), newl=np.zeros(64, i64), log=np.zeros((max(log_cap, 1), E.LF), i64),
               evk=np.zeros(nev, i64), eva=np.zeros(nev, i64), fev_a=np.zeros(max(flight, nt * nt + 64), i64),
-              fev_b=np.zeros(max(flight, nt * nt + 64), i64), kinds=np.zeros(L.K_LP + 1, i64),
+              fev_b=np.zeros(max(flight, nt * nt + 64), i64), kinds=np.zeros(L.K_LP + 1, i64), links=np.zeros(nt, i64),
               ob=np.zeros((outs + 1, L.OF), i64), oc=np.zeros(2, i64), msg=np.zeros(L.NMF, i64),
               m=np.zeros(L.NMF, i64))
     reset(p, s, seed)
@@ -291,7 +292,7 @@ def _run(p: Prepared, s: State, steps: int, until_ms: int | None) -> None:
     while True:
         K.run_kernel(p.C, p.pw, p.pref, p.self_pref, p.isol, s.T, s.alive, s.mt, s.fl, s.rp, s.cut, s.sn, s.rwake,
                      s.slk, s.vi, s.lmp, s.lcache, s.ocommit, s.oalive, s.newl, s.log, s.evk, s.eva, s.fev_a,
-                     s.fev_b, s.kinds, s.ob, s.oc, s.msg, s.m, int(steps), until)
+                     s.fev_b, s.kinds, s.links, s.ob, s.oc, s.msg, s.m, int(steps), until)
         if s.ws[L.W_PAUSE] != 1:
             return
         causes.answer(p, s)

@@ -7,6 +7,13 @@ functions to enumerate every choice, so both see one list. They are inlined into
 callers (`inline='always'`): a call per step in the hot loop cost throughput. The network
 and generic-fault parts take their counts as arguments, not from election's config, so
 the dledger_log kernel, whose faults also hit its clients, calls the same code.
+
+`net_horizon` and `net_events` also take the message kind delivered in send order on its
+link (schedule._held, `Protocol.fifo`: dledger_log's PushEntryRequest under
+`push_processor` "single_thread"), or NO_FIFO, and a scratch row `links` (per source node,
+the mask of destinations where an envelope of that kind was already seen this pass). The
+election kernel passes the constant NO_FIFO, so after inlining its loops are what they
+were.
 """
 
 from __future__ import annotations
@@ -15,6 +22,8 @@ from numba import njit
 
 from histories.fast.election_layout import *  # noqa: F403 - the columns and enums, by the reference's names
 from histories.fast.election_server import _wake_slack, wake_at
+
+NO_FIFO = -1  # no message kind is delivered in send order: every envelope may overtake another
 
 
 @njit(cache=True, inline='always')
@@ -46,7 +55,8 @@ def _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk,
     nf = ws[W_NF]
     nr = ws[W_NR]
     calm_at = C[C_CALM_AT]
-    h = net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now)
+    # no message is delivered in send order here (NO_FIFO), so the `links` scratch (kinds) is not read
+    h = net_horizon(h, fl, nf, rp, nr, cut, dmax, java, calm_at, calm, now, NO_FIFO, kinds)
     if until_ms >= 0 and h > until_ms:
         return h, 0, 0, True
     # --- protocol events (schedule.protocol_events), in the reference's order ---
@@ -61,17 +71,42 @@ def _enabled(C, pw, nd, alive, fl, rp, cut, ws, sn, evk, eva, kinds, wakes, slk,
                 evk[nev] = EV_TICK
                 eva[nev] = j
                 nev += 1
-        nev = net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev)
+        nev = net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev, NO_FIFO, kinds)
     nk = fault_kinds(C, pw, alive, fl, nf, cut, ws, n, kinds) if not calm else 0
     return h, nev, nk, False
 
 
 @njit(cache=True, inline='always')
-def net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now):
+def _held(fl, r, cut, fifo_mk, links):
+    """schedule._held for flight row r, the rows before it having been asked in order this pass
+    (`links` cleared first): an envelope of the FIFO kind behind an older one on its uncut link."""
+    if fifo_mk == NO_FIFO or fl[r, E_MK] != fifo_mk:
+        return False
+    src = fl[r, E_SRC]
+    dst = fl[r, E_DST]
+    if (links[src] >> dst) & 1:
+        return cut[src, dst] == 0
+    links[src] |= 1 << dst
+    return False
+
+
+@njit(cache=True, inline='always')
+def _clear_links(fifo_mk, links):
+    if fifo_mk != NO_FIFO:
+        for j in range(links.shape[0]):
+            links[j] = 0
+
+
+@njit(cache=True, inline='always')
+def net_horizon(h, fl, nf, rp, nr, cut, dmax, java, calm_at, calm, now, fifo_mk, links):
     """The rest of schedule._horizon once the nodes' wake times are in `h`: each envelope's
-    latest delivery, each RPC's failure (its window later under Java timing), the quiet tail;
-    never before now. Both twins' flight, RPC and world columns agree (their layouts)."""
+    latest delivery (not a held one's), each RPC's failure (its window later under Java
+    timing), the quiet tail; never before now. Both twins' flight, RPC and world columns
+    agree (their layouts)."""
+    _clear_links(fifo_mk, links)
     for r in range(nf):
+        if _held(fl, r, cut, fifo_mk, links):
+            continue
         t = fl[r, E_SENT] + dmax
         if h < 0 or t < h:
             h = t
@@ -87,16 +122,19 @@ def net_horizon(h, fl, nf, rp, nr, dmax, java, calm_at, calm, now):
 
 
 @njit(cache=True, inline='always')
-def net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev):
-    """schedule.protocol_events after the ticks: deliveries (or drops behind a cut link) and
-    RPC failures due by the horizon, appended to evk/eva[nev:]; returns the new count."""
+def net_events(h, fl, nf, rp, nr, cut, dmin, dmax, evk, eva, nev, fifo_mk, links):
+    """schedule.protocol_events after the ticks: deliveries (none of a held envelope) or drops
+    behind a cut link, and RPC failures, due by the horizon, appended to evk/eva[nev:];
+    returns the new count."""
+    _clear_links(fifo_mk, links)
     for r in range(nf):
+        held = _held(fl, r, cut, fifo_mk, links)
         if cut[fl[r, E_SRC], fl[r, E_DST]] == 1:
             if fl[r, E_SENT] + dmax <= h:
                 evk[nev] = EV_DROP
                 eva[nev] = r
                 nev += 1
-        elif fl[r, E_SENT] + dmin <= h:
+        elif fl[r, E_SENT] + dmin <= h and not held:
             evk[nev] = EV_DELIVER
             eva[nev] = r
             nev += 1

@@ -2,10 +2,18 @@
 
 Theory of operation
 -------------------
-Every message is an `Envelope` in `Network.flight`. The world may deliver it at any
-time in the window `[sent + delay_min, sent + delay_max]` of the fault profile; the
-chooser decides when (and in what order, which gives reordering). A message whose
+Every message is an `Envelope` in `Network.flight`, which is in send order (ids
+count up; a duplicate's copy is a new envelope at the end). The world may deliver it
+at any time in the window `[sent + delay_min, sent + delay_max]` of the fault profile;
+the chooser decides when (and in what order, which gives reordering). A message whose
 window closes while its link is cut, or that the chooser drops, is lost.
+
+Reordering stands for the threads a receiver hands requests to (Netty's channel is one
+TCP connection, which delivers in order; the remoting server's pools may handle them in
+any order). Where the receiver handles a kind of message on one thread in the order its
+connection reads it (DLedger's pushes under `push_processor` "single_thread"), the
+protocol says so (`Protocol.fifo`), and the schedule delivers those messages on each
+(src, dst) link in send order (core/schedule.py).
 
 RocketMQ and DLedger talk over Netty request/response RPCs with a timeout
 (`invokeAsync(addr, request, timeoutMillis, callback)`). An RPC is an `Rpc` record

@@ -69,6 +69,10 @@ class Protocol:
     # (c, n) -> bool for a down node: True when its machine is off, so it neither refuses
     # connections nor resets them and RPCs to it time out (None: a down node always refuses).
     down_is_silent: Callable | None = None
+    # (c, msg) -> bool: `msg` is delivered in send order on its link, after every older such message
+    # from the same node to the same node (one TCP connection read by one handling thread); None:
+    # the network reorders every message freely (core/schedule.py, `_held`).
+    fifo: Callable | None = None
     # Readable output (the timeline and summary); None: the election-style defaults.
     describe: Callable | None = None  # (node_id, observed now, observed before | None) -> timeline text | None
     describe_obs: Callable | None = None  # (world, node_id, observation) -> timeline text | None

@@ -18,13 +18,23 @@ failure at its wake time or deadline plus the `late` it carries (`tick_window` a
 `rpc_window` say which values are possible). Faults (crash, partition, loss,
 duplication, ...) are enabled at the present instant while the profile allows them.
 
+Messages are delivered in any order, except those the protocol says travel in send order
+(`Protocol.fifo`: one TCP connection read by one handling thread, such as DLedger's pushes
+under `push_processor` "single_thread"). Such a message is *held* while an older such
+message is in flight on the same (src, dst) link (flight is in send order; a duplicate's
+copy is a new, later envelope): its delivery is not enabled and its window does not
+bound the horizon, which the oldest one's does. Once it is the oldest, its window counts
+again, and if that has closed meanwhile it is due at once. Behind a cut link nothing is
+held: a message whose window closes there is lost, as any other.
+
 `enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
 seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
 Memos keep the hot path cheap without changing any answer. `_LAST`, `_LAST_EVENTS` and
 `_LAST_WAKES` remember the horizon, the protocol events and the (wake time, slack) of
-every node of the last world asked, since the chooser, `step`, a replay's `is_enabled`
+every node of the last world asked (`_LAST_HELD` the held envelopes of the last network
+and world config asked), since the chooser, `step`, a replay's `is_enabled`
 and the shrinker's default steps ask several times about the same world. A step changes
 one node or two, so `_wakes` of the next world takes the entry of each node whose
 inputs are those of the last world: the very same state object, the same `since`, up
@@ -63,6 +73,8 @@ CALM_DELAY_MS = (1, 5)  # message delays once the quiet tail has begun
 _LAST: list = [None, -1]  # [world, its horizon]
 _LAST_EVENTS: list = [None, ()]  # [world, its protocol events]
 _LAST_WAKES: list = [None, None, None]  # [world, its _wakes, (wake_at, tick_slack) they were computed with]
+_LAST_HELD: list = [None, None, frozenset()]  # [network, world config, the ids of its held envelopes]
+_NONE_HELD: frozenset = frozenset()
 
 
 def forget() -> None:
@@ -71,6 +83,7 @@ def forget() -> None:
     _LAST[:] = [None, -1]
     _LAST_EVENTS[:] = [None, ()]
     _LAST_WAKES[:] = [None, None, None]
+    _LAST_HELD[:] = [None, None, _NONE_HELD]
     _DELIVERS.clear()
     forget_wakes()
 
@@ -165,7 +178,10 @@ def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
     net = w.net
     if net.flight:
         dmax = delay_window(w)[1]
+        held = _held(w)
         for env in net.flight:
+            if held and env.id in held:
+                continue  # its window counts once the older ones on its link are gone
             t = env.sent_ms + dmax
             if h < 0 or t < h:
                 h = t
@@ -194,6 +210,33 @@ def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
 
 def delay_window(w: World) -> tuple[int, int]:
     return CALM_DELAY_MS if w.history.calm else w.cfg.profile.delay_ms
+
+
+def _held(w: World) -> frozenset[int]:
+    """The ids of the envelopes in flight whose delivery waits for an older one on their link:
+    messages the protocol delivers in send order (`Protocol.fifo`) behind an older such
+    message from the same node to the same node (module docstring). None behind a cut link."""
+    net = w.net
+    if _LAST_HELD[0] is net and _LAST_HELD[1] is w.cfg:
+        return _LAST_HELD[2]
+    fifo = protocol(w.cfg.protocol).fifo
+    held = _NONE_HELD
+    if fifo is not None and net.flight:
+        c = w.cfg.proto
+        cut = net.cut
+        links: set = set()
+        ids: list = []
+        for env in net.flight:
+            if fifo(c, env.msg):
+                link = (env.src, env.dst)
+                if link not in links:
+                    links.add(link)
+                elif not (cut and link in cut):
+                    ids.append(env.id)
+        if ids:
+            held = frozenset(ids)
+    _LAST_HELD[0], _LAST_HELD[1], _LAST_HELD[2] = net, w.cfg, held
+    return held
 
 
 # --- what may happen next ---
@@ -241,11 +284,12 @@ def _protocol_events(w: World) -> list:
     if net.flight:
         dmin, dmax = delay_window(w)
         cut = net.cut
+        held = _held(w)
         for env in net.flight:
             if cut and (env.src, env.dst) in cut:
                 if env.sent_ms + dmax <= h:
                     events.append(Drop(env=env.id))  # its window closed behind a cut link: lost
-            elif env.sent_ms + dmin <= h:
+            elif env.sent_ms + dmin <= h and not (held and env.id in held):
                 d = _DELIVERS.get(env.id)
                 if d is None:
                     if len(_DELIVERS) > 4096:
@@ -358,7 +402,9 @@ def deadline(w: World, event: Any) -> int:
     of its window (a tick's wake time plus its Java-timing slack, a message's send time
     plus the longest delay, an RPC's deadline plus its scan window); the horizon for
     events due exactly there. A history that takes every event before its deadline
-    passes is one the world allows (the shrinker's default steps rely on this)."""
+    passes is one the world allows (the shrinker's default steps rely on this). A listed
+    delivery of a message sent in order (`Protocol.fifo`) is the oldest on its link, so its
+    own window is the one that counts."""
     if isinstance(event, Tick):
         wake, slack = _wakes(w)[event.node]
         return max(w.now, wake + slack)

@@ -375,4 +375,4 @@ PROTOCOL = core.Protocol(
     ghost_update=ghost_update, ghost_crash=lw.lg.crash_note, observe=observe, make_config=make_config,
     load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
-    profiles=lw.PROFILES, branches=BRANCHES, ext_faults=lw.ext_faults, ext_apply=lw.ext_apply)
+    profiles=lw.PROFILES, branches=BRANCHES, ext_faults=lw.ext_faults, ext_apply=lw.ext_apply, fifo=lw.fifo)

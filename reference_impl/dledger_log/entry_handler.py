@@ -72,7 +72,10 @@ def handle_push(cfg: st.NodeConfig, m: Member, s: st.Store, h: EntryHandler, req
     if cfg.log.ordered_pushes:
         last = h.last_seq.get(req.leader_id)
         if last is not None and req.seq < last:
-            return h, None  # overtaken: with one connection and one thread it would have come first
+            # Overtaken. The world delivers a leader's pushes to this node in send order (one Netty
+            # channel per peer, world.fifo), so only a duplicate's copy, sent again behind later
+            # pushes, arrives after a later seq: one thread would have handled the original first.
+            return h, None
         h = h.evolve(last_seq=h.last_seq.set(req.leader_id, req.seq))
     wait = PushWait(request=req, rpc=rpc, created_ms=now)
     if req.type is PushType.APPEND:

@@ -73,9 +73,11 @@ class LogConfig:
 
     `push_processor`: "pool" is DLedger's registration of PUSH with a null executor, i.e. the
     remoting server's 4-thread public pool, so pushes from one leader may be handled out of
-    the order they were sent; "single_thread" handles them in send order, as one thread
-    behind one TCP connection would (a push overtaken by a later one is then never handled,
-    like one lost with its connection).
+    the order they were sent (the world reorders them freely); "single_thread" handles them
+    in send order, as one thread behind the one Netty channel DLedger keeps per peer would:
+    the world delivers a leader's pushes to a follower in the order sent (world.fifo,
+    `Protocol.fifo`), and the entry handler drops a push older than one it has handled (a
+    duplicate's copy arriving after later pushes).
 
     `enable_fast_advance_commit_index` (DLedger 0.4.0's FastAdvanceCommitIndexService, off
     by default there): a new leader whose log is not all committed appends a no-op entry,

@@ -150,6 +150,16 @@ def restart(c: LogWorldConfig, n: Any, now: int) -> Any:
     return dn.restart(c.node, n, now, forced_leader=c.forced_leader)
 
 
+def fifo(c: Any, msg: Any) -> bool:
+    """Under push_processor "single_thread" a leader's pushes to one follower arrive in the
+    order sent and are handled in it: DLedgerRpcNettyService sends every request to a peer over
+    the one Netty channel NettyRemotingClient keeps per address (TCP delivers in order), and
+    one thread takes PUSH requests in the order the channel reads them. Under "pool" the
+    remoting server's public pool may handle them in any order, which the world's free
+    reordering stands for. (`c`: any world config with a DLedger `node`, dledger_commitlog's too.)"""
+    return type(msg) is ep.PushEntryRequest and c.node.log.ordered_pushes
+
+
 # --- a nemesis aimed at the leader (this protocol's own fault kind) ---
 
 
@@ -416,4 +426,4 @@ PROTOCOL = core.Protocol(
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=lg.crash_note, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES,
-    ext_faults=ext_faults, ext_apply=ext_apply)
+    ext_faults=ext_faults, ext_apply=ext_apply, fifo=fifo)
