@@ -143,18 +143,60 @@ def test_figure_8_needs_the_counted_entry_and_a_log_ending_above_it():
     assert dspec._lacks(w, 0, other, top, e1.term + 1) is None  # index 0 was counted, not this entry
 
 
-def test_astray_needs_the_vote_and_holds_only_for_its_bound():
-    """A straggler is astray behind a second leader of the followed term only if it accepted that
-    leader (or is it) and only within astray_bound_ms of that leadership; the ELE-1 evidence for the
-    two leaders is the rest (a fuzzed history, property_tests/test_dledger_log_findings.py)."""
-    cfg = core.world_config("dledger_log", 5, "os_crash", {"dledger_version": "fixed"})
-    w = runner.simulate(cfg, 29231, 5564).world
-    assert "n2 followed n0, which also led term 3" in espec.astray(w, "n2")
-    other, at, _ = w.ghost.terms.led[3][-1]
-    late = w.evolve(now=max(at, w.history.calm_at_ms) + espec.astray_bound_ms(w) + 1)
-    assert espec.astray(late, "n2") is None
-    votes = w.ghost.terms.votes.without(("n2", 3))
-    assert espec.astray(w.evolve(ghost=w.ghost.evolve(terms=w.ghost.terms.evolve(votes=votes))), "n2") is None
+def _astray_world(votes: dict, lost: dict, now: int):
+    """A 5-server dledger_log world in its quiet tail (calm at 60,000 ms) whose ghost says: n3 leads
+    term 3 with a quorum and n0 led term 3 too (61,594 ms); `votes`: voter -> its ACCEPTs in term 3
+    as (candidate, seq); `lost`: node -> the seq at which it lost its currterm file; n2 is a
+    straggler since the calm. The scene of the 100,000-history fuzz's LIVE-3 (docs/properties.md)."""
+    cfg = core.world_config("dledger_log", 5, "standard", {})
+    w = runner.simulate(cfg, 1, 200).world
+    g = w.ghost
+    terms = g.terms.evolve(
+        led=FrozenMap({3: (("n3", 57530, 10), ("n0", 61594, 40))}),
+        votes=FrozenMap({(v, 3): tuple((c, 57000 + 100 * seq, seq) for c, seq in cs) for v, cs in votes.items()}),
+        term_lost=FrozenMap({x: ((57000 + 100 * seq, 3, seq),) for x, seq in lost.items()}), seq=50)
+    return w.evolve(now=now, history=w.history.evolve(calm=True, calm_at_ms=60_000),
+                    ghost=g.evolve(terms=terms, settled_leader=("n3", 3), stragglers=FrozenMap({"n2": 60_000})))
+
+
+def test_astray_needs_the_vote_the_lost_file_and_holds_only_for_its_bound():
+    """A late straggler is astray behind a second leader of the followed term only if it accepted that
+    leader in the term, two_leaders_cause has the lost-file evidence for the pair (a voter that
+    accepted both, its term file lost between), and within astray_bound_ms of that leadership from
+    the quiet tail on."""
+    revote = {"n2": (("n3", 7), ("n0", 30))}
+    w = _astray_world(revote, {"n2": 20}, now=69_229)
+    assert "n2 followed n0, which also led term 3 at 61594 ms" in espec.astray(w, "n2")
+    assert espec.astray(w.evolve(now=61_594 + espec.astray_bound_ms(w) + 1), "n2") is None  # past its bound
+    assert espec.astray(_astray_world(revote, {"n2": 35}, now=69_229), "n2") is None  # file lost after both votes
+    other = {"n4": (("n3", 7), ("n0", 30)), "n2": (("n3", 8),)}  # n4 has the evidence, n2 never accepted n0
+    assert espec.astray(_astray_world(other, {"n4": 20}, now=69_229), "n2") is None
+    other["n2"] = (("n0", 31),)
+    assert "n2 followed n0" in espec.astray(_astray_world(other, {"n4": 20}, now=69_229), "n2")
+
+
+def test_log1_looks_for_the_term_made_twice_below_the_agreeing_entry():
+    """Two leaders of term 2 each append their no-op at index 1, equal values, over logs that differ
+    at index 0 (terms 1 and 0); the logs then agree up to an entry of term 3 at index 2. LOG-1's
+    cause is term 2's two leaders (their voter n1 lost its term file between its ACCEPTs), found
+    among the terms from the difference up: the agreeing entry's term 3 has no cause of its own."""
+    cfg = core.world_config("dledger_log", 3, "standard", {"clients": 0})
+    w = runner.simulate(cfg, 1, 50).world
+    body = st.Body(key="c0-1", length=16)
+    common = (st.Entry(index=1, term=2, pos=64, size=48, body=st.NOOP), st.Entry(index=2, term=3, pos=112, size=48,
+                                                                                 body=st.NOOP))
+    a = (st.Entry(index=0, term=1, pos=0, size=64, body=body),) + common
+    b = (st.Entry(index=0, term=0, pos=0, size=64, body=body),) + common
+    nodes = tuple(n.evolve(store=n.store.evolve(entries=e, begin_index=0, end_term=3))
+                  for n, e in zip(w.nodes, (a, b, a)))
+    terms = w.ghost.terms.evolve(led=FrozenMap({2: (("n0", 100, 3), ("n2", 200, 7)), 3: (("n0", 300, 9),)}),
+                                 votes=FrozenMap({("n1", 2): (("n0", 90, 2), ("n2", 190, 6))}),
+                                 term_lost=FrozenMap({"n1": ((150, 2, 4),)}), seq=10)
+    v = w.evolve(nodes=nodes, ghost=w.ghost.evolve(terms=terms))
+    assert dspec.log_matching_violation(v)[2:4] == (0, 3)
+    assert "n0, n2 both led term 2" in dspec.log1_expected(v)
+    no_loss = v.evolve(ghost=v.ghost.evolve(terms=terms.evolve(term_lost=FrozenMap())))
+    assert dspec.log1_expected(no_loss) is None
 
 
 # --- election: term-file losses that no OS crash explains ---
