@@ -205,6 +205,32 @@ def test_shrinking_an_expected_violation_finds_the_lost_term_file():
     assert [d["kind"] for _, d in result.choices] == ["crash"] and result.choices[0][1]["os"]
 
 
+def test_a_violation_found_expected_and_later_without_a_cause_is_shrunk_as_unexpected(monkeypatch):
+    """A state property's cause can stop explaining it (LOG-5's evidence is asked again as it
+    grows): the monitor then reports it unexpected at that later step. Replayed for shrinking, a
+    candidate for that target runs on past the earlier expected violation (a replay that stopped
+    there found the history not failing again: the first 100,000-history run's LOG-1 row)."""
+    import attrs
+
+    from spec import properties as props
+    catalogue = props.for_protocol("dledger_log")
+    k = next(k for k, p in enumerate(catalogue) if p.id == "LOG-5")
+    real = catalogue[k].expected_when
+    catalogue[k] = attrs.evolve(catalogue[k], cause_reads=None,
+                                expected_when=lambda w, e=None: real(w) if w.now < 58_000 else None)
+    monkeypatch.setitem(props._CATALOGUE, "dledger_log", catalogue)
+    spec = HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=61512,
+                       overrides=(("preferred_leader_ids", "n0"),))
+    row = run_history(spec)
+    v = next(v for v in row["violations"] if v["property"] == "LOG-5")
+    assert v["expected"] is None and v["t_ms"] >= 58_000
+    cfg = config_of(spec)
+    result = shrink.shrink(cfg, shrink.record(cfg, chooser.SeededChooser(spec.seed).choose, v["step"]),
+                           shrink.Target(property="LOG-5", expected=False), budget=30_000)
+    assert shrink.Replayer(cfg, shrink.Target(property="LOG-5", expected=False), result.until_ms).run(
+        result.choices).violated
+
+
 @pytest.mark.parametrize("spec, prop, late_kinds", [
     (HistorySpec(protocol="election", profile="hostile", nodes=5, seed=12), "ELE-2", {"tick", "rpc_fail"}),
     (HistorySpec(protocol="dledger_log", profile="os_crash", nodes=3, seed=7), "LOG-3", {"tick"}),

@@ -19,7 +19,10 @@ by its endpoints and content, so it survives earlier removals) and is enabled.
 A choice that cannot happen any more (its message was never sent, its node is down)
 is *skipped*, not fatal, so one removal can take its consequences with it. A
 candidate is kept when it violates the same property with the same verdict
-(unexpected, or expected with a known cause) as the original; it ends at that step.
+(unexpected, or expected with a known cause) as the original; it ends at that step. A
+violation a monitor first finds expected and later without a known cause (a state
+property whose evidence stops explaining it) is unexpected at that later step, so a
+candidate for an unexpected target runs on past an expected violation of it.
 
 After the last choice, default steps run on up to the time of the original violation,
 so a violation the cluster reaches on its own needs no choice at all.
@@ -121,7 +124,9 @@ class Replayer:
 
     def run(self, choices: list[Choice], start: Run | None = None, keep: int = 0) -> Run:
         """Apply `choices` after the first `keep` choices of `start` (from scratch if None);
-        then default steps up to `until_ms`; stop at the target's first violation."""
+        then default steps up to `until_ms`; stop when the target's violation has its verdict (an
+        unexpected target runs on past an expected violation: the monitor may find a later one
+        without a known cause)."""
         if start is None:
             w = core.init(self.cfg)
             applied: list[Choice] = []
@@ -166,8 +171,8 @@ class Replayer:
             self.on_step(w, ev, after, obs, chosen)
         self.monitor.check(self.steps, w, ev, after, obs)
         v = self.monitor.violations.get(self.prop.id)
-        if v is None:
-            return after, None
+        if v is None or (v.expected is not None and not self.target.expected):
+            return after, None  # an expected violation may be followed by one with no known cause
         return after, (v.expected is not None) == self.target.expected
 
 
