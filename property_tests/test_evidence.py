@@ -27,6 +27,7 @@ from reference_impl.election import records as el
 from reference_impl.ha import commit_log as ha_st
 from reference_impl.nameserver import route_info as ri
 from spec import dledger_log as dspec
+from spec import dledger_log_causes as dcauses
 from spec import election as espec
 from spec import nameserver as nspec
 
@@ -137,10 +138,10 @@ def test_figure_8_needs_the_counted_entry_and_a_log_ending_above_it():
     e1 = w.ghost.committed[0]
     assert e1 in w.ghost.counted[0]
     top = max(w.ghost.elected)
-    assert "counting replicas" in dspec._lacks(w, 0, e1, top, e1.term + 1)
-    assert dspec._lacks(w, 0, e1, top, e1.term) is None  # B's log would not have outranked C's
+    assert "counting replicas" in dcauses.lacks(w, 0, e1, top, e1.term + 1)
+    assert dcauses.lacks(w, 0, e1, top, e1.term) is None  # B's log would not have outranked C's
     other = e1.evolve(body=st.Body(key="never-counted", length=e1.body.length))
-    assert dspec._lacks(w, 0, other, top, e1.term + 1) is None  # index 0 was counted, not this entry
+    assert dcauses.lacks(w, 0, other, top, e1.term + 1) is None  # index 0 was counted, not this entry
 
 
 def _astray_world(votes: dict, lost: dict, now: int):

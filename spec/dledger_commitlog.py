@@ -21,6 +21,7 @@ from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import commitlog as cl
 from reference_impl.dledger_log import store as st
 from spec import dledger_log as logspec
+from spec import dledger_log_causes as logcauses
 from spec.properties import Property, register
 
 RETRIED = ("the producer retried {key} after {answer} (retryResponseCodes), and the attempt that got it "
@@ -38,7 +39,7 @@ def _brokers(w: core.World) -> list[tuple[int, bk.Broker]]:
 
 
 def _index_cause(w: core.World, index: int) -> str | None:
-    return logspec._cause(w, index) if index >= 0 else None
+    return logcauses.cause(w, index) if index >= 0 else None
 
 
 # A step property leaves its violation's description and cause for explain / expected_when.
@@ -184,7 +185,7 @@ def dcl4_expected(w: core.World, event: Any = None) -> str | None:
     e = next((e for e in w.ghost.committed.values() if e.pos + st.BODY_OFFSET == offset), None)
     if e is None:
         return None
-    return _index_cause(w, e.index) or logspec._leader_held(w, i, [e]) or _stale_queue_table(w, q, k, e)
+    return _index_cause(w, e.index) or logcauses.leader_held(w, i, [e]) or _stale_queue_table(w, q, k, e)
 
 
 STALE_QUEUE_TABLE = (

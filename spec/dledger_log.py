@@ -1,20 +1,9 @@
 """DLedger log properties (docs/properties.md: LOG-*).
 
 Predicates read a world of the `dledger_log` protocol: server stores and the ghost
-variables of reference_impl.dledger_log.world. A violation is expected only when this
-history holds its known cause:
-
-- "Figure 8" (DLedger <= 0.3.1.2, research section 2.8): the index was committed by a
-  leader counting replicas of an entry from an older term (ghost `counted`);
-- an OS crash that dropped *that* entry from the unflushed tail of a node that then
-  elected the leader lacking it (ghost `drops`): DLedger acknowledges from the page
-  cache, and flushes every 10 ms;
-- a truncation its leader's own log contradicts (stale COMPARE state; 0.2.6, 0.3.1.2);
-- a term led twice, or by two leaders, or after a higher term, with the lost currterm
-  file that allowed it between the two votes or leaderships (ghost `terms`).
-
-A commit or SUCCESS answer for an entry no majority had held (LOG-8) explains nothing:
-a violation at such an index is unexpected, whatever else the history holds.
+variables of reference_impl.dledger_log.ghost. A violation is expected only when this
+history holds its known cause, for that very entry, leader or term
+(spec/dledger_log_causes.py has the evidence and the causes' words).
 """
 
 from __future__ import annotations
@@ -24,191 +13,12 @@ from typing import Any
 import attrs
 
 from reference_impl import core
-from reference_impl.dledger_log import ghost as lg
 from reference_impl.dledger_log import store as st
-from reference_impl.election import ghost as eg
 from reference_impl.election import records as el
+from spec import dledger_log_causes as ev
 from spec import election as espec
 from spec import replies
 from spec.properties import Property, register
-
-FIGURE_8 = ("index {i} (term {et}) was committed by a leader counting replicas of an entry of an older term "
-            "(a majority held it: {holders}; no current-term rule in DLedger {v}, research section 2.8; fixed in "
-            "0.4.0), and a leader whose log ended in the higher term {dt} displaced it")
-OS_DROPPED = ("{who}'s OS crash at {at} ms dropped index {i} (term {et}) from its unflushed tail (flushed up to "
-              "{flushed}: DLedger acknowledges appends from the page cache and flushes every flushFileInterval), "
-              "and {who} then {then}")
-DISK_DROPPED = "{who} lost its disk at {at} ms, index {i} (term {et}) with it, and then {then}"
-STALE_DROPPED = ("{who} truncated index {i} (term {et}) at {at} ms on a TRUNCATE from {leader}, which held it "
-                 "itself (stale COMPARE state), and then {then}")
-RELED = ("{who} led term {t} at {t1} ms, lost its unflushed log tail and its currterm file in an OS crash at "
-         "{lost} ms, and led term {t} again at {t2} ms, so two different entries carry term {t}")
-REGRESSED = ("term {t} was led by {leader} at {at} ms after term {higher} had been: {who} lost its currterm file "
-             "at {lost} ms (it was at term {was}) and then elected {leader} in term {t}, so what term {t} "
-             "committed is outranked by logs of term {higher}")
-TWO_LEADERS = "{leaders} both led term {t}, so their entries of term {t} differ: {why}"
-LEADER_HELD = ("{node} truncated entries its leader {leader} holds itself at {at} ms: the TRUNCATE was decided on "
-               "stale COMPARE state (a compareIndex kept from an earlier leadership, or an answer overtaken by a "
-               "reordered APPEND), and updateCommittedIndex clamps the commit index down to the new end")
-
-
-_SERVERS: list = [None, ()]  # (the world's nodes tuple, its servers): predicates ask many times per step
-
-
-def _servers(w: core.World) -> tuple:
-    """The DLedger servers' nodes (in dledger_commitlog, each broker's DLedger node)."""
-    if _SERVERS[0] is w.nodes:
-        return _SERVERS[1]
-    nodes = w.nodes[:len(w.cfg.proto.node.dledger.peers)]
-    out = tuple(n.node for n in nodes) if nodes and hasattr(nodes[0], "node") else nodes
-    _SERVERS[0], _SERVERS[1] = w.nodes, out
-    return out
-
-
-def _dl(w: core.World, i: int) -> Any:
-    n = w.nodes[i]
-    return getattr(n, "node", n)
-
-
-def _fixed(w: core.World) -> bool:
-    return w.cfg.proto.node.log.dledger_version == "fixed"
-
-
-def _electors(w: core.World, leader: str, term: int, seq: int) -> dict[str, int]:
-    """Who made `leader` leader of `term` (the leadership noted at `seq`): the leader itself, as of
-    then, and every voter whose ACCEPT for it in that term came in this candidacy (after any earlier
-    leadership of it in that term), as of its last such vote. A voter accepts one candidate twice
-    in a term only after it lost its term file, and the earlier ACCEPT elected the earlier leadership."""
-    prev = max((s for x, _, s in w.ghost.terms.led.get(term, ()) if x == leader and s < seq), default=-1)
-    out = {leader: seq}
-    for (voter, t), votes in w.ghost.terms.votes.items():
-        if t == term and voter != leader:
-            last = max((s for cand, _, s in votes if cand == leader and prev < s < seq), default=None)
-            if last is not None:
-                out[voter] = last
-    return out
-
-
-def _led_end(w: core.World, leader: str | None, term: int, before: int) -> int:
-    """The last term of `leader`'s log when it last won `term` before event `before` (-1: it did not)."""
-    for x, _, s in reversed(w.ghost.terms.led.get(term, ())):
-        if x == leader and s < before:
-            return w.ghost.led_ends.get(s, -1)
-    return -1
-
-
-def _drop_cause(w: core.World, index: int, entry: Any, who: dict[str, int], then: str) -> str | None:
-    """A recorded loss of exactly `entry` at `index` by one of `who` (node -> the event it had to come
-    before): an OS crash that took it from the unflushed tail, a lost disk, or (0.2.6, 0.3.1.2) a
-    truncation its leader's own log contradicted."""
-    for d in w.ghost.drops:
-        limit = who.get(d.server)
-        if limit is None or d.seq > limit or not d.holds(index, entry):
-            continue
-        args = dict(who=d.server, at=d.at_ms, i=index, et=entry.term, then=then)
-        if d.how == "os-crash" and index > d.flushed:
-            return OS_DROPPED.format(flushed=d.flushed, **args)
-        if d.how == "disk-loss":
-            return DISK_DROPPED.format(**args)
-        if d.how == "truncate" and d.stale and not _fixed(w):
-            return STALE_DROPPED.format(leader=d.leader, **args)
-    return None
-
-
-def _term_cause(w: core.World, term: int) -> str | None:
-    """The lost-currterm causes of a term, each with its evidence: a node led it twice with its term
-    file lost in between; two nodes led it and a voter accepted both, its file lost between the
-    grants (ELE-1's evidence); or it was led after a higher term by the votes of a node that had
-    lost its file while above it."""
-    terms = w.ghost.terms
-    led = terms.led.get(term, ())
-    for k, (a, t1, s1) in enumerate(led):
-        for b, t2, s2 in led[k + 1:]:
-            lost = eg.lost_between(terms, a, s1, s2) if a == b else None
-            if lost is not None:
-                return RELED.format(who=a, t=term, t1=t1, t2=t2, lost=lost[0])
-    leaders = sorted({x for x, _, _ in led})
-    if len(leaders) > 1:
-        why = espec.two_leaders_cause(terms, w.cfg.ids, term, leaders)
-        if why:
-            return TWO_LEADERS.format(leaders=", ".join(leaders), t=term, why=why)
-    higher = w.ghost.regressed.get(term)
-    if higher is not None:
-        for x, at, s in led:
-            for v, until in _electors(w, x, term, s).items():
-                for lost_at, was, ls in terms.term_lost.get(v, ()):
-                    if ls < until and was > term:
-                        return REGRESSED.format(t=term, leader=x, at=at, higher=higher, who=v, lost=lost_at,
-                                                was=was)
-    return None
-
-
-def _lacks(w: core.World, index: int, entry: Any, top: int, displacing: int) -> str | None:
-    """Why the leaders of terms entry.term..top (and of any term led after a higher one, up to
-    top) came to lack `entry` at `index`; `displacing`: the last term of the lacking leader's log
-    when it won (what its voters compared), or of what stands at `index` instead. None: no known
-    cause in this history. A commit (or SUCCESS) that no majority had held explains nothing."""
-    g = w.ghost
-    if index in g.thin:
-        return None
-    if entry in g.counted.get(index, ()) and displacing > entry.term:
-        holders = _holders(w, index, entry)
-        return FIGURE_8.format(i=index, et=entry.term, dt=displacing, holders=", ".join(holders),
-                               v=w.cfg.proto.node.log.dledger_version)
-    terms = g.terms
-    lacking = sorted({t for t in terms.led if entry.term <= t <= top} | {t for t in g.regressed if t <= top})
-    for t in lacking:
-        for x, at, s in terms.led[t]:
-            cause = _drop_cause(w, index, entry, _electors(w, x, t, s), f"elected {x} in term {t} ({at} ms)")
-            if cause:
-                return cause
-    for t in sorted({entry.term, top} | set(lacking)):
-        cause = _term_cause(w, t)
-        if cause:
-            return cause
-    return None
-
-
-def _holders(w: core.World, index: int, entry: Any) -> list[str]:
-    return lg.ever_held(w.ghost, w, index, entry)
-
-
-def _displacing(w: core.World, i: int, index: int) -> int:
-    """The term of what node i's log holds at `index`, or of its last entry when it is shorter."""
-    s = _dl(w, i).store
-    e = st.entry_at(s, index)
-    return e.term if e is not None else s.end_term
-
-
-def _cause(w: core.World, index: int) -> str | None:
-    """A known cause, in this history, for the entries committed or acknowledged at `index` to be
-    lost somewhere (None: unexpected). Used where the violation does not name a leader (DCL)."""
-    g = w.ghost
-    entries = {e for e in [g.committed.get(index)] if e is not None} | set(g.acked.get(index, ()))
-    if not entries:
-        return None
-    top = max(g.elected, default=0)
-    displacing = max([e.term for e in g.conflicts.get(index, ())] + [_displacing(w, i, index) for i in
-                                                                    range(len(_servers(w)))], default=-1)
-    for e in sorted(entries, key=lambda e: e.term):
-        cause = _lacks(w, index, e, top, displacing)
-        if cause:
-            return cause
-    return None
-
-
-def _leader_held(w: core.World, i: int, dropped: list) -> str | None:
-    """Node i dropped these entries by carrying out a TRUNCATE whose leader held every one of them
-    (a drop record says so): a truncation decided on stale COMPARE state. Both mechanisms are
-    repaired in the "fixed" profile, where this is no known cause."""
-    if _fixed(w) or not dropped:
-        return None
-    node = w.cfg.ids[i]
-    for d in reversed(w.ghost.drops):
-        if d.server == node and d.how == "truncate" and all(d.holds(e.index, e) for e in dropped):
-            return LEADER_HELD.format(node=node, leader=d.leader, at=d.at_ms) if d.stale else None
-    return None
-
 
 # --- LOG-1: log matching ---
 
@@ -216,7 +26,7 @@ def _leader_held(w: core.World, i: int, dropped: list) -> str | None:
 def log_matching_violation(w: core.World) -> tuple[str, str, int, int, int] | None:
     """Two logs holding entries of equal index and term must hold identical entries up to there.
     Returns (node, node, first differing index, the shared term above it, the index of that)."""
-    stores = [n.store for n in _servers(w)]
+    stores = [n.store for n in ev.servers(w)]
     for a in range(len(stores)):
         for b in range(a + 1, len(stores)):
             sa, sb = stores[a], stores[b]
@@ -257,14 +67,14 @@ def log1_expected(w: core.World, event: Any = None) -> str | None:
     v = log_matching_violation(w)
     if v is None:
         return None
-    return next((c for t in log1_cause_terms(w, v) if (c := _term_cause(w, t))), None)
+    return next((c for t in log1_cause_terms(w, v) if (c := ev.term_cause(w, t))), None)
 
 
 def log1_cause_terms(w: core.World, v: tuple) -> list[int]:
     """The terms of both logs' entries at indexes v[2]..v[4] of a LOG-1 violation `v`: first those
     where they hold different entries of one term, then all, in index order."""
     ids = w.cfg.ids
-    sa, sb = (_dl(w, ids.index(x)).store for x in v[:2])
+    sa, sb = (ev.dl(w, ids.index(x)).store for x in v[:2])
     same, every = [], []
     for index in range(v[2], v[4] + 1):
         a, b = st.entry_at(sa, index), st.entry_at(sb, index)
@@ -285,7 +95,7 @@ def log1_explain(w: core.World) -> str:
 
 def _missing(w: core.World, i: int, wanted: Any) -> list[int]:
     """Indexes of `wanted` (index -> entry or set of entries) that node i's log does not hold."""
-    s = _dl(w, i).store
+    s = ev.dl(w, i).store
     out = []
     for index, want in wanted.items():
         have = st.entry_at(s, index)
@@ -334,8 +144,8 @@ def _leader_lacks(after: core.World, obs: tuple, wanted: Any, what: str) -> bool
             for index in missing:
                 want = wanted[index]
                 entries = sorted(want, key=lambda e: e.term) if isinstance(want, frozenset) else [want]
-                disp = _dl(after, i).member.ledger_end_term  # what its voters compared
-                causes.append(next((c for e in entries if (c := _lacks(after, index, e, o.term, disp))), None))
+                disp = ev.dl(after, i).member.ledger_end_term  # what its voters compared
+                causes.append(next((c for e in entries if (c := ev.lacks(after, index, e, o.term, disp))), None))
             return _violated(after, f"new leader {after.cfg.ids[i]} lacks {what} entries at {missing}",
                              causes[0] if all(causes) else None)
     return True
@@ -367,7 +177,7 @@ def log3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     committed = after.ghost.committed
     if not committed or before.nodes is after.nodes:
         return True
-    for i, (nb, na) in enumerate(zip(_servers(before), _servers(after))):
+    for i, (nb, na) in enumerate(zip(ev.servers(before), ev.servers(after))):
         if nb.store.entries is na.store.entries or not nb.store.entries:
             continue
         lost = [e for e in _dropped(nb.store, na.store) if committed.get(e.index) == e]
@@ -389,19 +199,19 @@ def _loss_cause(before: core.World, event: Any, after: core.World, i: int, lost:
         return None  # the log lost them without any recorded drop: no known cause
     first = lost[0]
     if drop.how == "disk-loss":
-        return DISK_DROPPED.format(who=node, at=drop.at_ms, i=first.index, et=first.term, then="lost it")
+        return ev.DISK_DROPPED.format(who=node, at=drop.at_ms, i=first.index, et=first.term, then="lost it")
     if drop.how == "os-crash":
         if all(e.index > drop.flushed for e in lost):
-            return OS_DROPPED.format(who=node, at=drop.at_ms, i=first.index, et=first.term, flushed=drop.flushed,
+            return ev.OS_DROPPED.format(who=node, at=drop.at_ms, i=first.index, et=first.term, flushed=drop.flushed,
                                      then="lost it")
         return None
     if drop.how != "truncate":
         return None
-    held = _leader_held(after, i, lost)
+    held = ev.leader_held(after, i, lost)
     if held or drop.leader not in after.cfg.ids:
         return held
-    disp = _led_end(after, drop.leader, drop.term, drop.seq)
-    causes = [_lacks(after, e.index, e, drop.term, disp) for e in lost]
+    disp = ev.led_end(after, drop.leader, drop.term, drop.seq)
+    causes = [ev.lacks(after, e.index, e, drop.term, disp) for e in lost]
     return causes[0] if all(causes) else None
 
 
@@ -411,7 +221,7 @@ def _loss_cause(before: core.World, event: Any, after: core.World, i: int, lost:
 def log4(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if before.nodes is after.nodes:
         return True
-    for i, (nb, na, ub, ua) in enumerate(zip(_servers(before), _servers(after), before.alive, after.alive)):
+    for i, (nb, na, ub, ua) in enumerate(zip(ev.servers(before), ev.servers(after), before.alive, after.alive)):
         old, new = nb.store.committed_index, na.store.committed_index
         if ub and ua and new < old:
             return _violated(after, f"{after.cfg.ids[i]}'s committed index went from {old} to {new}",
@@ -434,12 +244,12 @@ def _decrease_cause(w: core.World, i: int, sb: st.Store, sa: st.Store, new: int,
     lost = [e for e in drop.entries if new < e.index <= old]
     if not lost:
         return None
-    if drop.stale and not _fixed(w):
-        return LEADER_HELD.format(node=node, leader=drop.leader, at=drop.at_ms)
+    if drop.stale and not ev.fixed(w):
+        return ev.LEADER_HELD.format(node=node, leader=drop.leader, at=drop.at_ms)
     if drop.leader not in w.cfg.ids:
         return None
-    disp = _led_end(w, drop.leader, drop.term, drop.seq)
-    causes = [_lacks(w, e.index, e, drop.term, disp) for e in lost]
+    disp = ev.led_end(w, drop.leader, drop.term, drop.seq)
+    causes = [ev.lacks(w, e.index, e, drop.term, disp) for e in lost]
     return causes[0] if all(causes) else None
 
 
@@ -462,7 +272,7 @@ def log5_expected(w: core.World, event: Any = None) -> str | None:
         upto = max(g.conflict_terms.get(index, later), later, first.term)  # the leaders up to that commit
         # what displaced the first entry: the later one, or the log its committing leader won with
         disp = max([later] + [g.led_ends.get(s, -1) for _, _, s in g.terms.led.get(upto, ())])
-        causes.append(_lacks(w, index, first, upto, disp))
+        causes.append(ev.lacks(w, index, first, upto, disp))
     return causes[0] if causes and all(causes) else None
 
 
@@ -501,12 +311,12 @@ def _shape_problem(cfg: st.LogConfig, slot: int, s: st.Store) -> str | None:
 
 def log7(w: core.World) -> bool:
     cfg = w.cfg.proto.node.log
-    return all(_shape_problem(cfg, k, n.store) is None for k, n in enumerate(_servers(w)))
+    return all(_shape_problem(cfg, k, n.store) is None for k, n in enumerate(ev.servers(w)))
 
 
 def log7_explain(w: core.World) -> str:
     cfg = w.cfg.proto.node.log
-    return "; ".join(f"{n.member.self_id}: {st.check_positions(cfg, n.store)}" for n in _servers(w)
+    return "; ".join(f"{n.member.self_id}: {st.check_positions(cfg, n.store)}" for n in ev.servers(w)
                      if st.check_positions(cfg, n.store))
 
 
@@ -520,7 +330,7 @@ def log8(w: core.World) -> bool:
 def log8_explain(w: core.World) -> str:
     t = next(iter(w.ghost.thin.values()))
     return (f"{t.leader} {t.what} index {t.index} (an entry of term {t.entry_term}) in term {t.term} at {t.at_ms} ms, "
-            f"when only {list(t.holders)} of {len(_servers(w))} servers had held it")
+            f"when only {list(t.holders)} of {len(ev.servers(w))} servers had held it")
 
 
 # --- LOG-L: after faults stop, appends are acknowledged again ---
@@ -536,13 +346,13 @@ def log_l(w: core.World) -> bool:
 
 
 def log_l_explain(w: core.World) -> str:
-    roles = ", ".join(f"{n.member.self_id}:{n.member.role.value}@{n.member.curr_term}" for n in _servers(w))
+    roles = ", ".join(f"{n.member.self_id}:{n.member.role.value}@{n.member.curr_term}" for n in ev.servers(w))
     return f"no append acknowledged {w.now - w.history.calm_at_ms} ms after faults stopped ({roles})"
 
 
 def measure(w: core.World) -> dict:
     g, h = w.ghost, w.history
-    servers = _servers(w)
+    servers = ev.servers(w)
     return {
         "appends": g.appends,
         "results": dict(sorted(g.results.items())),
@@ -556,7 +366,7 @@ def measure(w: core.World) -> dict:
 
 
 def _stores(w: core.World) -> tuple:
-    return tuple(n.store.entries for n in _servers(w))
+    return tuple(n.store.entries for n in ev.servers(w))
 
 
 def _term_reads(w: core.World) -> tuple:
