@@ -174,10 +174,10 @@ def build_parser() -> Parser:
     fz.add_argument("--out", default="out/fuzz", help="output directory (default out/fuzz)")
     fz.add_argument("--engine", choices=("fast", "reference"), default="fast",
                     help="fast: a protocol's compiled fast world where one exists, judged by the reference "
-                         "(every violation re-run); reference: the reference only (default fast)")
-    fz.add_argument("--judge", choices=("all", "sample"), default="all",
-                    help="with the fast engine, which histories with a violation the reference re-runs: all (default), "
-                         f"or sample: every one with an unexpected violation and 1 in {plan.JUDGE_EVERY} of the rest")
+                         "(see --judge); reference: the reference only (default fast)")
+    fz.add_argument("--judge", choices=("all", "sample"), default="sample",
+                    help="with the fast engine, which histories with a violation the reference re-runs: sample (default): "
+                         f"every one with an unexpected violation and about 1 in {plan.JUDGE_EVERY} of the rest; all")
     fz.add_argument("--coverage-sample", default=None, metavar="N|all",
                     help="with the fast engine: histories per protocol the reference also runs for coverage and "
                          "distinct states (default 200)")

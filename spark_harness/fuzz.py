@@ -45,7 +45,7 @@ class FuzzOptions:
     seed: int = 1
     engine: str = "fast"  # "fast": a protocol's fast world where one exists (spark_harness.plan); "reference"
     coverage_sample: int | None = COVERAGE_SAMPLE  # fast engine: histories per protocol the reference covers
-    judge: str = "all"  # fast engine: which violating histories the reference re-runs (spark_harness.plan)
+    judge: str = "sample"  # fast engine: which violating histories the reference re-runs (spark_harness.plan)
     master: str = "local[*]"  # a Spark master URL, "none" (this process, shrinking in a pool), or engines.SUBMITTED
     out: str = "out/fuzz"
     faults: list[str] | None = None  # profile names, ["all"], or None: every profile with faults

@@ -19,8 +19,9 @@ nothing in it reads a clock, so equal specs give equal summaries in any process.
 
 `run_history_fast(spec, sample)` gives the same summary from the protocol's fast world
 (histories.fast) where one exists. The reference judges: a history whose fast run
-violates a property is re-run through the reference, whose row is the one kept (its
-verdicts, expected causes and details), and the two must agree; so is every history in
+violates a property unexpectedly, or is in the plan's judged sample (spark_harness.plan,
+`judge`), is re-run through the reference, whose row is the one kept (its verdicts,
+expected causes and details), and the two must agree; so is every history in
 the coverage sample, whose coverage and distinct-state sketch only the reference
 computes. Rows say which world made them (`engine`): "reference", "fast", "both" (the
 reference re-ran it and the fast world agreed) or "mismatch" (they disagreed; the

@@ -74,7 +74,7 @@ class Plan:
     engine: str = "reference"  # what was asked for: "fast" (where a fast world exists) or "reference"
     engines: dict = attrs.Factory(dict)  # protocol -> the engine it runs on
     coverage_sample: int | None = None  # on the fast engine: the first N histories get coverage (None: all)
-    judge: str = "all"  # on the fast engine: "all" violating histories re-run by the reference, or a "sample"
+    judge: str = "sample"  # on the fast engine: "all" violating histories re-run by the reference, or a "sample"
 
     def in_sample(self, k: int) -> bool:
         return self.coverage_sample is None or k < self.coverage_sample
@@ -157,7 +157,7 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
               profiles: list[str] | None = None, nodes: list[int] | None = None,
               imports: tuple[str, ...] = (), tail_ms: int = TAIL_MS, config: dict | None = None,
               vary: bool = True, engine: str = "fast", coverage_sample: int | None = COVERAGE_SAMPLE,
-              judge: str = "all") -> Plan:
+              judge: str = "sample") -> Plan:
     """A plan for one protocol, a comma-separated list of them, or `all`; unknown names
     raise PlanError with the known ones. `vary` False runs every history with the
     protocol's defaults and the user's config (no version cycling, no drawn variation).

@@ -5,7 +5,7 @@ steps, until_ms)` runs, event for event: the same enabled events in the same ord
 same draws from the same MT19937 sequence, the same transitions, ghost variables and
 properties checked at every step. It is a second implementation of the protocol, in
 Numba over fixed-layout arrays; the reference stays the specification and the judge
-(the fuzzer re-runs every history with a violation through the reference, and
+(the fuzzer re-runs histories with a violation through the reference: docs/fuzzing.md, and
 `histories.fast.crosscheck` holds the twin to the reference event for event).
 
 | module | what |
