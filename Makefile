@@ -27,8 +27,9 @@ demo: $(STAMP)
 	@echo
 	@$(BIN)/rmqspec fuzz --protocol all --histories 12 --engine reference --configs default --out out/demo
 
+# Tests on every core; a file stays on one worker, so its module fixtures (fuzz runs) run once.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 check: $(STAMP)
 	$(BIN)/rmqspec check

@@ -4,6 +4,8 @@ HYPOTHESIS_PROFILE
 (`mutants` is `ci` without shrinking, for `rmqspec mutants`)."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -21,6 +23,21 @@ settings.register_profile("mutants", parent=settings.get_profile("ci"), print_bl
                           phases=[Phase.explicit, Phase.reuse, Phase.generate])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+
+
+# the fast worlds' Python sides; importing one sets Numba's cache folder (histories/fast)
+_TWINS = ("histories.fast.run", "histories.fast.dledger_log_run")
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (`make test` runs -n auto) the controller compiles the fast worlds'
+    kernels before the workers start, one process per twin: otherwise every worker compiles the
+    same kernels at once (about 150 CPU-seconds each from a clean clone) instead of loading them
+    from Numba's cache. A failed compile is left to the tests that need the twin to report."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        procs = [subprocess.Popen([sys.executable, "-c", f"import {m}; {m}.compile_seconds()"]) for m in _TWINS]
+        for p in procs:
+            p.wait()
 
 
 @pytest.fixture(autouse=True)
