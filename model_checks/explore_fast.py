@@ -30,6 +30,7 @@ from histories.fast.common import CapacityError
 from model_checks import symmetry
 from model_checks.explore import EXTREMES, ExploreResult, Found, events
 from reference_impl import core
+from reference_impl.core import faults
 from spec import properties
 
 FLIGHT = 32  # capacities of one explored state (a bounded search stays far below; more overflow loudly)
@@ -190,3 +191,13 @@ class FastExplorer:
             raise MismatchError(f"the fast explorer found {pid} violated after {evs}; the reference does not")
         cause = prop.expected_when(w, ev) if prop.expected_when else None
         return Found(property=pid, expected=cause, depth=len(choices), events=evs)
+
+
+def compile_seconds() -> float:
+    """Wall time to get the explorer's kernels ready in this process (compile, or load the cache):
+    a depth-1 search of a 3-node election with no faults, with and without symmetry."""
+    cfg = core.protocol("election").make_config(3, {}).evolve(profile=faults.profile("none", "election"))
+    t0 = time.perf_counter()
+    for use_symmetry in (True, False):
+        FastExplorer(cfg, 1, 2, use_symmetry).run()
+    return time.perf_counter() - t0

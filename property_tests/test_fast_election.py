@@ -13,6 +13,8 @@ the first differing event. Seeds per case scale with the Hypothesis profile (`ci
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -20,6 +22,9 @@ from hypothesis import settings
 
 numba = pytest.importorskip("numba")
 
+from numba.core.caching import FunctionCache  # noqa: E402
+
+from histories.fast import cache, election  # noqa: E402
 from histories.fast import crosscheck as xc  # noqa: E402
 from histories.fast import mt  # noqa: E402
 from histories.fast import run as fast  # noqa: E402
@@ -30,6 +35,7 @@ from reference_impl.core import network as net_mod  # noqa: E402
 from reference_impl.election import leader_elector as elector  # noqa: E402
 from reference_impl.election import records as el  # noqa: E402
 from reference_impl.election import world as election_world  # noqa: E402
+from spark_harness import ship  # noqa: E402
 
 SEEDS = max(2, settings.default.max_examples // 15)  # ci 2, dev 10, nightly 200
 STEPS = 600
@@ -261,3 +267,18 @@ def test_unsupported_configs_are_refused():
     with pytest.raises(Unsupported):  # the reference takes Java ints; the twin's bounds stay below 2**40 ms
         fast.run_history(election_world.make_config(3, {"max_heart_beat_leak": 2**31 - 1,
                                                         "heart_beat_time_interval_ms": 2**31 - 1}), 0, 10)
+
+
+def test_kernels_are_cached_by_the_package_digest_in_a_checkout_and_in_the_shipped_zip(tmp_path):
+    """Numba's own rule would key a kernel shipped to Spark executors on the zip's path and time,
+    new for every job (each executor compiled the twins again); ours keys every function of the
+    package on one folder named by the package's digest, the same from the checkout and the zip."""
+    here = FunctionCache(election.run_kernel.py_func)._cache_path
+    assert here == cache.FOLDER and cache.FOLDER.endswith(f"numba-{cache.digest()}")
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); from numba.core.caching import FunctionCache; "
+             "from histories.fast import cache, election; "
+             "print(cache.__file__); print(FunctionCache(election.run_kernel.py_func)._cache_path)")
+    zipped = ship.build_zip(str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", probe, zipped], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout.split()
+    assert out[0].startswith(zipped) and out[1] == here

@@ -10,6 +10,7 @@ Numba over fixed-layout arrays; the reference stays the specification and the ju
 
 | module | what |
 |---|---|
+| `cache` | where Numba keeps the compiled kernels: a folder per version of the package (`DigestLocator`) |
 | `common` | the borrowed-array intrinsic, `Unsupported`, `CapacityError`, `FastResult` |
 | `mt` | MT19937 as CPython's `random.Random` |
 | `election` | the election twin's kernel (`run_kernel`), re-exporting `election_layout` (enums, array columns), `election_node` (the node logic) and `election_world` (network, ghost, properties) |
@@ -24,37 +25,13 @@ docs/fast-worlds.md has the layouts, capacities and what is covered;
 docs/architecture.md how to change a transition in both worlds.
 """
 
-import hashlib
-import os
-import shutil
-from pathlib import Path
 from typing import Any
 
-import numba
+from histories.fast import cache
 
+cache.install()  # before the kernels below are decorated
 
-def _cache_dir() -> str:
-    """Where Numba keeps the compiled kernels: a folder named by a digest of every module of this
-    package. Numba keys a cached function on its own file only, so after a change to a module a
-    kernel calls (a layout, a transition) the kernel's old machine code would be loaded from the
-    cache and run; a new digest compiles afresh. Older digests' folders are removed."""
-    here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for f in sorted(here.glob("*.py")):
-        digest.update(f.name.encode() + b"\0" + f.read_bytes())
-    name = f"numba-{digest.hexdigest()[:16]}"
-    base = Path(numba.config.CACHE_DIR) / "rmqspec" if numba.config.CACHE_DIR else here / "__pycache__"
-    if not os.access(base if base.exists() else base.parent, os.W_OK):
-        base = Path.home() / ".cache" / "rmqspec"
-    for old in base.glob("numba-*"):
-        if old.name != name:
-            shutil.rmtree(old, ignore_errors=True)
-    return str(base / name)
-
-
-numba.config.CACHE_DIR = _cache_dir()  # before the kernels below are decorated
-
-from histories.fast import dledger_log_run  # noqa: E402 - after the cache folder is set
+from histories.fast import dledger_log_run  # noqa: E402 - after the cache locator is set
 from histories.fast import run as election_run  # noqa: E402
 from histories.fast.common import CapacityError, FastResult, FastViolation, Unsupported
 

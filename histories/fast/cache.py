@@ -1,0 +1,101 @@
+"""Where Numba keeps the fast worlds' compiled kernels: one folder per version of this package.
+
+Numba keys a cached function on its own file only, so after an edit of a module a kernel
+calls (a layout, a transition) the kernel's old machine code would be loaded and run. And
+from the zip that `rmqspec fuzz` ships to Spark executors (spark_harness/ship.py) Numba
+keys it on the zip's path and modification time, both new for every job, so each
+executor's Python worker compiled both twins afresh (minutes of CPU per job) and left the
+old copies behind in ~/.cache/numba.
+
+`DigestLocator` replaces both rules for this package's functions: the folder is named by a
+digest of every module of the package, read the same way from a checkout, an installed copy
+or the zip, and it lives in the user's cache (`NUMBA_CACHE_DIR/rmqspec` when that is set),
+so the driver, local executors and shipped executors on one machine share one compile. The
+last `KEEP` versions used stay; older folders are removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import numba
+from numba.core import caching
+
+KEEP = 4  # folders of recently used versions kept (worktrees of several versions on one machine)
+_DEFAULT_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator",
+                     "IPythonCacheLocator", "ZipCacheLocator")  # numba.core.caching's own order
+
+
+def digest() -> str:
+    """A digest of this package's modules, by name and content, wherever they are read from."""
+    h = hashlib.sha256()
+    for f in sorted((f for f in resources.files(__package__).iterdir() if f.name.endswith(".py")),
+                    key=lambda f: f.name):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _base() -> Path:
+    if numba.config.CACHE_DIR:
+        return Path(numba.config.CACHE_DIR) / "rmqspec"
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(xdg) / "rmqspec"
+
+
+def _folder() -> str:
+    base = _base()
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=base).close()
+    except OSError:  # a read-only home on an executor
+        base = Path(tempfile.gettempdir()) / f"rmqspec-{os.getuid()}"
+    here = base / f"numba-{digest()}"
+    here.mkdir(parents=True, exist_ok=True)
+    os.utime(here)  # its time says when this version was last used
+    others = sorted((p for p in base.glob("numba-*") if p != here), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in others[KEEP - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
+    return str(here)
+
+
+FOLDER = _folder()
+
+
+class DigestLocator(caching._CacheLocator):
+    """Numba's cache locator for the functions of this package: `FOLDER`, stamped with `digest()`."""
+
+    def __init__(self, py_func, py_file) -> None:
+        self._lineno = py_func.__code__.co_firstlineno
+
+    def get_cache_path(self) -> str:
+        return FOLDER
+
+    def get_source_stamp(self) -> str:
+        return os.path.basename(FOLDER)
+
+    def get_disambiguator(self) -> str:
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not py_func.__module__.startswith(__package__ + "."):
+            return None
+        self = cls(py_func, py_file)
+        try:
+            self.ensure_cache_path()
+        except OSError:
+            return None
+        return self
+
+
+def install() -> None:
+    """Put `DigestLocator` before Numba's own locators (before this package's kernels are decorated)."""
+    ours = f"{__name__}.{DigestLocator.__name__}"
+    rest = numba.config.CACHE_LOCATOR_CLASSES or ",".join(_DEFAULT_LOCATORS)
+    if ours not in rest:
+        numba.config.CACHE_LOCATOR_CLASSES = f"{ours},{rest}"
