@@ -15,8 +15,11 @@ import json
 import pytest
 
 from histories import tolerant
+from histories.tolerant import scheduler
 from property_tests.support import impl_logs as il
+from reference_impl import core
 from rmqspec import cli
+from spark_harness.plan import make_plan
 
 REAL = sorted(p.stem for p in il.REAL_LOGS.glob("*.jsonl"))
 
@@ -194,3 +197,13 @@ def test_check_trace_tolerant_refuses_a_reference_trace(tmp_path, capsys):
     assert cli.main(["check-trace", "--tolerant", str(path)]) == 2
     assert "reference trace" in capsys.readouterr().err
     assert cli.main(["check-trace", str(path)]) == 0  # strict mode as before
+
+
+def test_the_protocol_under_an_implementations_scheduler_is_not_one_of_the_listed_protocols():
+    """It is registered for the check that made it; `fuzz --protocol all` run later in the same
+    process (a test worker) must not fuzz it (its properties are the base protocol's, under
+    another name)."""
+    derived = scheduler.tolerant_protocol("election", 5)
+    assert core.protocol(derived).name == derived
+    assert derived not in core.protocol_names()
+    assert derived not in make_plan("all", 1).protocols

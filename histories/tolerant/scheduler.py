@@ -29,7 +29,7 @@ def tolerant_protocol(name: str, slack: int) -> str:
 
         derived = f"{name}+slack{slack}"
         wrapped = p.evolve(name=derived, tick_slack=tick_slack)
-        core.register(derived, lambda wrapped=wrapped: wrapped)
+        core.register(derived, lambda wrapped=wrapped: wrapped, listed=False)
         _TOLERANT[key] = derived
     return _TOLERANT[key]
 

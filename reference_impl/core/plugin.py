@@ -81,10 +81,16 @@ class Protocol:
 
 _REGISTRY: dict[str, Callable[[], Protocol]] = {}
 _LOADED: dict[str, Protocol] = {}
+_UNLISTED: set[str] = set()
 
 
-def register(name: str, loader: Callable[[], Protocol]) -> None:
+def register(name: str, loader: Callable[[], Protocol], *, listed: bool = True) -> None:
+    """`listed=False`: a variant made for one job (the trace checker's protocol under an
+    implementation's scheduler), found by name but not one of the protocols that `--protocol
+    all` and the CLI's choices name."""
     _REGISTRY[name] = loader
+    if not listed:
+        _UNLISTED.add(name)
 
 
 def protocol(name: str) -> Protocol:
@@ -100,4 +106,4 @@ def protocol(name: str) -> Protocol:
 
 
 def protocol_names() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(n for n in _REGISTRY if n not in _UNLISTED)
