@@ -24,7 +24,6 @@ settings.register_profile("mutants", parent=settings.get_profile("ci"), print_bl
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
-
 # the modules whose compile_seconds() compiles (or loads) Numba kernels: the twins, the explorer
 _KERNELS = ("histories.fast.run", "histories.fast.dledger_log_run", "model_checks.explore_fast")
 

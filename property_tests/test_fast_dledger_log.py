@@ -6,8 +6,8 @@ cause texts, spec.dledger_log.measure, fault counts and the whole final world (s
 members, stores, pushers and entry handlers, clients, network, ghost, fault history,
 `since`, `fresh`). A change to the reference that the twin does not follow fails here,
 naming the first differing event. Seeds per case scale with the Hypothesis profile
-(`ci`: 2, `dev`: 10, `nightly`: 200). The first run in a fresh checkout compiles the
-kernel (about a minute of CPU); later runs load it from Numba's cache. The long check is
+(`ci`: 2, `dev`: 10, `nightly`: 200). The first run of a version of histories/fast on a
+machine compiles the kernel (minutes of CPU); later runs load it from Numba's cache. The long check is
 `python -m histories.fast.dledger_log_crosscheck` (docs/fast-worlds.md).
 """
 

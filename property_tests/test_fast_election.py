@@ -5,8 +5,8 @@ envelope / RPC ids, time, tick draw, lateness, observations), in verdicts, stats
 counts and the whole final world (nodes, network, ghost, fault history, `since`,
 `fresh`). A change to the reference that the twin does not follow fails here, naming
 the first differing event. Seeds per case scale with the Hypothesis profile (`ci`: 2,
-`dev`: 10, `nightly`: 200). The first run in a fresh checkout compiles the kernel
-(about 40 s of CPU); later runs load it from Numba's cache. The long check is
+`dev`: 10, `nightly`: 200). The first run of a version of histories/fast on a machine
+compiles the kernel; later runs load it from Numba's cache (histories/fast/cache.py). The long check is
 `python -m histories.fast.crosscheck` (docs/fast-worlds.md).
 """
 
