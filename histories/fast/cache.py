@@ -27,8 +27,6 @@ import numba
 from numba.core import caching
 
 KEEP = 4  # folders of recently used versions kept (worktrees of several versions on one machine)
-_DEFAULT_LOCATORS = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator",
-                     "IPythonCacheLocator", "ZipCacheLocator")  # numba.core.caching's own order
 
 
 def digest() -> str:
@@ -96,6 +94,6 @@ class DigestLocator(caching._CacheLocator):
 def install() -> None:
     """Put `DigestLocator` before Numba's own locators (before this package's kernels are decorated)."""
     ours = f"{__name__}.{DigestLocator.__name__}"
-    rest = numba.config.CACHE_LOCATOR_CLASSES or ",".join(_DEFAULT_LOCATORS)
+    rest = numba.config.CACHE_LOCATOR_CLASSES or ",".join(c.__name__ for c in caching.CacheImpl._locator_classes)
     if ours not in rest:
         numba.config.CACHE_LOCATOR_CLASSES = f"{ours},{rest}"
