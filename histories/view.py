@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from importlib import resources
 from typing import IO, Any
 
-from histories import runner
+from histories import files, runner
 from histories import trace as trace_mod
 from reference_impl import core
 
@@ -283,9 +283,8 @@ def write_page(path: str, text: str) -> None:
     d = os.path.dirname(path)
     try:
         if d:
-            os.makedirs(d, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+            files.out_folder(d)
+        files.write_text(path, text)
     except OSError as e:
         raise ViewError(f"cannot write {path}: {e.strerror}") from None
 

@@ -21,12 +21,14 @@ many of the exhaustive distinct states they visit.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
+from histories import files
 from histories import trace as trace_mod
 from model_checks import symmetry
 from reference_impl import core
@@ -226,10 +228,7 @@ class Explorer:
 
 def write_traces(explorer: Explorer, out_dir: str) -> None:
     """Write each found violation as a trace file `rmqspec replay` re-runs."""
-    import os
-
-
-    os.makedirs(out_dir, exist_ok=True)
+    files.out_folder(out_dir)
     for prop_id, found in explorer.result.found.items():
         path = os.path.join(out_dir, f"{explorer.cfg.protocol}-{prop_id}.jsonl")
         write_event_trace(explorer.cfg, found.events, path, {"explore": explorer.result.bound})
@@ -240,7 +239,7 @@ def write_event_trace(cfg: core.WorldConfig, evs: list, path: str, extra: dict |
     """Run `evs` from the initial world of `cfg` and write the history as a trace."""
 
     w = core.init(cfg)
-    with open(path, "w", encoding="utf-8") as f:
+    with files.atomic(path) as f:
         writer = trace_mod.TraceWriter(f, w, None, extra)
         for i, ev in enumerate(evs, 1):
             after, obs = core.step(w, ev)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -31,6 +32,7 @@ from typing import Any
 import attrs
 import z3
 
+from histories import files
 from model_checks import induction, witness
 from reference_impl import core
 from spec import symbolic as sy
@@ -289,9 +291,12 @@ def print_table(rows: list[Row], out: Any) -> None:
 
 
 def default_out_dir() -> str:
-    import tempfile
-
-    return os.path.join(tempfile.gettempdir(), "rmqspec-prove")
+    """Where witnesses go without --out: a private folder of this user's under the temp folder
+    (`$TMPDIR/rmqspec-<uid>/prove`), never a fixed shared path another user could make first."""
+    folder, why = files.private_temp("prove")
+    if why:
+        print(f"rmqspec prove: {why}", file=sys.stderr)
+    return str(folder)
 
 
 def profile_names(protocols: list[str] | None = None) -> list[str]:

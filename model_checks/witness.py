@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from histories import runner, scenario_file
+from histories import files, runner, scenario_file
 from reference_impl import core
 from reference_impl.core import chooser
 from spec import symbolic as sy
@@ -48,9 +48,9 @@ def reference_history(spec: sy.SymbolicSpec, prop: str, trace: list[dict], out_d
         out = {"found": True, "seed": seed, "steps": hit.step, "expected": hit.expected,
                "faults": sorted(k for k in core.FAULT_KINDS if getattr(cfg.profile, k, 0))}
         if out_dir is not None:
-            os.makedirs(out_dir, exist_ok=True)
+            files.out_folder(out_dir)
             path = os.path.join(out_dir, f"{spec.protocol}-{prop}-witness.jsonl")
-            with open(path, "w", encoding="utf-8") as f:
+            with files.atomic(path) as f:
                 runner.simulate(cfg, seed, hit.step, trace_out=f)
             with open(path, encoding="utf-8") as f:
                 again = runner.replay(f)
@@ -77,9 +77,9 @@ def scenario_history(spec: sy.SymbolicSpec, prop: str, path: str, out_dir: str |
             continue
         out = {"found": True, "seed": seed, "steps": hit.step, "expected": hit.expected, "scenario": path}
         if out_dir is not None:
-            os.makedirs(out_dir, exist_ok=True)
+            files.out_folder(out_dir)
             trace = os.path.join(out_dir, f"{spec.protocol}-{prop}-witness.jsonl")
-            with open(trace, "w", encoding="utf-8") as f:
+            with files.atomic(trace) as f:
                 runner.simulate(sc.cfg, seed, hit.step, sc.until_ms, trace_out=f)
             with open(trace, encoding="utf-8") as f:
                 again = runner.replay(f)

@@ -20,7 +20,7 @@ import shlex
 import time
 from typing import Any
 
-from histories import runner
+from histories import files, runner
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import chooser, codec
@@ -65,12 +65,12 @@ def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Tar
           origin: dict, imports: tuple[str, ...] = (), timing: dict | None = None) -> dict:
     """Write the shrunk history's trace, picture and note; return what the report lists.
     `timing`, if given, adds the seconds spent drawing the picture to its `plots_s`."""
-    os.makedirs(directory, exist_ok=True)
+    files.out_folder(directory)
     steps, chosen = shrink.steps_of(cfg, result.choices, target, result.until_ms)
     path = os.path.join(directory, name + ".jsonl")
     extra = {"shrunk": {"property": target.property, "expected": target.expected, "chosen_steps": chosen,
                         "from": origin}}
-    with open(path, "w", encoding="utf-8") as f:
+    with files.atomic(path) as f:
         writer = trace_mod.TraceWriter(f, core.init(cfg), None, extra)
         run = runner.run(cfg, StepsChooser(steps).choose, len(steps), hooks=(writer.step,))
         writer.close(run.summary())
@@ -100,8 +100,7 @@ def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Tar
         entry["picture"] = display_path(png)
         if timing is not None:
             timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start
-    with open(os.path.join(directory, name + ".md"), "w", encoding="utf-8") as f:
-        f.write(note(entry))
+    files.write_text(os.path.join(directory, name + ".md"), note(entry))
     entry["note"] = display_path(os.path.join(directory, name + ".md"))
     return entry
 

@@ -15,20 +15,23 @@ JVM per event, only one summary row per history.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import multiprocessing
 import os
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from importlib import resources
 
+from histories import files
 from spark_harness import java, ship
 from spark_harness import plan as plan_mod
 from spark_harness.aggregate import Aggregate
 from spark_harness.progress import Progress
 
+LOG4J_NAME = "log4j2.properties"
 SUBMITTED = "submitted"  # --master given by spark-submit
 JOB_GROUP = "rmqspec-fuzz"
 
@@ -37,11 +40,13 @@ JOB_GROUP = "rmqspec-fuzz"
 
 
 class RowSink:
-    """Per-history summaries to JSON Lines (optional) and into the aggregate."""
+    """Per-history summaries to JSON Lines (optional; in place once closed, as far as the run
+    got) and into the aggregate."""
 
     def __init__(self, path: str | None) -> None:
         self.agg = Aggregate()
-        self.f = open(path, "w", encoding="utf-8") if path else None
+        self._files = contextlib.ExitStack()
+        self.f = self._files.enter_context(files.atomic(path)) if path else None
 
     def __call__(self, row: dict) -> None:
         self.agg.add(row)
@@ -50,8 +55,7 @@ class RowSink:
                                     separators=(",", ":")) + "\n")
 
     def close(self) -> Aggregate:
-        if self.f is not None:
-            self.f.close()
+        self._files.close()
         return self.agg
 
 
@@ -143,14 +147,16 @@ def _partial_aggregate(rows: Iterator) -> Iterator[Aggregate]:
     yield agg
 
 
-_QUIET_LOG4J = """rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-"""
+def quiet_log4j() -> str:
+    """The Log4j2 configuration both JVMs load (errors only, on stderr): the file shipped in
+    this package, or, where the package is a zip, a copy in a private folder of ours. Never a
+    fixed path under a shared temp folder, where another user's file or symlink could be
+    waiting (docs/security.md)."""
+    shipped = resources.files(__package__) / LOG4J_NAME
+    if isinstance(shipped, os.PathLike) and os.path.isfile(shipped):
+        return os.fspath(shipped)
+    folder, _ = files.private_temp("spark")
+    return files.write_text(os.path.join(folder, LOG4J_NAME), shipped.read_text(encoding="utf-8"))
 
 
 def active_session():
@@ -172,9 +178,7 @@ def session(master: str, app: str = "rmqspec fuzz"):
     active = SparkSession.getActiveSession()
     if active is not None and master != SUBMITTED and active.sparkContext.master != master:
         active.stop()
-    log4j = os.path.join(tempfile.gettempdir(), "rmqspec-log4j2.properties")
-    with open(log4j, "w", encoding="utf-8") as f:
-        f.write(_QUIET_LOG4J)
+    log4j = quiet_log4j()
     b = SparkSession.builder.appName(app)
     if master != SUBMITTED:
         b = b.master(master)
@@ -226,7 +230,7 @@ def run_spark(plan: plan_mod.Plan, spark, parquet: str, progress: Progress,
 
         # spark-submit --py-files may have shipped the zip already (Spark refuses a second one)
         if ship.ZIP_NAME not in (sc.getConf().get("spark.submit.pyFiles") or ""):
-            sc.addPyFile(ship.build_zip(ship_dir))
+            sc.addPyFile(ship.build_zip(files.subfolder(*os.path.split(ship_dir))))
     if on_ready is not None:
         on_ready(sc.master)
     chunks = plan.chunks(sc.defaultParallelism)

@@ -24,7 +24,7 @@ from typing import IO
 
 import attrs
 
-from histories import view
+from histories import files, view
 from reference_impl import core
 from reference_impl.core import faults
 from spark_harness import counterexample, engines, report_view, shrink
@@ -98,15 +98,13 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
                      opts.tail_ms, opts.config, vary=opts.vary, engine=opts.engine,
                      coverage_sample=opts.coverage_sample, judge=opts.judge)
-    out = opts.out
-    os.makedirs(out, exist_ok=True)
+    out = files.out_folder(opts.out)
     progress = Progress(plan.total, enabled=opts.progress)
     outputs: dict = {"dir": out}
     on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
           f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}; {on}", file=log,
           flush=True)
-    cex_dir = os.path.join(out, "counterexamples")
     if opts.master == "none":
         with clock.part("histories_s"):
             agg = engines.run_local(plan, os.path.join(out, "histories.jsonl"), progress)
@@ -141,7 +139,7 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
                 spark.stop()
         outputs["histories"] = parquet if opts.parquet else "histories.parquet"
     with clock.part("write_s"):
-        cexs = write_counterexamples(shrunk, cex_dir, plan.imports, clock.timing)
+        cexs = write_counterexamples(shrunk, out, plan.imports, clock.timing)
     # write_counterexamples counted its pictures under plots_s: not twice
     clock.timing["write_s"] -= clock.timing.get("plots_s", 0.0)
     if cexs:
@@ -262,9 +260,11 @@ def shrink_in_processes(tasks: list[tuple], imports: tuple[str, ...], budgets: t
     return [results[i] for i in range(len(tasks))]
 
 
-def write_counterexamples(shrunk: list[tuple], directory: str, imports: tuple[str, ...],
+def write_counterexamples(shrunk: list[tuple], out_dir: str, imports: tuple[str, ...],
                           timing: dict | None = None) -> dict:
-    out = {}
+    """The shrunk histories into OUT/counterexamples/ (a real folder, never a symlink found there)."""
+    out: dict = {}
+    directory = files.subfolder(out_dir, "counterexamples") if shrunk else ""
     for (protocol, pid, spec, step, target), result, error in shrunk:
         if result is None:  # the history does not fail again on replay: report it, do not hide it
             out[(protocol, pid)] = {"error": error, "verified": False}

@@ -13,9 +13,12 @@ chosen events of a shrunk history ringed, and the violating step as a red line.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from typing import Any
+
+from histories import files
 
 ROLE_COLORS = {"LEADER": "#d62728", "MASTER": "#d62728", "SYNC_MASTER": "#d62728", "ASYNC_MASTER": "#e377c2",
                "FOLLOWER": "#1f77b4", "SLAVE": "#1f77b4", "CANDIDATE": "#ff7f0e"}
@@ -39,6 +42,13 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _save(fig, png_path: str, dpi: int) -> None:
+    """The figure as a PNG at `png_path`, written whole and never through a symlink there."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi)
+    files.write_bytes(png_path, buf.getvalue())
 
 
 def _role_color(role: Any, palette: dict) -> str:
@@ -167,7 +177,7 @@ def timeline(trace_path: str, png_path: str, title: str, violation_step: int | N
     labels += ["crash", "OS crash", "restart", "chosen event"]
     ax.legend(handles, labels, fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(png_path, dpi=110)
+    _save(fig, png_path, 110)
     plt.close(fig)
     return png_path
 
@@ -210,7 +220,7 @@ def distributions(png_path: str, title: str, dists: dict[str, dict]) -> str:
     # Fixed spacing: tight_layout measures every tick label of every axis (seconds per figure).
     fig.subplots_adjust(left=0.05, right=0.98, bottom=0.5 / (2.6 * rows), top=1 - 0.45 / (2.6 * rows),
                         wspace=0.22, hspace=0.55)
-    fig.savefig(png_path, dpi=100)
+    _save(fig, png_path, 100)
     plt.close(fig)
     return png_path
 
@@ -232,6 +242,6 @@ def coverage(png_path: str, title: str, actions: dict[str, tuple[int, int]], bra
         ax.legend(fontsize=7, loc="lower right")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(png_path, dpi=100)
+    _save(fig, png_path, 100)
     plt.close(fig)
     return png_path

@@ -12,6 +12,7 @@ import json
 import os
 from typing import Any
 
+from histories import files
 from reference_impl.core import faults
 from spark_harness import coverage, plots, sketch
 from spark_harness.aggregate import Aggregate, ProtocolAggregate
@@ -200,12 +201,12 @@ def draw_plots(report: dict, out_dir: str) -> dict:
     (nothing where matplotlib is missing)."""
     pictures: dict[str, dict[str, str]] = {}
     if plots.available():
-        os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
+        folder = files.subfolder(out_dir, "plots")
         for p, v in report["by_protocol"].items():
             pictures[p] = {
-                "distributions": plots.distributions(os.path.join(out_dir, "plots", f"{p}-distributions.png"),
+                "distributions": plots.distributions(os.path.join(folder, f"{p}-distributions.png"),
                                                      f"{p}: per-history distributions", v["stats"]),
-                "coverage": plots.coverage(os.path.join(out_dir, "plots", f"{p}-coverage.png"), f"{p}: coverage",
+                "coverage": plots.coverage(os.path.join(folder, f"{p}-coverage.png"), f"{p}: coverage",
                                            *_coverage_groups(v["coverage"]))}
     report["outputs"] = dict(report.get("outputs") or {}) | {
         "plots": {p: {k: os.path.relpath(x, out_dir) for k, x in d.items()} for p, d in pictures.items()}}
@@ -215,16 +216,13 @@ def draw_plots(report: dict, out_dir: str) -> dict:
 def write(report: dict, out_dir: str, with_plots: bool = True) -> dict:
     """report.json and report.md (and first the plots, unless with_plots is False: a
     caller that timed draw_plots itself passes False); returns the paths written."""
-    os.makedirs(out_dir, exist_ok=True)
+    files.out_folder(out_dir)
     written = {"report_json": os.path.join(out_dir, "report.json"), "report_md": os.path.join(out_dir, "report.md")}
     if with_plots:
         draw_plots(report, out_dir)
     report["outputs"] = {"plots": {}} | dict(report.get("outputs") or {}) | {"report_md": "report.md"}
-    with open(written["report_json"], "w", encoding="utf-8") as f:
-        json.dump(report, f, indent=2, sort_keys=False)
-        f.write("\n")
-    with open(written["report_md"], "w", encoding="utf-8") as f:
-        f.write(markdown(report))
+    files.write_text(written["report_json"], json.dumps(report, indent=2, sort_keys=False) + "\n")
+    files.write_text(written["report_md"], markdown(report))
     return written
 
 

@@ -18,7 +18,7 @@ import shlex
 from typing import Any
 from urllib.parse import quote
 
-from histories import view
+from histories import files, view
 from spark_harness import report as report_mod
 
 _INDEX_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"  # no script at all
@@ -109,12 +109,15 @@ def load_report(path: str) -> dict:
 def _locate(report_dir: str, path: Any) -> str | None:
     """A counterexample file named in report.json: the report's own copy under its
     counterexamples/ first (the directory may have moved since it was written), else
-    the path as written (relative to where fuzz ran), else relative to the report."""
+    the path as written (relative to where fuzz ran), else relative to the report; in
+    every case only a file that lies inside the report folder once symlinks are resolved.
+    A report folder may come from someone else: a path in it is data, never a way out
+    of the folder to read from or to write a page beside (docs/security.md)."""
     if not isinstance(path, str) or not path:
         return None
     for candidate in (os.path.join(report_dir, "counterexamples", os.path.basename(path)), path,
                       os.path.join(report_dir, path)):
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and files.inside(report_dir, candidate):
             return candidate
     return None
 

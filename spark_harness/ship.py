@@ -14,6 +14,8 @@ import os
 import sys
 import zipfile
 
+from histories import files
+
 PACKAGES = ("reference_impl", "spec", "histories", "rmqspec", "spark_harness", "property_tests", "model_checks", "attrs",
             "attr")
 ZIP_NAME = "rmqspec-exec.zip"
@@ -21,9 +23,8 @@ ZIP_NAME = "rmqspec-exec.zip"
 
 def build_zip(directory: str) -> str:
     """Write the executors' zip into `directory`; entries in sorted order, fixed timestamps."""
-    os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, ZIP_NAME)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+    path = os.path.join(files.out_folder(directory), ZIP_NAME)
+    with files.atomic(path, "wb") as out, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
         for name in PACKAGES:
             try:
                 pkg = importlib.import_module(name)
@@ -31,10 +32,10 @@ def build_zip(directory: str) -> str:
                 continue
             root = os.path.dirname(pkg.__file__)
             base = os.path.dirname(root)
-            for folder, dirs, files in sorted(os.walk(root)):
+            for folder, dirs, names in sorted(os.walk(root)):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for f in sorted(files):
-                    if f.endswith((".py", ".pyi", ".json", ".typed")):
+                for f in sorted(names):
+                    if f.endswith((".py", ".pyi", ".json", ".typed", ".properties")):
                         full = os.path.join(folder, f)
                         info = zipfile.ZipInfo(os.path.relpath(full, base), date_time=(2020, 1, 1, 0, 0, 0))
                         info.compress_type = zipfile.ZIP_DEFLATED

@@ -11,7 +11,10 @@ old copies behind in ~/.cache/numba.
 digest of every module of the package, read the same way from a checkout, an installed copy
 or the zip, and it lives in the user's cache (`NUMBA_CACHE_DIR/rmqspec` when that is set),
 so the driver, local executors and shipped executors on one machine share one compile. The
-last `KEEP` versions used stay; older folders are removed.
+last `KEEP` versions used stay; older folders are removed. Numba reads its index files
+with pickle, so a folder is used only if no other user can write it (histories/files.py);
+where the user's cache cannot be written, a private `$TMPDIR/rmqspec-<uid>/` serves, and
+where that is not safely ours either, a fresh folder for this process only.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 from importlib import resources
 from pathlib import Path
 
 import numba
 from numba.core import caching
+
+from histories import files
 
 KEEP = 4  # folders of recently used versions kept (worktrees of several versions on one machine)
 
@@ -46,14 +52,19 @@ def _base() -> Path:
 
 
 def _folder() -> str:
-    base = _base()
+    """This version's folder, in a cache folder only we can write (Numba unpickles its index
+    files: a folder another user could write is their code run as ours, docs/security.md)."""
+    name = f"numba-{digest()}"
     try:
-        base.mkdir(parents=True, exist_ok=True)
+        base = files.owned_folder(_base())
         tempfile.TemporaryFile(dir=base).close()
-    except OSError:  # a read-only home on an executor
-        base = Path(tempfile.gettempdir()) / f"rmqspec-{os.getuid()}"
-    here = base / f"numba-{digest()}"
-    here.mkdir(parents=True, exist_ok=True)
+        here = files.owned_folder(base / name)
+    except OSError:  # a read-only home on an executor, or a cache folder that is not ours
+        here, why = files.private_temp(name)
+        if why:
+            print(f"rmqspec: the compiled kernels are not cached across runs: {why}", file=sys.stderr)
+            return str(here)
+        base = here.parent
     os.utime(here)  # its time says when this version was last used
     others = sorted((p for p in base.glob("numba-*") if p != here), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in others[KEEP - 1:]:

@@ -11,6 +11,7 @@ import sys
 from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
+from histories import files
 from property_tests.support import mutation as catalogue
 from rmqspec import mutation
 from rmqspec.commands.usage import UsageError
@@ -60,9 +61,7 @@ def cmd_vectors(args: argparse.Namespace) -> int:
     except conform_session.BadInput as e:
         raise UsageError(str(e)) from None
     try:
-        with open(args.out, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        files.write_text(args.out, json.dumps(doc, indent=1) + "\n")
     except OSError as e:
         raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
     edge = sum(1 for v in doc["vectors"] if v["id"].startswith("edge-"))

@@ -4,12 +4,13 @@ validate a trace or an implementation's log against the reference."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
 from typing import Any
 
-from histories import formats, impl_log, runner, scenario_file, timeline, tolerant
+from histories import files, formats, impl_log, runner, scenario_file, timeline, tolerant
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import faults, inputs, scenario
@@ -67,19 +68,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if show:
         print(f"rmqspec simulate: {formats.escape(title)}")
         hooks = (timeline.Timeline(sys.stdout, args.max_lines),)
-    trace_out = _open_out(args.trace) if args.trace else None
     try:
-        result = runner.simulate(cfg, seed, steps, until_ms, trace_out=trace_out, hooks=hooks)
-        if trace_out is not None:
-            trace_out.close()  # flushes: a full disk shows here
+        # Written as it is produced, in place as far as it got if the run is interrupted.
+        with contextlib.ExitStack() as stack:
+            trace_out = stack.enter_context(files.atomic(args.trace, keep_partial=True)) if args.trace else None
+            result = runner.simulate(cfg, seed, steps, until_ms, trace_out=trace_out, hooks=hooks)
     except OSError as e:
         raise UsageError(f"cannot write {args.trace}: {e.strerror}") from None
-    finally:
-        if trace_out is not None and not trace_out.closed:
-            try:
-                trace_out.close()
-            except OSError:
-                pass  # already reported
     summary = result.summary() | {"protocol": cfg.protocol, "nodes": list(cfg.ids), "seed": seed,
                                   "faults": cfg.profile.name, "trace": args.trace}
     if args.json:
@@ -132,13 +127,6 @@ def _open_trace(path: str) -> Any:
         raise UsageError(f"cannot read {path}: it is a directory, not a trace") from None
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror}") from None
-
-
-def _open_out(path: str) -> Any:
-    try:
-        return open(path, "w", encoding="utf-8")
-    except OSError as e:
-        raise UsageError(f"cannot write {path}: {e.strerror}") from None
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
