@@ -126,7 +126,7 @@ def test_a_rejection_shows_the_closest_executions_and_what_they_would_have_neede
 def test_a_hit_search_bound_is_reported():
     r = check(il.read_real("leader_crash_s3"), max_states=1, beam=1)
     assert not r.accepted
-    assert "bound" in r.reason and "larger bound" in r.reason
+    assert "bound" in r.reason and "a larger --max-states might explain it" in r.reason
 
 
 def test_a_log_cut_short_of_a_line_the_reference_owes_is_rejected_at_its_end():
@@ -182,7 +182,7 @@ def test_check_trace_rejects_a_violation_with_exit_1_and_names_the_line(tmp_path
     (lambda ls: ls[:1] + [ls[3], dict(ls[2], t_ms=ls[3]["t_ms"] - 1)], "goes back"),
     (lambda ls: [dict(ls[0], nodes=["n0", "n0"])] + ls[1:], "distinct node ids"),
     (lambda ls: [dict(ls[0], config={"dledger": {"heart_beat_interval": 3}})] + ls[1:], "bad config"),
-    (lambda ls: ls[:1] + [dict(ls[5], node="n9")], "'node' must be one of"),
+    (lambda ls: ls[:1] + [dict(ls[5], node="n9")], "line 2: node must be one of"),
 ])
 def test_check_trace_refuses_a_malformed_log_with_exit_2(tmp_path, capsys, edit, message):
     lines = edit(il.read_real("leader_crash_s3"))

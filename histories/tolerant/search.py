@@ -8,19 +8,25 @@ from collections.abc import Callable
 from typing import Any
 
 from histories import impl_log as il
+from histories import reference_log as rl
 from histories.tolerant.lookahead import Lookahead
-from histories.tolerant.records import ANY_DRAW, HIDDEN_LATE_MS, PROBES, TRAIL, State, _skew
+from histories.tolerant.records import ANY_DRAW, HIDDEN_LATE_MS, NONE, PROBES, TRAIL, State, _skew
 from reference_impl import core
 from reference_impl.core import network as net_mod
+
+
+SIBLING = "the log does not show it with the line its step writes"
 
 
 class Search(Lookahead):
     """The per-line search (`explain`) and the events it takes."""
 
-    def lines_of(self, before: core.World, ev: Any, after: core.World, obs: tuple) -> list[int]:
-        """The ids of the lines a step writes, at the log points the implementation writes."""
+    def lines_of(self, before: core.World, ev: Any, after: core.World, obs: tuple) -> list[tuple[int, str, int]]:
+        """The lines a step writes at the log points the implementation writes: (line id, what
+        it is, the envelope it carries) (reference_log.step_lines)."""
         points = self.points
-        return [self.intern(x) for x in il.step_lines(self.lp, before, ev, after, obs, raw=True) if x[1] in points]
+        return [(self.intern(x[:3]), x[3], x[4])
+                for x in rl.step_lines(self.lp, before, ev, after, obs, raw=True, tagged=True) if x[1] in points]
 
     def fire(self, s: State, ev: Any, pos: int, line_t: int | None) -> list[tuple[core.World, list[int], Any, bool]]:
         """The successor worlds for one enabled event, with the lines each writes and the event
@@ -80,7 +86,7 @@ class Search(Lookahead):
         if hi <= lo:
             return [(after, lids, ev)]
         if lids:
-            target = self.target_time(pos, lids[0], base + lo, base + hi)
+            target = self.target_time(pos, lids[0][0], base + lo, base + hi)
             if target is not None:
                 late = min(hi, max(lo, target - base))
                 if late != lo:
@@ -106,8 +112,8 @@ class Search(Lookahead):
         if self.draw_logged and self.lp.logs_draws(w.nodes[i]):
             k = s.draws[i]
             if k < len(self.draw_lines[i]):
-                f = self.draw_lines[i][k].fields
-                return [((f["r"] * core.DRAW_SPAN + f["bound"] - 1) // f["bound"], False)]
+                bound, r = self.draw_lines[i][k]
+                return [((r * core.DRAW_SPAN + bound - 1) // bound, False)]
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
         probes = []
         for d in PROBES:
@@ -159,34 +165,70 @@ class Search(Lookahead):
             tau = max(w.now, ln.t if h < 0 else min(ln.t, h))
             if abs(tau - ln.t) > slack:
                 return None
-        ev = self.fact(w, ln)
-        if ev is None:
+        events = self.fact(w, ln)
+        if not events:
             return None
-        after, _ = core.step(w.evolve(now=tau) if tau > w.now else w, ev)
+        after = w.evolve(now=tau) if tau > w.now else w
+        for ev in events:
+            after, _ = core.step(after, ev)
         d = _skew(ln.t, tau)
         return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=(s.trail + ((w, ln.at),))[-TRAIL:],
                      drift=s.drift + d)
 
-    def fact(self, w: core.World, ln: il.LogLine) -> Any:
+    def fact(self, w: core.World, ln: il.LogLine) -> list:
+        """The world events a fact's line stands for ([]: it cannot happen now)."""
         if ln.at == "crash":
-            return core.Crash(node=ln.node, os=bool(ln.fields.get("os"))) if w.alive[ln.node] else None
+            return [core.Crash(node=ln.node, os=bool(ln.fields.get("os")))] if w.alive[ln.node] else []
         if ln.at == "restart":
-            return core.Restart(node=ln.node) if not w.alive[ln.node] else None
+            return [core.Restart(node=ln.node)] if not w.alive[ln.node] else []
         if ln.at == "partition":
-            return core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))
+            return [core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))]
+        if ln.at == "cut":
+            f = ln.fields
+            return [core.CutLink(src=f["src"], dst=f["dst"])] + (
+                [core.CutLink(src=f["dst"], dst=f["src"])] if f["both"] else [])
         if ln.at == "heal":
-            return core.Heal()
-        return None
+            return [core.Heal()]
+        return []
 
-    def explain(self, s: State, ln: il.LogLine) -> list[State]:
+    def inject(self, s: State, ln: il.LogLine) -> State | None:
+        """A request from a node outside the world (the log's clients, header "clients":
+        "outside"): sent by that node at the line's time, a fact; its delivery writes the line."""
+        w = s.w
+        h = core.horizon(w)
+        tau = w.now if ln.t is None else max(w.now, ln.t if h < 0 else min(ln.t, h))
+        if ln.t is not None and abs(tau - ln.t) > self.opts.slack_ms:
+            return None
+        client = self.ids.index(ln.fields["peer"])
+        if not w.alive[client]:
+            return None
+        outs = self.lp.outside_request(w.cfg.proto, self.ids[ln.node], ln.fields["request"],
+                                       f"{ln.fields['peer']}@{ln.line}")
+        after, _ = core.apply_outs(w.evolve(now=tau) if tau > w.now else w, client, outs)
+        return s.but(w=after)
+
+    def explain(self, s: State, ln: il.LogLine, budget: int) -> tuple[list[State], int, bool]:
+        """The executions that explain line `ln` from execution `s`, the search states expanded
+        for it, and whether the state budget (not the depth) stopped the search."""
         pos = ln.pos
         is_event = ln.at in self.lp.POINTS
+        if pos in self.injected:
+            s = self.inject(s, ln)
+            if s is None:
+                return [], 0, False
         if is_event:
-            for k, (lid, tau, _) in enumerate(s.pending):
+            ready = None
+            for k, (lid, tau, _, causes) in enumerate(s.pending):
                 if self.matches(pos, lid) and self.on_time(ln.t, tau):
+                    if causes and causes & (s.pending_ids() - {(lid, tau)}):
+                        ready = ready or (k, causes)
+                        continue
                     d = _skew(ln.t, tau)
                     return [s.but(pending=s.pending[:k] + s.pending[k + 1:], reordered=s.reordered + 1,
-                                  skew=max(s.skew, d), drift=s.drift + d)]
+                                  skew=max(s.skew, d), drift=s.drift + d)], 0, False
+            if ready is not None:
+                lid, tau = s.pending[ready[0]][:2]
+                self.miss(s, s, "pending", lid, self.too_early(s, ready[1]))
         opts = self.opts
         slack = opts.slack_ms
         goals: list[State] = []
@@ -194,6 +236,7 @@ class Search(Lookahead):
         seen = {s}
         first_goal_depth = opts.max_depth
         expanded = 0
+        stopped = False
         while queue:
             st, depth = queue.popleft()
             if not is_event:
@@ -210,8 +253,9 @@ class Search(Lookahead):
             if depth >= opts.max_depth:
                 self.stats.depth_bound_hits += 1
                 continue
-            if expanded >= opts.max_states:
+            if expanded >= budget:
                 self.stats.state_bound_hits += 1
+                stopped = True
                 break
             expanded += 1
             w = st.w
@@ -219,54 +263,113 @@ class Search(Lookahead):
                 continue
             root = st
             for ev in self.candidates(root, ln):
-                for st, after, lids, fired, inferred in self.fire_settled(root, ev, pos, ln.t):
-                    tau = after.now
-                    if ln.t is not None and tau > ln.t + slack:
+                for st, after, written, fired, inferred in self.fire_settled(root, ev, pos, ln.t):
+                    if ln.t is not None and after.now > ln.t + slack:
                         continue
-                    pending = list(st.pending)
-                    draws = st.draws
-                    consumed = False
-                    skew = st.skew
-                    drift = st.drift
-                    ok = True
-                    for lid in lids:
-                        node, at, _ = self.written[lid]
-                        if at == self.lp.NEXT_INT:
-                            draws = draws[:node] + (draws[node] + 1,) + draws[node + 1:]
-                        if is_event and not consumed and self.matches(pos, lid):
-                            if self.on_time(ln.t, tau):
-                                consumed = True
-                                skew = max(skew, _skew(ln.t, tau))
-                                drift += _skew(ln.t, tau)
-                                continue
-                            self.miss(s, st, fired, lid, f"at t={tau}, the log's t={ln.t} is beyond the slack")
-                        if is_event and node == ln.node and at == ln.at:
-                            self.miss(s, st, fired, lid, None)
-                        if not self.feasible(pos, lid, tau):
-                            self.miss(s, st, fired, lid, "the log does not show it then")
-                            ok = False
-                            break
-                        pending.append((lid, tau, pos))
-                    if not ok:
+                    ns, consumed = self.advance(st, fired, after, written, ln if is_event else None, s)
+                    if ns is None:
                         continue
-                    late = getattr(fired, "late", 0)
-                    ns = State(after, tuple(pending), draws, st.hidden + (not lids), st.reordered, st.late + late,
-                               skew, st.events + 1, (st.trail + ((st.w, fired),))[-TRAIL:], drift,
-                               st.guessed + inferred)
+                    ns.guessed += inferred
                     if ns in seen:
                         continue
                     seen.add(ns)
                     if consumed:
                         goals.append(ns)
                         first_goal_depth = min(first_goal_depth, depth + 1)
-                    elif not lids and (isinstance(fired, core.Drop) or self.closes_at(st.w, fired, core.horizon(st.w))):
+                    elif not written and (isinstance(fired, core.Drop) or self.closes_at(st.w, fired,
+                                                                                        core.horizon(st.w))):
                         # it writes nothing (a drop behind a cut link, a round's parse, a flush) and
                         # the reference must take it before anything later: it costs no depth
                         queue.appendleft((ns, depth))
                     else:
                         queue.append((ns, depth + 1))
         self.stats.states_expanded += expanded
-        return goals
+        return goals, expanded, stopped and not goals
+
+    def advance(self, st: State, fired: Any, after: core.World, written: list[tuple[int, str, int]],
+                ln: il.LogLine | None, root: State) -> tuple[State | None, bool]:
+        """Execution `st` after event `fired` (world `after`) wrote `written` (line id, what it
+        is, envelope it carries): the line `ln` consumed if the event writes it on time and
+        after everything it must come after, the other lines pending (each must be in the log
+        ahead, within the slack), and what later lines must come after. None: no such execution.
+
+        What comes first (docs/conformance.md): a delivery's lines after the line that sent
+        the message (a send, or a handler's answer); every line of a node after the node's
+        earlier input lines still pending (a request taken, a future completing: Java logs
+        them before acting on them); within a step, the input line first and an answer after
+        the node's own lines (a follower's append before its reply)."""
+        before = st.w
+        tau = after.now
+        pending = list(st.pending)
+        ids = st.pending_ids()
+        actor = self.actor(before, fired)
+        gets = fired.env if type(fired) is core.Deliver else -1
+        deps: set = set(st.node_in[actor]) if actor >= 0 else set()
+        if gets >= 0:
+            for e, c in st.env_in:
+                if e == gets:
+                    deps |= c
+        deps &= ids
+        inputs: set = set()
+        own: set = set()
+        carried: dict[int, frozenset] = {}
+        draws, skew, drift = st.draws, st.skew, st.drift
+        consumed = False
+        pos = ln.pos if ln is not None else -1
+        for lid, kind, env in sorted(written, key=_ORDER):
+            node, at, _ = self.written[lid]
+            if at == self.lp.NEXT_INT:
+                draws = draws[:node] + (draws[node] + 1,) + draws[node + 1:]
+            causes = frozenset(deps | (inputs if kind not in rl.INPUTS else set()) | (own if kind == rl.ANSWER
+                                                                                      else set()))
+            if ln is not None and not consumed and self.matches(pos, lid):
+                if not self.on_time(ln.t, tau):
+                    self.miss(root, st, fired, lid, f"at t={tau}, the log's t={ln.t} is beyond the slack")
+                elif causes:
+                    self.miss(root, st, fired, lid, self.too_early(st, causes, pending))
+                else:
+                    consumed = True
+                    skew = max(skew, _skew(ln.t, tau))
+                    drift += _skew(ln.t, tau)
+                    if env >= 0:
+                        carried[env] = NONE
+                    continue
+            if ln is not None and node == ln.node and at == ln.at:
+                self.miss(root, st, fired, lid, None)
+            if not self.feasible(pos, lid, tau, causes):
+                writes_it = ln is not None and any(self.matches(pos, x[0]) for x in written)
+                self.miss(root, st, fired, lid, SIBLING if writes_it else "the log does not show it then")
+                return None, False
+            pending.append((lid, tau, pos, causes))
+            ids.add((lid, tau))
+            if kind in rl.INPUTS:
+                inputs.add((lid, tau))
+            elif kind == rl.NODE:
+                own.add((lid, tau))
+            if env >= 0:
+                carried[env] = causes | {(lid, tau)}
+        for e in after.net.flight:
+            if e.id >= before.net.next_id and e.id not in carried:  # sent, its line not logged
+                carried[e.id] = frozenset(deps | inputs | (own if e.reply else set()))
+        node_in = st.node_in
+        if actor >= 0:
+            node_in = node_in[:actor] + (frozenset(deps | inputs),) + node_in[actor + 1:]
+        env_in = [(e, c) for e, c in st.env_in if e != gets] + [(e, c) for e, c in carried.items() if c]
+        node_in, env_in = _pruned(ids, node_in, env_in, after)
+        late = getattr(fired, "late", 0)
+        ns = State(after, tuple(pending), draws, st.hidden + (not written), st.reordered, st.late + late, skew,
+                   st.events + 1, (st.trail + ((before, fired),))[-TRAIL:], drift, st.guessed, node_in, env_in)
+        return ns, consumed
+
+    def too_early(self, s: State, causes: frozenset, pending: list | None = None) -> str:
+        """Why a line the reference writes cannot be the log's line yet: what must come first."""
+        waiting = [lid for lid, tau in sorted(causes) if (lid, tau) in s.pending_ids() or pending is not None
+                   and any(p[0] == lid and p[1] == tau for p in pending)]
+        if not waiting:
+            return "written only after lines the log does not show before it"
+        first = waiting[0]
+        return f"the reference writes it only after {self.describe_lid(first)}, which the log does not show " \
+               f"before it{self.where_in_log(first)}"
 
     def candidates(self, s: State, ln: il.LogLine) -> list:
         """The events worth taking before line `ln`: those that act on its node (its ticks, the
@@ -379,8 +482,7 @@ class Search(Lookahead):
             after, obs = core.step(w, ev)
             if self.lines_of(w, ev, after, obs):
                 return None
-            s = s.but(w=after, hidden=s.hidden + 1, late=s.late + ev.late, events=s.events + 1,
-                      trail=(s.trail + ((w, ev),))[-TRAIL:])
+            s, _ = self.advance(s, ev, after, [], None, s)
         return None
 
     def oldest(self, w: core.World, env: Any) -> bool:
@@ -426,3 +528,20 @@ class Search(Lookahead):
         mine = [n for n in self.near if n[0] is root]
         if len(mine) < 6 and not any(n[3] == lid and n[4] == why for n in mine):
             self.near.append((root, s, ev, lid, why))
+
+
+_RANK = {rl.ARRIVAL: 0, rl.COMPLETION: 0, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
+
+
+def _ORDER(line: tuple[int, str, int]) -> int:
+    """A step's lines in the order Java writes them: the input first, an answer last."""
+    return _RANK[line[1]]
+
+
+def _pruned(ids: set, node_in: tuple, env_in: list, after: core.World) -> tuple[tuple, tuple]:
+    """The causes that still matter: lines still pending, envelopes still in flight."""
+    node_in = tuple(c & ids if c else c for c in node_in)
+    if env_in:
+        live = {e.id for e in after.net.flight}
+        env_in = sorted((e, c & ids) for e, c in env_in if e in live and c & ids)
+    return node_in, tuple(env_in)
