@@ -138,6 +138,11 @@ class Lines(Sequence):
     def __len__(self) -> int:
         return len(self.number)
 
+    def t_at(self, pos: int) -> int | None:
+        """Line `pos`'s time relative to the origin (LogLine.t), without making a view of it."""
+        t_ms = self.t_ms[pos]
+        return None if t_ms < 0 else max(0, t_ms - self.origin)
+
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [LogLine(self, k) for k in range(*i.indices(len(self)))]

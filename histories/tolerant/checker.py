@@ -16,12 +16,11 @@ from histories.tolerant.records import (
     Result,
     State,
 )
-from histories.tolerant.search import SIBLING, Search
+from histories.tolerant.diagnosis import Diagnosis
 from reference_impl import core
-from reference_impl.core import network as net_mod
 
 
-class Checker(Search):
+class Checker(Diagnosis):
     """Explains a log line by line (`run`)."""
 
     def run(self, stop: int | None = None) -> Any:
@@ -39,6 +38,7 @@ class Checker(Search):
         explained = 0
         retry_left = 0  # states a retry from a checkpoint may still expand
         first_failure: tuple | None = None  # the line the first attempt could not explain, and why
+        cuts: list[int] = []  # the lines after which the beam dropped executions
         while pos < self.n:
             if pos == stop:
                 return frontier  # for debugging: the executions that explain the lines before `stop`
@@ -54,13 +54,21 @@ class Checker(Search):
             nxt, dead, used, stopped = self.step_frontier(frontier, ln)
             if level:
                 retry_left -= used
-            if not nxt or (level and retry_left < 0):
+            if level and retry_left < 0 and first_failure is not None:  # the retry's budget is spent
+                failing, frontier, dead, stopped, self.near = first_failure
+                return self.reject(frontier, failing, dead, stopped, start)
+            if not nxt:
                 if first_failure is None or ln.pos > first_failure[0].pos:
                     first_failure = (ln, frontier, dead, stopped, list(self.near))
-                if level < WIDENINGS and checkpoints and (not level or retry_left >= 0):
+                back = None
+                while level < WIDENINGS and checkpoints and (not level or retry_left >= 0):
                     level += 1
-                    back = [c for c in checkpoints if c[0] <= pos - BACKTRACK[level - 1]] or checkpoints[:1]
-                    pos, frontier = back[-1]
+                    back = ([c for c in checkpoints if c[0] <= pos - BACKTRACK[level - 1]] or checkpoints[:1])[-1]
+                    if any(c >= back[0] for c in cuts):
+                        break  # an execution was dropped since then: a wider beam may keep the one that explains
+                    back = None  # nothing was dropped: the same executions would fail the same way
+                if back is not None:
+                    pos, frontier = back
                     beam = min(opts.beam * 4 ** level, MAX_BEAM)
                     wide_until = max(wide_until, ln.pos + CHECKPOINT_EVERY)
                     retry_left = RETRY_BUDGET * opts.max_states
@@ -72,6 +80,7 @@ class Checker(Search):
             states = sorted(nxt.values(), key=State.score)
             if len(states) > beam:
                 self.stats.beam_cuts += 1
+                cuts = (cuts + [pos])[-4 * CHECKPOINTS:]
             frontier = states[:max(beam, 1)]
             if pos % CHECKPOINT_EVERY == CHECKPOINT_EVERY - 1:
                 frontier_kept = states[:MAX_BEAM]
@@ -133,96 +142,3 @@ class Checker(Search):
             live |= {p[0] for _, states in checkpoints for s in states for p in s.pending}
             self.forget_lines(keep, live)
         self.hidden_memo.clear()
-
-    def reject(self, frontier: list[State], ln: il.LogLine, dead: list, stopped: bool, start: float) -> Result:
-        """The verdict on a line nothing explains. It names the line that differs and the field:
-        when the reference writes the line but not the rest of its step as the log has it, the
-        log's line of that step that differs; when it writes the line only after a line the log
-        shows later (or never), that line. It says that a larger bound might explain the line
-        only when the state budget, not the search's depth, stopped the search."""
-        self.failing_pos = ln.pos
-        failing, reason = ln, f"nothing in the reference explains {ln.describe(self.ids)}"
-        closest = self.closest_difference(ln)
-        if closest:
-            reason += f"; the closest line the reference writes there differs in {closest}"
-        if dead and len(dead) == len(frontier):
-            reason = dead[0][1]
-        causal = [n for n in self.near if n[4] is not None and "only after" in n[4]]
-        sibling = self.differing_sibling(ln)
-        if causal:
-            reason = f"{ln.describe(self.ids)} comes too early: {causal[0][4]}"
-        elif sibling is not None:
-            failing, reason = sibling
-        elif stopped:
-            reason += (f" (the search of this line stopped at its bound of {self.opts.max_states} states: "
-                       f"a larger --max-states might explain it)")
-        cands = [self.candidate(s, [n for n in self.near if n[0] is s]) for s in frontier[:3]]
-        return Result(accepted=False, lines=self.n, explained=ln.pos, seconds=time.perf_counter() - start,
-                      stats=self.stats, options=self.opts, failing=failing, reason=reason, candidates=cands)
-
-    def closest_difference(self, ln: il.LogLine) -> str:
-        """The fields in which the nearest line the reference writes at the failing line's node
-        and log point (of the same shape) differs from it."""
-        best: list[str] | None = None
-        for _, _, _, lid, why in self.near:
-            if why is None:
-                diff = il.differences(ln.fields, self.written[lid][2])
-                if diff and (best is None or len(diff) < len(best)):
-                    best = diff
-        return "; ".join(best) if best else ""
-
-    def differing_sibling(self, ln: il.LogLine) -> tuple[il.LogLine, str] | None:
-        """When an event writes the failing line but another line of its step is not in the log
-        as the reference writes it: the log's line most like that one, and how it differs."""
-        found = None
-        for _, st, _, lid, why in self.near:
-            if why != SIBLING:
-                continue
-            other = self.nearest_line(lid, ln.t if ln.t is not None else st.w.now)
-            if other is None:
-                continue
-            diff = il.differences(other.fields, self.written[lid][2])
-            rank = (not diff, len(diff), abs(other.pos - ln.pos))
-            if found is None or rank < found[0]:
-                found = (rank, other, lid, diff)
-        if found is None:
-            return None
-        _, other, lid, diff = found
-        if diff:
-            return other, (f"{other.describe(self.ids)} differs from the line the reference writes in the step "
-                           f"that writes line {ln.line}: {'; '.join(diff)}")
-        return ln, (f"the step that writes {ln.describe(self.ids)} also writes {self.describe_lid(lid)}, which the "
-                    f"log shows only at line {other.line} (t_ms={other.t_ms}), beyond the slack")
-
-    def describe_event(self, w: core.World, ev: Any) -> str:
-        ids = self.ids
-        if isinstance(ev, core.Tick):
-            return f"tick {ids[ev.node]} (draw {ev.draw}, late {ev.late})"
-        if isinstance(ev, core.Deliver):
-            env = net_mod.find(w.net, ev.env)
-            if env is None:
-                return "delivery"
-            return f"delivery {ids[env.src]}->{ids[env.dst]} {type(env.msg).__name__}"
-        if isinstance(ev, core.RpcFail):
-            rpc = net_mod.find_rpc(w.net, ev.rpc)
-            return f"RPC failure {ids[rpc.requester]}->{ids[rpc.responder]}" if rpc else "RPC failure"
-        return type(ev).__name__ if not isinstance(ev, str) else ev
-
-    def candidate(self, s: State, near: list) -> dict:
-        w = s.w
-        nodes = {}
-        for i, node_id in enumerate(self.ids):
-            shown = self.lp.snapshot(w.cfg.proto, w.nodes[i], w.alive[i]) if w.alive[i] else {"alive": False}
-            nodes[node_id] = shown if shown is not None else {}
-        needed = []
-        for _, st, ev, lid, why in near:
-            if why is None:
-                diff = il.differences(self.lines[self.failing_pos].fields, self.written[lid][2])
-                why = "differs from the log: " + "; ".join(diff) if diff else "the log shows it elsewhere"
-            elif why.startswith("the log does not show it"):
-                why += self.nearest(lid, st.w.now)
-            needed.append(f"{self.describe_event(st.w, ev)} writes {self.describe_lid(lid)}: {why}")
-        return {"t_ms": w.now + self.log.origin, "nodes": nodes,
-                "pending": [f"{self.describe_lid(p[0])} (written at t={p[1] + self.log.origin})" for p in s.pending],
-                "last_events": [self.describe_event(before, e) for before, e in s.trail],
-                "needed": needed}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 import attrs
@@ -92,26 +93,32 @@ class Lookahead:
         k = (pos, lid)
         r = self.match_memo.get(k)
         if r is None:
-            ln = self.lines[pos]
+            lines = self.lines
             node, at, fields = self.written[lid]
-            r = self.match_memo[k] = node == ln.node and at == ln.at and il.subset(ln.fields, fields)
+            r = self.match_memo[k] = (node == lines.node[pos] and at == lines.point_names[lines.at[pos]]
+                                      and il.subset(lines.fields(pos), fields))
         return r
 
     def on_time(self, t: int | None, tau: int) -> bool:
         return t is None or abs(tau - t) <= self.opts.slack_ms
 
+    def after(self, node: int, at: str, pos: int) -> tuple[Any, int]:
+        """The positions of node's lines at log point `at`, and the index of the first at or after `pos`."""
+        where = self.by_point.get((node, at), ())
+        return where, bisect.bisect_left(where, pos)
+
     def feasible(self, pos: int, lid: int, tau: int, causes: frozenset = frozenset()) -> bool:
         """Whether a line the reference wrote at `tau` can still appear after position `pos`."""
         node, at, _ = self.written[lid]
         slack = self.opts.slack_ms
-        for p in self.by_point.get((node, at), ()):
-            if p <= pos:
-                continue
-            ln = self.lines[p]
-            if ln.t is not None:
-                if ln.t > tau + slack:
+        where, k = self.after(node, at, pos + 1)
+        time_of = self.lines.t_at
+        for p in islice(where, k, None):
+            t = time_of(p)
+            if t is not None:
+                if t > tau + slack:
                     break
-                if ln.t < tau - slack:
+                if t < tau - slack:
                     continue
             elif p > pos + self.opts.window:
                 break
@@ -141,16 +148,14 @@ class Lookahead:
         """The time of the first line from `pos` on that the line `lid` may be, near [earliest, latest]."""
         node, at, _ = self.written[lid]
         slack = self.opts.slack_ms
-        for p in self.by_point.get((node, at), ()):
-            if p < pos:
-                continue
-            ln = self.lines[p]
-            if ln.t is None:
+        where, k = self.after(node, at, pos)
+        time_of = self.lines.t_at
+        for p in islice(where, k, None):
+            t = time_of(p)
+            if t is None or t > latest + slack:
                 return None
-            if ln.t > latest + slack:
-                return None
-            if ln.t >= earliest - slack and self.matches(p, lid):
-                return ln.t
+            if t >= earliest - slack and self.matches(p, lid):
+                return t
         return None
 
     def predicted(self, w: core.World, ev: Any, pos: int, earliest: int, latest: int) -> Any:
@@ -161,19 +166,20 @@ class Lookahead:
             return None
         node, at, known = pred
         slack = self.opts.slack_ms
-        for p in self.by_point.get((node, at), ()):
-            if p < pos:
-                continue
-            ln = self.lines[p]
-            if ln.t is None:
+        where, k = self.after(node, at, pos)
+        lines = self.lines
+        for p in islice(where, k, None):
+            t = lines.t_at(p)
+            if t is None:
                 if p > pos + self.opts.window:
                     break
-            elif ln.t > latest + slack:
+            elif t > latest + slack:
                 break
-            elif ln.t < earliest - slack:
+            elif t < earliest - slack:
                 continue
-            if all(k not in ln.fields or il.subset(ln.fields[k], v) for k, v in known.items()):
-                return ln.t
+            fields = lines.fields(p)
+            if all(k not in fields or il.subset(fields[k], v) for k, v in known.items()):
+                return t
         return None if self.cut_off(pos, earliest) else False
 
     def imminent(self, j: int, ln: il.LogLine) -> bool:

@@ -19,7 +19,7 @@ MAX_BEAM = 64
 HIDDEN_LATE_MS = 5  # a tick that writes nothing fires at most this long after its own window (Search.due_by)
 TRAIL = 6  # reference events a state remembers, for reports
 BACKTRACK = (32, 192)  # lines the search goes back at least when it widens the beam the first and second time
-RETRY_BUDGET = 4  # a retry from a checkpoint expands at most this many times max_states in all
+RETRY_BUDGET = 1  # a retry from a checkpoint expands at most this many times max_states in all
 
 
 @attrs.define
@@ -219,19 +219,43 @@ class Result:
 
 
 _HASHES: dict[int, tuple[Any, int]] = {}  # id(value) -> (value, hash): node states and messages are shared
+_MEMO_SIZE = 1 << 18
+_PARTS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
 def _hash_of(v: Any) -> int:
-    """hash(v), remembered while that very object is in the memo (records do not cache their
-    hash, and a node's state is hashed again for every execution that holds it)."""
+    """A hash of v made of its parts' hashes, each remembered while that very object is in the
+    memo: a node's next state shares most of its parts (its store's entries, its member) with
+    the one before, and records do not cache their hash, so hashing a node anew would walk its
+    whole log at every step. Plain values and small records are hashed as they are."""
     hit = _HASHES.get(id(v))
     if hit is not None and hit[0] is v:
         return hit[1]
-    if len(_HASHES) > 1 << 16:
+    if len(_HASHES) > _MEMO_SIZE:
         _HASHES.clear()
-    h = hash(v)
+    cls = type(v)
+    parts = _PARTS.get(cls)
+    if parts is None:
+        parts = _PARTS[cls] = _parts(cls)
+    if parts:
+        h = hash((cls, tuple(_hash_of(getattr(v, name)) if deep else hash(getattr(v, name)) for name, deep in parts)))
+    elif cls is tuple and len(v) > 8:
+        h = hash(tuple(_hash_of(x) for x in v))
+    else:
+        h = hash(v)
     _HASHES[id(v)] = (v, h)
     return h
+
+
+def _parts(cls: type) -> tuple[tuple[str, bool], ...]:
+    """A record's fields, each with whether to hash it by its parts (records and tuples, which
+    may be large) or as it is (plain values, small maps that cache their hash)."""
+    if not attrs.has(cls):
+        return ()
+    return tuple((f.name, f.type not in _PLAIN_TYPES) for f in attrs.fields(cls))
+
+
+_PLAIN_TYPES = {"int", "str", "bool", "str | None", "int | None", "float", int, str, bool}
 
 
 def _skew(t: int | None, tau: int) -> int:

@@ -41,7 +41,7 @@ class Search(Lookahead):
             out = []
             for draw, inferred in self.draws_for(s, i, pos, lo):
                 def make(late: int, draw: int = draw) -> tuple[core.World, Any]:
-                    return w, core.Tick(node=i, draw=draw, late=late)
+                    return w, ev.evolve(draw=draw, late=late)
                 out += [x + (inferred,) for x in self._timed(pos, make, lo, hi, wake, line_t)]
             return out
         if isinstance(ev, core.RpcFail):
@@ -362,14 +362,16 @@ class Search(Lookahead):
         return ns, consumed
 
     def too_early(self, s: State, causes: frozenset, pending: list | None = None) -> str:
-        """Why a line the reference writes cannot be the log's line yet: what must come first."""
-        waiting = [lid for lid, tau in sorted(causes) if (lid, tau) in s.pending_ids() or pending is not None
-                   and any(p[0] == lid and p[1] == tau for p in pending)]
-        if not waiting:
-            return "written only after lines the log does not show before it"
-        first = waiting[0]
-        return f"the reference writes it only after {self.describe_lid(first)}, which the log does not show " \
-               f"before it{self.where_in_log(first)}"
+        """Why a line the reference writes cannot be the log's line yet: the lines it must come
+        after that the log has not shown, the most recent first (the quorum's answers before the
+        pushes they answer)."""
+        waiting = {(p[0], p[1]) for p in (pending if pending is not None else s.pending)}
+        first = sorted((c for c in causes if c in waiting), key=lambda c: (-c[1], -c[0]))
+        if not first:
+            return "the reference writes it only after lines the log does not show before it"
+        shown = "; ".join(f"{self.describe_lid(lid)}{self.where_in_log(lid)}" for lid, _ in first[:2])
+        more = f" (and {len(first) - 2} more)" if len(first) > 2 else ""
+        return f"the reference writes it only after {shown}{more}, which the log does not show before it"
 
     def candidates(self, s: State, ln: il.LogLine) -> list:
         """The events worth taking before line `ln`: those that act on its node (its ticks, the

@@ -85,25 +85,37 @@ def node_lines(c: Any, on_tick: bool, before: Any, after: Any, obs: list, draw: 
         return []
     out = election_points.member_lines(c.node.dledger, on_tick, before.member, after.member, obs, draw)
     s0, s1 = before.store, after.store
-    common = s0.end_index
-    if s1.entries is not s0.entries:  # an unchanged store writes nothing (and is not walked)
-        for e in s1.entries:  # where the two logs part (a truncation rewrites the tail)
-            if e.index <= s0.end_index and st.entry_at(s0, e.index) != e:
-                common = e.index - 1
-                break
+    if s1.entries is s0.entries:  # an unchanged log writes nothing (and is not walked)
+        common = s0.end_index
+    else:
+        common = _parting(s0, s1)
     if s1.end_index < s0.end_index:
         common = min(common, s1.end_index)
     if common < s0.end_index:
         out.append(("DLedgerStore#truncate", {"index": common}))
     at = "DLedgerStore#appendAsLeader" if after.member.role is el.Role.LEADER else "DLedgerStore#appendAsFollower"
-    if s1.entries is not s0.entries:
-        for e in s1.entries:
-            if e.index > common:
-                out.append((at, {"index": e.index, "term": e.term}))
+    if s1.entries is not s0.entries and s1.entries:
+        for e in s1.entries[max(0, common + 1 - s1.begin_index):]:
+            out.append((at, {"index": e.index, "term": e.term}))
     for o in obs:
         if isinstance(o, dn.CommitAdvanced):
             out.append(("DLedgerStore#updateCommittedIndex", {"index": o.new}))
     return out
+
+
+def _parting(s0: st.Store, s1: st.Store) -> int:
+    """The last index up to which the two logs agree, at most s0's end (a truncation rewrites
+    the tail). The common part is compared as whole tuples first: a log that only grew shares
+    its entries with the one before, and walking them one by one would cost the whole log at
+    every append."""
+    if s0.begin_index == s1.begin_index:
+        m = min(len(s0.entries), len(s1.entries))
+        if s0.entries[:m] == s1.entries[:m]:
+            return s0.end_index
+    for e in s1.entries:
+        if e.index <= s0.end_index and st.entry_at(s0, e.index) != e:
+            return e.index - 1
+    return s0.end_index
 
 
 def snapshot(c: Any, n: Any, alive: bool) -> dict | None:
