@@ -2,13 +2,15 @@
 the wire (docs/conformance.md, "Log replication cases").
 
 A case is one server's state (its MemberState, its store's entries and indexes, the follower's
-EntryHandler or the leader's pending appends), the time, and one input:
+EntryHandler or the leader's pending appends), the time, and one input (hello `inputs`):
 
-| input (hello `inputs`) | Java entry point |
-|---|---|
-| `PushEntryRequest` | `DLedgerServer#handlePush`, then `EntryHandler#handlePush`: an APPEND is filed by index, a COMPARE / TRUNCATE / COMMIT queued; answered at once only when refused |
-| `entry_handler` | the `EntryHandler` thread runs until it waits: `doWork` again and again (the queue first: TRUNCATE, COMPARE, COMMIT against the store; then the appends in index order), `checkAbnormalFuture` when a second has passed |
-| `AppendEntryRequest` | `DLedgerServer#handleAppend`: the guards, `appendAsLeader`, `DLedgerEntryPusher#waitAck` (the future parked, or answered at once) |
+- `PushEntryRequest`: `DLedgerServer#handlePush`, then `EntryHandler#handlePush`: an APPEND is
+  filed by index, a COMPARE / TRUNCATE / COMMIT queued; answered at once only when refused;
+- `entry_handler`: the `EntryHandler` thread runs until it waits: `doWork` again and again (the
+  queue first: TRUNCATE, COMPARE, COMMIT against the store; then the appends in index order),
+  `checkAbnormalFuture` when a second has passed;
+- `AppendEntryRequest`: `DLedgerServer#handleAppend`: the guards, `appendAsLeader`,
+  `DLedgerEntryPusher#waitAck` (the future parked, or answered at once).
 
 The answer is the reply (null when the answer is deferred), the outputs (`respond`: a deferred
 answer completing, with the RPC it answers) and the state after, in the case's sections. This

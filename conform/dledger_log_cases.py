@@ -289,5 +289,5 @@ def _append_edges(cfg: st.NodeConfig, now: int) -> Iterator[Case]:
             yield Case(config=small, node=node(small, m, s, now, pusher=p), now=now, input=Request(rpc=1, message=req))
     single = config(1)
     m = member("n0", 2, Role.LEADER, "n0", s)
-    yield Case(config=single, node=node(single, m, s, now), now=now,
-               input=Request(rpc=1, message=ep.AppendEntryRequest(group=single.dledger.group, remote_id="n0", body=body)))
+    req = ep.AppendEntryRequest(group=single.dledger.group, remote_id="n0", body=body)
+    yield Case(config=single, node=node(single, m, s, now), now=now, input=Request(rpc=1, message=req))

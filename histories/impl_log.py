@@ -32,7 +32,6 @@ from histories import formats
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import codec
-from reference_impl.core import network as net_mod
 from reference_impl.core.inputs import show
 from reference_impl.core.state import encode
 

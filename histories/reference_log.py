@@ -24,10 +24,10 @@ from reference_impl.core.state import encode
 # orders lines by these (docs/conformance.md, "What comes first"):
 SEND = "send"  # a request sent: before its delivery
 ANSWER = "answer"  # a handler's answer (with the request, or deferred): before its delivery
-ARRIVAL = "arrival"  # a request taken, its answer deferred: before what the node does with it
+ARRIVAL = "arrival"  # a request taken, its answer deferred (logged before or after the handler filed it)
 COMPLETION = "completion"  # a future completing: before what the node does with its answer
 NODE = "node"  # a node's own line: a state change, a store write, a draw
-INPUTS = (ARRIVAL, COMPLETION)
+INPUTS = (COMPLETION,)  # lines every later line of their node comes after
 
 
 def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World, obs: tuple, raw: bool = False,
@@ -68,7 +68,6 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
                 out += _sends(lp, ids, fresh, i, code=code)
         elif before.alive[env.dst]:
             j = env.dst
-            out += own(j, False, 0)
             handled: dict = {"peer": ids[env.src], "request": code(env.msg)}
             carries = -1
             for e in fresh:
@@ -76,6 +75,7 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
                     handled["response"] = code(e.msg)
                     carries = e.id
             at = lp.HANDLE_AT.get(type(env.msg).__name__)
+            out += own(j, False, 0)
             if at is not None:
                 out.append((j, at, handled, ANSWER if carries >= 0 else ARRIVAL, carries))
             out += _sends(lp, ids, fresh, j, env.rpc, code=code)

@@ -73,6 +73,17 @@ def test_a_leader_that_acks_before_its_quorum_is_rejected_whatever_the_slack():
     assert not r.accepted and r.failing.line == line, (r.failing and r.failing.line, r.reason)
 
 
+def test_an_early_ack_to_a_client_outside_the_world_is_rejected():
+    """With the clients outside the world their requests are facts, and the answers are still
+    the reference's: one before its quorum is rejected at its line."""
+    lines = [d for d in base() if d.get("at") != "DLedgerClient#append"]
+    lines[0] = dict(lines[0], clients="outside")
+    assert check(lines, 50).accepted
+    bad, line = lt.early_ack(lines)
+    r = check(bad, 50)
+    assert not r.accepted and r.failing.line == line, (r.failing and r.failing.line, line, r.reason)
+
+
 def test_a_differing_line_of_a_step_is_named_with_its_field():
     """A tampered commit index is reported at its own line and field, not at the first line of
     the step that writes it."""

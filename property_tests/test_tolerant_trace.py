@@ -156,6 +156,33 @@ def test_dledger_log_entry_written_at_the_wrong_index_is_rejected_at_its_line():
     assert at_line(r, bad, line), (r.failing and r.failing.line, line, r.reason)
 
 
+def test_a_log_with_one_way_cut_links_is_explained():
+    """`cut` facts (one link, one direction) beside `partition`: the messages behind the cut are
+    lost, the other links carry on."""
+    lines = il.realistic(il.reference_log("election", "cut", 2, 500, late_ms=30), 2)
+    assert any(d["at"] == "cut" for d in lines[1:])
+    r = check(lines)
+    assert r.accepted, r.reason
+
+
+def test_a_cut_both_ways_is_two_cut_links():
+    lines = il.read_real("leader_crash_s3")
+    fact = {"t_ms": lines[1]["t_ms"], "node": None, "at": "cut", "src": "n0", "dst": "n2", "both": True}
+    log = il.parse(lines[:1] + [fact] + lines[1:])
+    checker = tolerant.Checker(log)
+    w = checker.goal(tolerant.State(core.init(checker.cfg), (), (0, 0, 0)), log.lines[0]).w
+    assert w.net.cut == {(0, 2), (2, 0)}
+
+
+def test_a_log_whose_clients_are_outside_the_world_is_explained():
+    """Header "clients": "outside": the clients write nothing, the servers' handleAppend requests
+    are facts, and everything after them is the reference's."""
+    lines = il.realistic(il.reference_log("dledger_log", "lockstep", 1, 300, late_ms=5), 1)
+    events = [d for d in lines[1:] if d["at"] != "DLedgerClient#append"]
+    r = check([dict(lines[0], clients="outside")] + events)
+    assert r.accepted, r.reason
+
+
 # --- the command line ---
 
 

@@ -66,6 +66,9 @@ class Lookahead:
         self.current_pos = 0
         self.failing_pos = 0
         self.hidden_memo: dict[tuple[int, int], tuple[State, bool]] = {}
+        self.step_memo: dict[tuple, tuple] = {}
+        self.answer_after: dict[str, tuple[str, ...]] = getattr(self.lp, "ANSWER_AFTER", {})
+        self.reply_at: dict[str, str] = getattr(self.lp, "REPLY_AT", {})
 
     def intern(self, line: tuple[int, str, dict]) -> int:
         """The id of a line the reference writes (its messages still records, so hashable)."""

@@ -204,7 +204,8 @@ class Result:
         for k, c in enumerate(self.candidates, 1):
             nodes = "; ".join(
                 f"{n} " + ("down" if st.get("alive") is False else
-                           f"{st.get('role')} term {st.get('term')} voted {st.get('voted_for')} leader {st.get('leader')}")
+                           f"{st.get('role')} term {st.get('term')} voted {st.get('voted_for')} "
+                           f"leader {st.get('leader')}")
                 for n, st in c["nodes"].items())
             out.append(f"  closest execution {k} (reference at t_ms={c['t_ms']}): {nodes}")
             if c["last_events"]:

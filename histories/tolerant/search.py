@@ -16,6 +16,7 @@ from reference_impl.core import network as net_mod
 
 
 SIBLING = "the log does not show it with the line its step writes"
+STEP_MEMO = 1 << 15  # reference steps remembered (Search.stepped)
 
 
 class Search(Lookahead):
@@ -27,6 +28,22 @@ class Search(Lookahead):
         points = self.points
         return [(self.intern(x[:3]), x[3], x[4])
                 for x in rl.step_lines(self.lp, before, ev, after, obs, raw=True, tagged=True) if x[1] in points]
+
+    def stepped(self, w: core.World, ev: Any, now: int | None = None) -> tuple[core.World, core.World, list]:
+        """(world before, world after, lines written) for event `ev` in world `w` (at `now`, when
+        given, for a delivery): remembered while `w` is, since executions that differ only in
+        their pending lines fire the same events from the same world."""
+        k = (id(w), ev, now)
+        hit = self.step_memo.get(k)
+        if hit is not None and hit[0] is w:
+            return hit[1]
+        before = w if now is None or now == w.now else w.evolve(now=now)
+        after, obs = core.step(before, ev)
+        out = (before, after, self.lines_of(before, ev, after, obs))
+        if len(self.step_memo) > STEP_MEMO:
+            self.step_memo.clear()
+        self.step_memo[k] = (w, out)
+        return out
 
     def fire(self, s: State, ev: Any, pos: int, line_t: int | None) -> list[tuple[core.World, list[int], Any, bool]]:
         """The successor worlds for one enabled event, with the lines each writes and the event
@@ -40,8 +57,8 @@ class Search(Lookahead):
             wake = core.wake_times(w)[i]
             out = []
             for draw, inferred in self.draws_for(s, i, pos, lo):
-                def make(late: int, draw: int = draw) -> tuple[core.World, Any]:
-                    return w, ev.evolve(draw=draw, late=late)
+                def make(late: int, draw: int = draw) -> tuple[core.World, Any, int | None]:
+                    return w, ev.evolve(draw=draw, late=late), None
                 out += [x + (inferred,) for x in self._timed(pos, make, lo, hi, wake, line_t)]
             return out
         if isinstance(ev, core.RpcFail):
@@ -53,7 +70,7 @@ class Search(Lookahead):
             if target is False:
                 return []
             return [x + (False,) for x in self._timed(
-                pos, lambda late: (w, core.RpcFail(rpc=ev.rpc, late=late)), lo, hi, deadline, line_t, target)]
+                pos, lambda late: (w, core.RpcFail(rpc=ev.rpc, late=late), None), lo, hi, deadline, line_t, target)]
         if isinstance(ev, core.Deliver):
             env = net_mod.find(w.net, ev.env)
             earliest = max(w.now, env.sent_ms + core.delay_window(w)[0])
@@ -62,27 +79,26 @@ class Search(Lookahead):
             if target is False:
                 return []
 
-            def make_delivery(late: int) -> tuple[core.World, Any]:
-                return (w.evolve(now=earliest + late) if late else w), ev
+            def make_delivery(late: int) -> tuple[core.World, Any, int | None]:
+                return w, ev, (earliest + late if late else None)
             return [x + (False,) for x in self._timed(pos, make_delivery, 0, latest - earliest, earliest, line_t,
                                                       target)]
-        after, obs = core.step(w, ev)
-        return [(after, self.lines_of(w, ev, after, obs), ev, False)]
+        _, after, lids = self.stepped(w, ev)
+        return [(after, lids, ev, False)]
 
-    def _timed(self, pos: int, make: Callable[[int], tuple[core.World, Any]], lo: int, hi: int, base: int,
-               line_t: int | None, target: int | None = None) -> list[tuple[core.World, list[int], Any]]:
+    def _timed(self, pos: int, make: Callable[[int], tuple[core.World, Any, int | None]], lo: int, hi: int,
+               base: int, line_t: int | None, target: int | None = None) -> list[tuple[core.World, list, Any]]:
         """Step at the earliest time the event's window allows; if the first line it writes
         appears in the log later, step again at that line's time (within the window). An
         event that writes nothing at its earliest time is tried at the time of the line being
         explained as well, since what it writes may depend on when it happens (a leader steps
         down only once its lease has run out)."""
         if target is not None:
-            before, ev = make(min(hi, max(lo, target - base)))
-            after, obs = core.step(before, ev)
-            return [(after, self.lines_of(before, ev, after, obs), ev)]
-        before, ev = make(lo)
-        after, obs = core.step(before, ev)
-        lids = self.lines_of(before, ev, after, obs)
+            w, ev, now = make(min(hi, max(lo, target - base)))
+            _, after, lids = self.stepped(w, ev, now)
+            return [(after, lids, ev)]
+        w, ev, now = make(lo)
+        _, after, lids = self.stepped(w, ev, now)
         if hi <= lo:
             return [(after, lids, ev)]
         if lids:
@@ -90,17 +106,15 @@ class Search(Lookahead):
             if target is not None:
                 late = min(hi, max(lo, target - base))
                 if late != lo:
-                    before, ev = make(late)
-                    after, obs = core.step(before, ev)
-                    lids = self.lines_of(before, ev, after, obs)
+                    w, ev, now = make(late)
+                    _, after, lids = self.stepped(w, ev, now)
             return [(after, lids, ev)]
         out = [(after, lids, ev)]
         if line_t is not None:
             late = min(hi, max(lo, line_t - base))
             if late != lo:
-                before2, ev2 = make(late)
-                after2, obs2 = core.step(before2, ev2)
-                lids2 = self.lines_of(before2, ev2, after2, obs2)
+                w2, ev2, now2 = make(late)
+                _, after2, lids2 = self.stepped(w2, ev2, now2)
                 if lids2:
                     out.append((after2, lids2, ev2))
         return out
@@ -117,9 +131,8 @@ class Search(Lookahead):
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
         probes = []
         for d in PROBES:
-            ev = core.Tick(node=i, draw=d, late=lo)
-            after, obs = core.step(w, ev)
-            probes.append((after.nodes[i], tuple(self.lines_of(w, ev, after, obs))))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            probes.append((after.nodes[i], tuple(lids)))
         if all(p == probes[0] for p in probes[1:]):
             return [(0, False)]  # this tick draws nothing (or nothing that matters)
         return self.unknown_draws(s, i, pos, lo)
@@ -130,17 +143,19 @@ class Search(Lookahead):
         maintainer-thread line in the log, and the largest."""
         w = s.w
         nxt = None
-        for ln in self.lines[pos:pos + self.opts.window]:
-            if ln.node == i and self.thread_of.get(ln.at) == "maintainer" and ln.t is not None and ln.t > w.now:
-                nxt = ln.t
-                break
+        lines = self.lines
+        for p in range(pos, min(pos + self.opts.window, self.n)):
+            if lines.node[p] == i and self.thread_of.get(lines.point_names[lines.at[p]]) == "maintainer":
+                t = lines.t_at(p)
+                if t is not None and t > w.now:
+                    nxt = t
+                    break
         grid = self.opts.draw_grid
         draws = sorted(set(PROBES) | {ANY_DRAW * k // (grid - 1) for k in range(grid)})
         best: dict[tuple, tuple[int, int]] = {}
         for d in draws:
-            ev = core.Tick(node=i, draw=d, late=lo)
-            after, obs = core.step(w, ev)
-            key = tuple(self.lines_of(w, ev, after, obs))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            key = tuple(lids)
             wake = core.wake_times(after)[i]
             score = abs(wake - nxt) if nxt is not None and wake >= 0 else (0 if d == ANY_DRAW else 1)
             if key not in best or score < best[key][0]:
@@ -193,17 +208,18 @@ class Search(Lookahead):
 
     def inject(self, s: State, ln: il.LogLine) -> State | None:
         """A request from a node outside the world (the log's clients, header "clients":
-        "outside"): sent by that node at the line's time, a fact; its delivery writes the line."""
+        "outside"): sent by that node at the line's time, a fact; its delivery writes the line.
+        None: not now (the reference has work due before the line's time), or sent already."""
         w = s.w
+        client = self.ids.index(ln.fields["peer"])
+        outs = self.lp.outside_request(w.cfg.proto, self.ids[ln.node], ln.fields["request"],
+                                       f"{ln.fields['peer']}@{ln.line}")
+        if not w.alive[client] or any(e.src == client and e.msg == outs[0].msg for e in w.net.flight):
+            return None
         h = core.horizon(w)
         tau = w.now if ln.t is None else max(w.now, ln.t if h < 0 else min(ln.t, h))
         if ln.t is not None and abs(tau - ln.t) > self.opts.slack_ms:
             return None
-        client = self.ids.index(ln.fields["peer"])
-        if not w.alive[client]:
-            return None
-        outs = self.lp.outside_request(w.cfg.proto, self.ids[ln.node], ln.fields["request"],
-                                       f"{ln.fields['peer']}@{ln.line}")
         after, _ = core.apply_outs(w.evolve(now=tau) if tau > w.now else w, client, outs)
         return s.but(w=after)
 
@@ -212,11 +228,8 @@ class Search(Lookahead):
         for it, and whether the state budget (not the depth) stopped the search."""
         pos = ln.pos
         is_event = ln.at in self.lp.POINTS
-        if pos in self.injected:
-            s = self.inject(s, ln)
-            if s is None:
-                return [], 0, False
-        if is_event:
+        outside = pos in self.injected
+        if is_event and not outside:
             ready = None
             for k, (lid, tau, _, causes) in enumerate(s.pending):
                 if self.matches(pos, lid) and self.on_time(ln.t, tau):
@@ -239,6 +252,11 @@ class Search(Lookahead):
         stopped = False
         while queue:
             st, depth = queue.popleft()
+            if outside:
+                sent = self.inject(st, ln)
+                if sent is not None and sent not in seen:
+                    seen.add(sent)
+                    queue.appendleft((sent, depth))
             if not is_event:
                 g = self.goal(st, ln)
                 if g is not None:
@@ -295,9 +313,9 @@ class Search(Lookahead):
 
         What comes first (docs/conformance.md): a delivery's lines after the line that sent
         the message (a send, or a handler's answer); every line of a node after the node's
-        earlier input lines still pending (a request taken, a future completing: Java logs
-        them before acting on them); within a step, the input line first and an answer after
-        the node's own lines (a follower's append before its reply)."""
+        earlier completion lines still pending (a callback logs before completing its future,
+        and the node acts on the answer after); within a step, the completion first and an
+        answer after the node's own lines (a follower's append before its reply)."""
         before = st.w
         tau = after.now
         pending = list(st.pending)
@@ -311,7 +329,7 @@ class Search(Lookahead):
                     deps |= c
         deps &= ids
         inputs: set = set()
-        own: set = set()
+        own: list[tuple[tuple[int, int], str, Any]] = []  # the step's own lines pending: (id, point, index)
         carried: dict[int, frozenset] = {}
         draws, skew, drift = st.draws, st.skew, st.drift
         consumed = False
@@ -320,8 +338,11 @@ class Search(Lookahead):
             node, at, _ = self.written[lid]
             if at == self.lp.NEXT_INT:
                 draws = draws[:node] + (draws[node] + 1,) + draws[node + 1:]
-            causes = frozenset(deps | (inputs if kind not in rl.INPUTS else set()) | (own if kind == rl.ANSWER
-                                                                                      else set()))
+            causes = deps | (inputs if kind not in rl.INPUTS else set())
+            if kind == rl.ANSWER and own:
+                response = self.written[lid][2].get("response")
+                causes = causes | self.reported(at, getattr(response, "get", lambda k: None)("index"), own)
+            causes = frozenset(causes)
             if ln is not None and not consumed and self.matches(pos, lid):
                 if not self.on_time(ln.t, tau):
                     self.miss(root, st, fired, lid, f"at t={tau}, the log's t={ln.t} is beyond the slack")
@@ -345,12 +366,14 @@ class Search(Lookahead):
             if kind in rl.INPUTS:
                 inputs.add((lid, tau))
             elif kind == rl.NODE:
-                own.add((lid, tau))
+                own.append(((lid, tau), at, self.written[lid][2].get("index")))
             if env >= 0:
                 carried[env] = causes | {(lid, tau)}
         for e in after.net.flight:
             if e.id >= before.net.next_id and e.id not in carried:  # sent, its line not logged
-                carried[e.id] = frozenset(deps | inputs | (own if e.reply else set()))
+                answer_at = self.reply_at.get(type(e.msg).__name__, "")
+                reported = self.reported(answer_at, getattr(e.msg, "index", None), own) if e.reply else set()
+                carried[e.id] = frozenset(deps | inputs | reported)
         node_in = st.node_in
         if actor >= 0:
             node_in = node_in[:actor] + (frozenset(deps | inputs),) + node_in[actor + 1:]
@@ -360,6 +383,17 @@ class Search(Lookahead):
         ns = State(after, tuple(pending), draws, st.hidden + (not written), st.reordered, st.late + late, skew,
                    st.events + 1, (st.trail + ((before, fired),))[-TRAIL:], drift, st.guessed, node_in, env_in)
         return ns, consumed
+
+    def reported(self, at: str, index: Any, own: list) -> set:
+        """The step's own pending lines that an answer at log point `at` reports, so comes after
+        (the protocol's `ANSWER_AFTER`: a follower's append before its answer to the push):
+        those at the listed points with an index at most the answer's (a step that appends
+        several entries answers each after its own append)."""
+        points = self.answer_after.get(at)
+        if not points:
+            return set()
+        return {ident for ident, point, i in own
+                if point in points and (index is None or i is None or i <= index)}
 
     def too_early(self, s: State, causes: frozenset, pending: list | None = None) -> str:
         """Why a line the reference writes cannot be the log's line yet: the lines it must come
@@ -394,7 +428,8 @@ class Search(Lookahead):
                     out.append(ev)
             elif isinstance(ev, core.RpcFail):
                 rpc = net_mod.find_rpc(w.net, ev.rpc)
-                if (rpc.requester == x or rpc.responder == x or self.closes_at(w, ev, h)) and self.first_to_fail(w, rpc):
+                if ((rpc.requester == x or rpc.responder == x or self.closes_at(w, ev, h))
+                        and self.first_to_fail(w, rpc)):
                     out.append(ev)
             else:
                 out.append(ev)
@@ -431,11 +466,10 @@ class Search(Lookahead):
         hit = self.hidden_memo.get(k)
         if hit is None or hit[0] is not s:
             w = s.w
-            ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0])
-            after, obs = core.step(w, ev)
+            _, _, lids = self.stepped(w, core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0]))
             if len(self.hidden_memo) > 4096:
                 self.hidden_memo.clear()
-            hit = self.hidden_memo[k] = (s, not self.lines_of(w, ev, after, obs))
+            hit = self.hidden_memo[k] = (s, not lids)
         return hit[1]
 
     def overdue_at(self, s: State, t: int, actor: int = -1) -> list[int]:
@@ -481,8 +515,8 @@ class Search(Lookahead):
             _, j = min(due)
             w = s.w
             ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0])
-            after, obs = core.step(w, ev)
-            if self.lines_of(w, ev, after, obs):
+            _, after, lids = self.stepped(w, ev)
+            if lids:
                 return None
             s, _ = self.advance(s, ev, after, [], None, s)
         return None
@@ -500,7 +534,8 @@ class Search(Lookahead):
         """Of the open RPCs between two nodes whose failure writes the same line, the one with the
         earliest deadline fails first (Netty's scan expires them in that order or at once)."""
         for r in w.net.rpcs:
-            if (r.requester == rpc.requester and r.responder == rpc.responder and type(self.lp.failed_reply(r.ctx)) is type(self.lp.failed_reply(rpc.ctx))
+            if (r.requester == rpc.requester and r.responder == rpc.responder
+                    and type(self.lp.failed_reply(r.ctx)) is type(self.lp.failed_reply(rpc.ctx))
                     and (r.deadline_ms, r.id) < (rpc.deadline_ms, rpc.id)
                     and core.rpc_window(w, r.id)[0] <= core.rpc_window(w, r.id)[1]):
                 return False
@@ -532,7 +567,7 @@ class Search(Lookahead):
             self.near.append((root, s, ev, lid, why))
 
 
-_RANK = {rl.ARRIVAL: 0, rl.COMPLETION: 0, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
+_RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
 
 
 def _ORDER(line: tuple[int, str, int]) -> int:

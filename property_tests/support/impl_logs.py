@@ -26,12 +26,13 @@ from reference_impl.core import chooser, faults
 ROOT = Path(__file__).resolve().parent.parent
 REAL_LOGS = ROOT / "impl_logs" / "dledger-0.2.6"
 
-# Faults an implementation log can show (crash, restart, partition, heal): no loss, no duplication.
+# Faults an implementation log can show (crash, restart, partition, cut, heal): no loss, no duplication.
 PROFILES = {
     "none": faults.FaultProfile(name="none"),
     "crash": faults.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.03, restart=0.05, calm_at_ms=60_000),
     "partition": faults.FaultProfile(name="partition", delay_ms=(1, 10), partition=0.03, heal=0.05,
                                      calm_at_ms=60_000),
+    "cut": faults.FaultProfile(name="cut", delay_ms=(1, 10), one_way=0.03, heal=0.02, calm_at_ms=60_000),
 }
 
 
@@ -93,9 +94,9 @@ def realistic(lines: list[dict], seed: int, jitter_ms: int = 2, clock_ms: int = 
     era, last, keyed, carried = 0, {}, [], {}
     for group in steps.values():  # in the reference's order
         rng.shuffle(group)
-        # a step's input line (a request taken, a future completing) is written before what the
-        # node does with it, and an answer after what it reports (docs/conformance.md)
-        group.sort(key=lambda d: {"arrival": 0, "completion": 0, "answer": 2}.get(d.get("_kind"), 1))
+        # a step's completion line is written before what the node does with the answer, and
+        # an answer after the store writes it reports (docs/conformance.md, "What comes first")
+        group.sort(key=lambda d: {"completion": 0, "answer": 2}.get(d.get("_kind"), 1))
         late = rng.randint(0, jitter_ms)
         after = carried.get(group[0].get("_gets", -1), 0)  # a message is handled after it was sent
         for d in group:

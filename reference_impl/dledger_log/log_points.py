@@ -62,6 +62,11 @@ COMPLETE_AT = dict(election_points.COMPLETE_AT, PushEntryResponse="DLedgerRpcSer
 # reference-internal fields an implementation does not have (by the message's JSON `type`; a
 # PushEntryRequest's is its push type): the order a modelled connection keeps
 INTERNAL_FIELDS = {t.value: ("seq",) for t in ep.PushType}
+# The lines an answer reports, written before it in the same step (docs/conformance.md, "What comes
+# first"): EntryHandler#handleDoAppend and #handleDoTruncate write the store and then complete the
+# push's future, and only then call updateCommittedIndex, so a commit line may follow the answer.
+ANSWER_AFTER = {"DLedgerEntryPusher.EntryHandler#handlePush": ("DLedgerStore#appendAsFollower",
+                                                               "DLedgerStore#truncate")}
 # a deferred answer is written at the handler's log point (with `response` only)
 REPLY_AT = {"PushEntryResponse": "DLedgerEntryPusher.EntryHandler#handlePush",
             "AppendEntryResponse": "DLedgerServer#handleAppend",
