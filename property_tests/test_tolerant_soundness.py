@@ -69,7 +69,7 @@ def test_an_early_ack_is_rejected_for_what_it_comes_before():
 
 def test_a_leader_that_acks_before_its_quorum_is_rejected_whatever_the_slack():
     bad, line = lt.early_ack(list(base()))
-    r = check(bad, 2000)
+    r = check(bad, 1000)
     assert not r.accepted and r.failing.line == line, (r.failing and r.failing.line, r.reason)
 
 

@@ -28,7 +28,8 @@ class Checker(Diagnosis):
         a line, go back to a checkpoint and try again with a beam four times as wide (twice at
         most), since the execution that explains it may have been cut. The work is bounded: at
         most `max_states` search states per line (shared by the executions of the frontier), and
-        at most RETRY_BUDGET times that for each retry from a checkpoint."""
+        at most RETRY_BUDGET times that for each retry from a checkpoint; a retry whose budget is
+        spent fails where it is, and the next one (if any) starts."""
         start = time.perf_counter()
         opts = self.opts
         frontier = [State(core.init(self.cfg), (), (0,) * len(self.ids))]
@@ -39,6 +40,8 @@ class Checker(Diagnosis):
         retry_left = 0  # states a retry from a checkpoint may still expand
         first_failure: tuple | None = None  # the line the first attempt could not explain, and why
         cuts: list[int] = []  # the lines after which the beam dropped executions
+        wide_from = 0  # where the current retry began
+        self.retries = []
         while pos < self.n:
             if pos == stop:
                 return frontier  # for debugging: the executions that explain the lines before `stop`
@@ -54,14 +57,15 @@ class Checker(Diagnosis):
             nxt, dead, used, stopped = self.step_frontier(frontier, ln)
             if level:
                 retry_left -= used
-            if level and retry_left < 0 and first_failure is not None:  # the retry's budget is spent
-                failing, frontier, dead, stopped, self.near = first_failure
-                return self.reject(frontier, failing, dead, stopped, start)
-            if not nxt:
-                if first_failure is None or ln.pos > first_failure[0].pos:
+            spent = level and retry_left < 0  # this retry's budget is spent: it fails here
+            if not nxt or spent:
+                if not nxt and (first_failure is None or ln.pos > first_failure[0].pos):
                     first_failure = (ln, frontier, dead, stopped, list(self.near))
+                if level:
+                    self.retries.append((self.lines[wide_from].line, beam, RETRY_BUDGET * opts.max_states - retry_left,
+                                         ln.line))
                 back = None
-                while level < WIDENINGS and checkpoints and (not level or retry_left >= 0):
+                while level < WIDENINGS and checkpoints:
                     level += 1
                     back = ([c for c in checkpoints if c[0] <= pos - BACKTRACK[level - 1]] or checkpoints[:1])[-1]
                     if any(c >= back[0] for c in cuts):
@@ -69,8 +73,9 @@ class Checker(Diagnosis):
                     back = None  # nothing was dropped: the same executions would fail the same way
                 if back is not None:
                     pos, frontier = back
+                    wide_from = pos
                     beam = min(opts.beam * 4 ** level, MAX_BEAM)
-                    wide_until = max(wide_until, ln.pos + CHECKPOINT_EVERY)
+                    wide_until = max(wide_until, first_failure[0].pos + CHECKPOINT_EVERY)
                     retry_left = RETRY_BUDGET * opts.max_states
                     self.stats.beam_widenings += 1
                     checkpoints = [c for c in checkpoints if c[0] <= pos]
@@ -89,7 +94,7 @@ class Checker(Diagnosis):
             pos += 1
             explained = max(explained, pos)
             if pos > wide_until and level:
-                beam, level, first_failure = opts.beam, 0, None
+                beam, level, first_failure, self.retries = opts.beam, 0, None, []
         finished = [s for s in frontier if all(self.cut_off(self.n, p[1]) for p in s.pending)]
         if not finished:
             s = frontier[0]
@@ -142,3 +147,4 @@ class Checker(Diagnosis):
             live |= {p[0] for _, states in checkpoints for s in states for p in s.pending}
             self.forget_lines(keep, live)
         self.hidden_memo.clear()
+        self.step_memo.clear()  # its steps name lines by id, and an id forgotten here is gone

@@ -67,6 +67,9 @@ class Diagnosis(Search):
             if stopped and not failure:
                 reason += (f" (the search of this line stopped at its bound of {self.opts.max_states} states: "
                            f"a larger --max-states might explain it)")
+        for begun, beam, used, reached in self.retries:
+            reason += (f"; retried from line {begun} with a beam of {beam} ({used} states), which stopped at line "
+                       f"{reached}")
         cands = [self.candidate(s, [n for n in self.near if n[0] is s]) for s in frontier[:3]]
         return Result(accepted=False, lines=self.n, explained=ln.pos, seconds=time.perf_counter() - start,
                       stats=self.stats, options=self.opts, failing=failing, reason=reason, candidates=cands)

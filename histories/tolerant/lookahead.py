@@ -67,6 +67,7 @@ class Lookahead:
         self.failing_pos = 0
         self.hidden_memo: dict[tuple[int, int], tuple[State, bool]] = {}
         self.step_memo: dict[tuple, tuple] = {}
+        self.retries: list[tuple[int, int, int, int]] = []  # (from line, beam, states, stopped at line)
         self.answer_after: dict[str, tuple[str, ...]] = getattr(self.lp, "ANSWER_AFTER", {})
         self.reply_at: dict[str, str] = getattr(self.lp, "REPLY_AT", {})
 

@@ -19,7 +19,7 @@ MAX_BEAM = 64
 HIDDEN_LATE_MS = 5  # a tick that writes nothing fires at most this long after its own window (Search.due_by)
 TRAIL = 6  # reference events a state remembers, for reports
 BACKTRACK = (32, 192)  # lines the search goes back at least when it widens the beam the first and second time
-RETRY_BUDGET = 1  # a retry from a checkpoint expands at most this many times max_states in all
+RETRY_BUDGET = 4  # a retry from a checkpoint expands at most this many times max_states in all
 
 
 @attrs.define
