@@ -153,10 +153,19 @@ class Search(Lookahead):
         grid = self.opts.draw_grid
         draws = sorted(set(PROBES) | {ANY_DRAW * k // (grid - 1) for k in range(grid)})
         best: dict[tuple, tuple[int, int]] = {}
+        # draws that give the node's transition the same outcome give the same step: the step
+        # (routing, the lines it writes) is taken once per outcome, not once per draw
+        tick_at = core.event_time(w, core.Tick(node=i, draw=0, late=lo))
+        on_tick = core.protocol(w.cfg.protocol).on_tick
+        outcomes: list[tuple[Any, tuple, int]] = []
         for d in draws:
-            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
-            key = tuple(lids)
-            wake = core.wake_times(after)[i]
+            outcome = on_tick(w.cfg.proto, w.nodes[i], tick_at, d)
+            known = next((x for x in outcomes if x[0] == outcome), None)
+            if known is None:
+                _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+                known = (outcome, tuple(lids), core.wake_times(after)[i])
+                outcomes.append(known)
+            _, key, wake = known
             score = abs(wake - nxt) if nxt is not None and wake >= 0 else (0 if d == ANY_DRAW else 1)
             if key not in best or score < best[key][0]:
                 best[key] = (score, d)
