@@ -34,14 +34,17 @@ PROFILES = {
 }
 
 
-def reference_log(protocol: str, profile: str, seed: int, steps: int, nodes: int = 3, late_ms: int = 0
-                  ) -> list[dict]:
+def reference_log(protocol: str, profile: str | faults.FaultProfile, seed: int, steps: int, nodes: int = 3,
+                  late_ms: int = 0, overrides: dict | None = None) -> list[dict]:
     """Header and event lines of the log a reference history writes; `late_ms`: the history's
     ticks may fire this much later than the reference's own windows allow (threads that run
     late, as the checker's scheduling allowance permits). Each line is tagged with its step
-    (`_step`, for `realistic`)."""
-    prof = PROFILES[profile] if protocol == "election" else faults.profile(profile, protocol)
-    cfg = core.protocol(protocol).make_config(nodes, {}).evolve(profile=prof)
+    (`_step`, for `realistic`). `profile` may be a FaultProfile; `overrides` the protocol's config."""
+    if isinstance(profile, faults.FaultProfile):
+        prof = profile
+    else:
+        prof = PROFILES[profile] if protocol == "election" else faults.profile(profile, protocol)
+    cfg = core.protocol(protocol).make_config(nodes, overrides or {}).evolve(profile=prof)
     if late_ms:
         cfg = cfg.evolve(protocol=tolerant.tolerant_protocol(protocol, late_ms))
     writer = impl_log.LogWriter(cfg, protocol=protocol, steps=True)
