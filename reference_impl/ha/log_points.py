@@ -223,6 +223,19 @@ def _first_unit(data: bytes, to_master: bool) -> int:
     return end if end < len(data) else 0
 
 
+ACCEPT_LATE_MS = 100  # how much later than the slave's connect (as the reference times it) the master may set the connection up
+
+
+@record
+class AcceptLate:
+    """A slave's connect, with the master's AcceptSocketService constructing the HAConnection
+    ACCEPT_LATE_MS later: its WriteSocketService's lastWriteTimestamp (and ReadSocketService's
+    lastReadTimestamp) are read that much later, so a first report that comes 5 s after the
+    slave's connect may find the master's heartbeat interval not yet passed."""
+
+    node: int
+
+
 def under_implementation(p: core.Protocol) -> core.Protocol:
     """The world as an implementation's log tells it: a log shows the frames and reports a
     reader decoded, never how TCP cut the bytes, so a read is either the whole send queue or
@@ -232,6 +245,9 @@ def under_implementation(p: core.Protocol) -> core.Protocol:
         out: list = []
         seen: set = set()
         for ev in p.ext_events(w, horizon):
+            if isinstance(ev, ha_world.Connect):
+                out += [ev, AcceptLate(node=ev.node)]
+                continue
             if not isinstance(ev, ha_world.Segment):
                 out.append(ev)
                 continue
@@ -249,7 +265,18 @@ def under_implementation(p: core.Protocol) -> core.Protocol:
             if cut:
                 out.append(ha_world.Segment(conn=ev.conn, to_master=ev.to_master, size=cut))
         return out
-    return p.evolve(ext_events=ext_events)
+
+    def ext_apply(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
+        if not isinstance(ev, AcceptLate):
+            return p.ext_apply(w, ev, now)
+        w, obs = p.ext_apply(w, ha_world.Connect(node=ev.node), now)
+        m = w.cfg.ids.index(w.cfg.proto.brokers[0])
+        b = w.nodes[m]
+        known = {x.id for x in w.ext.conns if x.slave == ev.node}
+        conns = tuple(x.evolve(last_write_ms=now + ACCEPT_LATE_MS, last_read_ms=now + ACCEPT_LATE_MS)
+                      if x.id in known and x.id == max(known) else x for x in b.conns)
+        return core.set_node(w, m, b.evolve(conns=conns)), obs
+    return p.evolve(ext_events=ext_events, ext_apply=ext_apply)
 
 
 def snapshot(c: HaConfig, n: Any, alive: bool) -> dict | None:
