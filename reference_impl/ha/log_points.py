@@ -189,6 +189,9 @@ def fact_line(w: core.World, event: Any) -> tuple[int, str, dict] | None:
     return None
 
 
+CONNECT_LATE_MS = 100  # HAClient's thread starting (a restart) or its 5 s wait ending, before connectMaster runs
+
+
 def tick_slack(c: HaConfig, n: Any, since: int, wake: int) -> int:
     """How much later than the model a Java HA thread may act at `wake`: the model acts the ms a
     condition becomes true, Java when its loop next looks. HAClient checks isTimeToReportOffset
@@ -201,6 +204,8 @@ def tick_slack(c: HaConfig, n: Any, since: int, wake: int) -> int:
     cl = n.client
     if cl.conn != 0 and wake == svc.client_wake(c, n):
         slack = max(slack, 1000)
+    elif cl.master is not None and cl.conn == 0 and wake == cl.next_connect_ms:
+        slack = max(slack, CONNECT_LATE_MS)
     hk = c.store.ha_housekeeping_interval + 1
     for x in n.conns:
         if x.last_read_ms + hk == wake:
