@@ -124,16 +124,18 @@ def message_put_twice_at_one_offset(lines: list[dict]) -> tuple[list[dict], int]
 
 
 def ack_before_the_master_sent_the_bytes(lines: list[dict]) -> tuple[list[dict], int]:
-    """The master takes the slave's report of a frame's end before it built that frame (a line
-    of another reference step, not a reordering within one)."""
+    """The master takes the slave's report of a frame's end 150 ms (beyond the slack) before it
+    built that frame."""
     bad = copy.deepcopy(lines)
-    k = _first(bad, lambda d: d["at"] == lp.TRANSFER_AT)
+    k = _first(bad, lambda d: d["at"] == lp.TRANSFER_AT and d["offset"] > 0)
     end = bad[k]["offset"] + bad[k]["size"]
     j = _first(bad, lambda d: d["at"] == lp.NOTIFY_AT and d["offset"] == end, k)
     ack = bad.pop(j)
-    ack["t_ms"] = bad[k]["t_ms"]
-    bad.insert(k, ack)
-    return _cut(bad, k), k + 1
+    early = bad[k]["t_ms"] - SLACK_MS - 50
+    at = max(i for i in range(1, k) if bad[i]["t_ms"] <= early) + 1
+    ack["t_ms"] = bad[at - 1]["t_ms"]
+    bad.insert(at, ack)
+    return _cut(bad, k), at + 1
 
 
 def transfer_from_the_wrong_offset(lines: list[dict]) -> tuple[list[dict], int]:
