@@ -34,7 +34,6 @@ import attrs
 
 from reference_impl import core
 from reference_impl.core.state import record
-from reference_impl.election.log_points import LogPoint
 from reference_impl.ha import commit_log as st
 from reference_impl.ha import service as svc
 from reference_impl.ha import wire
@@ -50,6 +49,17 @@ from reference_impl.ha.records import (
     Reported,
 )
 from reference_impl.rocketmq import BrokerRole, PutMessageStatus
+
+@attrs.frozen
+class LogPoint:
+    """One log point: the Java method that writes it, on which thread, and its fields (the same
+    shape as the other protocols' tables; protocols import nothing of each other)."""
+
+    at: str
+    thread: str
+    fields: str
+    when: str
+
 
 NEXT_INT = "java.util.Random#nextInt"  # no HA thread draws; the producers' body sizes are unlogged unknowns
 SNAPSHOT = "DefaultMessageStore"
