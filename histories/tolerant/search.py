@@ -213,6 +213,9 @@ class Search(Lookahead):
                 [core.CutLink(src=f["dst"], dst=f["src"])] if f["both"] else [])
         if ln.at == "heal":
             return [core.Heal()]
+        if ln.at in getattr(self.lp, "FACTS", ()):
+            ev = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
+            return [ev] if ev is not None else []
         return []
 
     def inject(self, s: State, ln: il.LogLine) -> State | None:
