@@ -1,4 +1,4 @@
-"""Tolerant trace validation (histories/tolerant.py): implementation logs written at natural log
+"""Tolerant trace validation (histories/tolerant): implementation logs written at natural log
 points are explained by the reference, and logs that break the protocol are rejected at the
 line that breaks it (docs/conformance.md).
 
