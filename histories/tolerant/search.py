@@ -3,6 +3,7 @@ each event timed to the log, with the draws the log shows or the search infers."
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -235,13 +236,31 @@ class Search(Lookahead):
         after, _ = core.apply_outs(w.evolve(now=tau) if tau > w.now else w, client, outs)
         return s.but(w=after)
 
+    def injected_near(self, pos: int, t: int | None, here: bool) -> list[int]:
+        """The outside requests that may be sent before line `pos` is explained: its own, and
+        those whose lines come after it within the slack (a handler's arrival line may be logged
+        after what the handler did, docs/conformance.md "What comes first")."""
+        out = [pos] if here else []
+        if t is None:
+            return out
+        k = bisect.bisect_right(self.injected_order, pos)
+        time_of = self.lines.t_at
+        while k < len(self.injected_order):
+            p = self.injected_order[k]
+            tp = time_of(p)
+            if tp is None or tp > t + self.opts.slack_ms:
+                break
+            out.append(p)
+            k += 1
+        return out
+
     def explain(self, s: State, ln: il.LogLine, budget: int) -> tuple[list[State], int, bool]:
         """The executions that explain line `ln` from execution `s`, the search states expanded
         for it, and whether the state budget (not the depth) stopped the search."""
         pos = ln.pos
         is_event = ln.at in self.lp.POINTS
         outside = pos in self.injected
-        if is_event and not outside:
+        if is_event:  # an outside request taken early (its arrival line logged after its effects) is pending
             ready = None
             for k, (lid, tau, _, causes) in enumerate(s.pending):
                 if self.matches(pos, lid) and self.on_time(ln.t, tau):
@@ -264,8 +283,10 @@ class Search(Lookahead):
         stopped = False
         while queue:
             st, depth = queue.popleft()
-            if outside:
-                sent = self.inject(st, ln)
+            for p in self.injected_near(pos, ln.t, outside):
+                if p != pos and any(self.matches(p, q[0]) for q in st.pending):
+                    continue  # taken already: its arrival line is pending
+                sent = self.inject(st, self.lines[p])
                 if sent is not None and sent not in seen:
                     seen.add(sent)
                     queue.appendleft((sent, depth))
