@@ -143,7 +143,7 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         cfg = lp.make_config(tuple(nodes), config)
     except (TypeError, ValueError) as e:
         raise LogError(f"line {n}: bad config: {e}") from None
-    known = set(lp.POINTS) | {lp.SNAPSHOT} | set(WORLD_POINTS)
+    known = set(lp.POINTS) | {lp.SNAPSHOT} | set(WORLD_POINTS) | set(facts(lp))
     points = header.get("log_points")
     if points is None:
         chosen = frozenset(known)
@@ -151,7 +151,7 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         unknown = set(points) - known
         if unknown:
             raise LogError(f"line {n}: unknown log point(s) {sorted(unknown)}; known: {sorted(known)}")
-        chosen = frozenset(points) | frozenset(WORLD_POINTS)
+        chosen = frozenset(points) | frozenset(WORLD_POINTS) | frozenset(facts(lp))
     else:
         raise LogError(f"line {n}: 'log_points' must be a list of log point names")
     delay = header.get("net_delay_ms", [0, 5])
@@ -178,13 +178,13 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
             if last_t is not None and t < last_t:
                 raise LogError(f"line {n}: t_ms {t} goes back (previous {last_t}); merge logs in time order")
             last_t = t
-            if origin is None and at not in WORLD_POINTS:
+            if origin is None and at not in WORLD_POINTS and at not in facts(lp):
                 origin = t  # the first node started (world facts before it, e.g. nodes not started, happen at 0)
             if origin is not None and t - origin > formats.MAX_TIME_MS:
                 raise LogError(f"line {n}: t_ms is {t - origin} ms after the log's first node event; a log spans "
                                f"at most {formats.MAX_TIME_MS} ms (the reference's clock is a Java int)")
         node_id = d.get("node")
-        if at in ("partition", "heal"):
+        if at in ("partition", "heal") or facts(lp).get(at) == "world":
             node = -1
         elif node_id not in index:
             raise LogError(f"line {n}: 'node' must be one of {list(ids)}")
@@ -222,6 +222,11 @@ def _fields(lp: ModuleType, at: str, d: dict, index: dict, n: int) -> dict:
         return {"groups": [[index[x] for x in g] for g in groups]}
     if at in ("restart", "heal"):
         return {}
+    if at in facts(lp):
+        try:
+            return lp.fact_fields(at, fields)
+        except ValueError as e:
+            raise LogError(f"line {n}: {e}") from None
     if at == lp.SNAPSHOT:
         state = fields.get("state")
         if not isinstance(state, dict):
@@ -271,6 +276,20 @@ def differences(log: dict, ref: dict, prefix: str = "") -> list[str]:
 # --- what the reference writes ---
 
 
+def facts(lp: ModuleType) -> dict:
+    """The protocol's own world facts (operator actions such as a topic created), `at` -> "node"
+    or "world": what the log point acts on. A protocol with such facts also has `fact_fields`,
+    `fact_event` and `fact_line` (reference_impl/nameserver/log_points.py)."""
+    return getattr(lp, "FACTS", {})
+
+
+def handle_at(lp: ModuleType, w: core.World, env: Any) -> str | None:
+    """The handler line a request delivered in `w` writes: the protocol's `handle_at` when it has
+    one (a request refused before any handler runs writes none), else its HANDLE_AT table."""
+    hook = getattr(lp, "handle_at", None)
+    return hook(w, env) if hook is not None else lp.HANDLE_AT.get(type(env.msg).__name__)
+
+
 def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World, obs: tuple, raw: bool = False
                ) -> list[tuple[int, str, dict]]:
     """The lines (node index, log point, fields) an implementation writes for one reference
@@ -297,8 +316,9 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
             rpc = net_mod.find_rpc(before.net, env.rpc)
             i = env.dst
             if rpc is not None and before.alive[i]:
-                out.append((i, lp.COMPLETE_AT[type(env.msg).__name__],
-                            {"peer": ids[env.src], "response": code(env.msg)}))
+                at = lp.COMPLETE_AT.get(type(env.msg).__name__)
+                if at is not None:
+                    out.append((i, at, {"peer": ids[env.src], "response": code(env.msg)}))
                 out += [(i, at, f) for at, f in lp.node_lines(c, False, before.nodes[i], after.nodes[i],
                                                                by_node.get(i, []), 0)]
                 out += _sends(lp, ids, fresh, i, code=code)
@@ -310,7 +330,7 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
             for e in fresh:
                 if e.reply and e.rpc == env.rpc:
                     handled["response"] = code(e.msg)
-            at = lp.HANDLE_AT.get(type(env.msg).__name__)
+            at = handle_at(lp, before, env)
             if at is not None:
                 out.append((j, at, handled))
             out += _sends(lp, ids, fresh, j, env.rpc, code=code)
@@ -319,7 +339,9 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
         i = rpc.requester
         if before.alive[i]:
             reply = lp.failed_reply(rpc.ctx)
-            out.append((i, lp.COMPLETE_AT[type(reply).__name__], {"peer": ids[rpc.responder], "response": code(reply)}))
+            if reply is not None:
+                out.append((i, lp.COMPLETE_AT[type(reply).__name__],
+                            {"peer": ids[rpc.responder], "response": code(reply)}))
             out += [(i, at, f) for at, f in lp.node_lines(c, False, before.nodes[i], after.nodes[i],
                                                            by_node.get(i, []), 0)]
             out += _sends(lp, ids, fresh, i, code=code)
@@ -354,8 +376,9 @@ def predict(lp: ModuleType, w: core.World, event: Any) -> tuple[int, str, dict] 
         if env.reply:
             if net_mod.find_rpc(w.net, env.rpc) is None or not w.alive[env.dst]:
                 return None
-            return env.dst, lp.COMPLETE_AT[type(env.msg).__name__], {"peer": ids[env.src], "response": enc(env.msg)}
-        at = lp.HANDLE_AT.get(type(env.msg).__name__)
+            at = lp.COMPLETE_AT.get(type(env.msg).__name__)
+            return None if at is None else (env.dst, at, {"peer": ids[env.src], "response": enc(env.msg)})
+        at = handle_at(lp, w, env)
         if at is None or not w.alive[env.dst]:
             return None
         return env.dst, at, {"peer": ids[env.src], "request": enc(env.msg)}
@@ -364,6 +387,8 @@ def predict(lp: ModuleType, w: core.World, event: Any) -> tuple[int, str, dict] 
         if not w.alive[rpc.requester]:
             return None
         reply = lp.failed_reply(rpc.ctx)
+        if reply is None:
+            return None
         return rpc.requester, lp.COMPLETE_AT[type(reply).__name__], {"peer": ids[rpc.responder], "response": enc(reply)}
     return None
 
@@ -390,8 +415,12 @@ def _sends(lp: ModuleType, ids: tuple[str, ...], fresh: list, i: int, answered: 
     return out
 
 
-def world_line(w: core.World, event: Any) -> tuple[int, str, dict] | None:
+def world_line(w: core.World, event: Any, lp: ModuleType | None = None) -> tuple[int, str, dict] | None:
     """The log line of a world fact the reference applied (for logs written from histories)."""
+    if lp is not None and facts(lp):
+        line = lp.fact_line(w, event)
+        if line is not None:
+            return line
     if isinstance(event, core.Crash) and not event.disk:
         return event.node, "crash", {"os": event.os}
     if isinstance(event, core.Restart):
@@ -438,7 +467,7 @@ class LogWriter:
         return [] if state is None else [{"t_ms": w.now, "node": w.cfg.ids[i], "at": self.lp.SNAPSHOT, "state": state}]
 
     def _fact(self, w: core.World, event: Any) -> None:
-        node, at, fields = world_line(w, event)
+        node, at, fields = world_line(w, event, self.lp)
         self.events.append({"t_ms": w.now, "node": w.cfg.ids[node] if node >= 0 else None, "at": at, **fields})
         if isinstance(event, core.Restart) and self.snapshots:
             self.events += self._snapshot(w, event.node)
@@ -450,7 +479,7 @@ class LogWriter:
                 if up:
                     self.events += [dict(d, t_ms=self.next_snapshot) for d in self._snapshot(before, j)]
             self.next_snapshot += self.snapshot_ms
-        if world_line(after, event) is not None:
+        if world_line(after, event, self.lp) is not None:
             self._fact(after, event)
             return
         if isinstance(event, core.Calm):  # the quiet tail: links heal, down nodes restart
@@ -468,6 +497,7 @@ class LogWriter:
                 drop = internal.get(fields[k].get("type")) if isinstance(fields.get(k), dict) else None
                 if drop:
                     fields = dict(fields, **{k: {f: v for f, v in fields[k].items() if f not in drop}})
+            fields = {k: encode(v) if isinstance(v, tuple) else v for k, v in fields.items()}  # as JSON reads it
             self.events.append({"t_ms": after.now, "node": ids[node], "at": at, **fields})
             if self.tag:
                 self.events[-1]["_step"] = i

@@ -60,7 +60,8 @@ class Lookahead:
         lid = self.interned.get(k)
         if lid is None:
             lid = self.interned[k] = len(self.written)
-            self.written.append((node, at, {f: il.enc(v) if attrs.has(type(v)) else v for f, v in fields.items()}))
+            self.written.append((node, at, {f: il.enc(v) if attrs.has(type(v)) or isinstance(v, tuple) else v
+                                            for f, v in fields.items()}))  # records and tuples in their JSON form
         return lid
 
     def matches(self, pos: int, lid: int) -> bool:

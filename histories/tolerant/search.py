@@ -109,6 +109,12 @@ class Search(Lookahead):
                 f = self.draw_lines[i][k].fields
                 return [((f["r"] * core.DRAW_SPAN + f["bound"] - 1) // f["bound"], False)]
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
+        classes = getattr(self.lp, "draw_classes", None)
+        if classes is not None:  # the protocol names one draw per way its tick can use a draw
+            wake = core.wake_times(w)[i]
+            lo_hi = core.tick_window(w, i)
+            draws = classes(w, i, (wake + lo_hi[0], wake + lo_hi[1]), self.lines[pos:pos + self.opts.window])
+            return [(draws[0], False)] if len(draws) == 1 else [(d, True) for d in draws]
         probes = []
         for d in PROBES:
             ev = core.Tick(node=i, draw=d, late=lo)
@@ -176,6 +182,8 @@ class Search(Lookahead):
             return core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))
         if ln.at == "heal":
             return core.Heal()
+        if ln.at in il.facts(self.lp):
+            return self.lp.fact_event(w, ln.node, ln.at, ln.fields)
         return None
 
     def explain(self, s: State, ln: il.LogLine) -> list[State]:

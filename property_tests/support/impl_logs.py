@@ -95,7 +95,7 @@ def realistic(lines: list[dict], seed: int, jitter_ms: int = 2, clock_ms: int = 
         late = rng.randint(0, jitter_ms)
         for d in group:
             d.pop("_step", None)
-            if d["at"] in impl_log.WORLD_POINTS:
+            if d["at"] in impl_log.WORLD_POINTS or d["at"] in impl_log.facts(lp):
                 era += 1  # a fault: nothing moves across it
                 keyed.append(((era, d["t_ms"]), d))
                 era += 1

@@ -178,7 +178,8 @@ def register_broker(rim: RouteInfo, cluster_name: str, broker_addr: str, broker_
     addrs = {bid: a for bid, a in broker_data.broker_addrs.items() if not (a == broker_addr and bid != broker_id)}
     old_addr = addrs.get(broker_id)
     addrs[broker_id] = broker_addr
-    broker_data = broker_data.evolve(broker_addrs=FrozenMap(addrs))
+    # Java's HashMap<Long, String> of small ids iterates by id; so does the map here (its JSON form).
+    broker_data = broker_data.evolve(broker_addrs=FrozenMap(sorted(addrs.items())))
     register_first = register_first or old_addr is None
     rim = rim.evolve(cluster_addr_table=clusters,
                      broker_addr_table=rim.broker_addr_table.set(broker_name, broker_data))
