@@ -21,7 +21,7 @@ from histories import fast, runner
 from histories import tolerant as tolerant_mod
 from model_checks import explore as explore_mod
 from model_checks import explore_fast
-from property_tests.support import impl_logs
+from property_tests.support import impl_logs, nameserver_logs
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import engines, report
@@ -284,7 +284,9 @@ TOLERANT_SIZES = (100, 10_000)  # lines of the reference-made election logs
 def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[dict]:
     """Seconds to validate election logs of the given sizes (reference histories under the
     `crash` profile, ticks up to 30 ms late, lines reordered as support/impl_logs.realistic
-    does) and each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds."""
+    does), each real DLedger 0.2.6 log of property_tests/impl_logs, and two nameserver logs
+    (support/nameserver_logs: fault-free, and with crashes, partitions and topics), with the
+    default bounds."""
     rows = []
     cases = []
     for size in sizes:
@@ -292,6 +294,9 @@ def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[d
         cases.append((f"reference, {size} lines", lines[:size + 1]))
     for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
         cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
+    for steps, profile in ((400, nameserver_logs.QUIET), (1200, nameserver_logs.FAULTS)):
+        lines = impl_logs.realistic(nameserver_logs.reference_log(profile, 1, steps), 1)
+        cases.append((f"nameserver reference, {profile.name}, {len(lines) - 1} lines", lines))
     for name, lines in cases:
         if log is not None:
             print(f"bench --tolerant: {name}", file=log, flush=True)
