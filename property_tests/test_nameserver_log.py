@@ -6,6 +6,7 @@ one line tampered with are rejected at that line."""
 from __future__ import annotations
 
 import copy
+import os
 
 import pytest
 
@@ -19,11 +20,13 @@ def check(lines: list[dict]) -> tolerant.Result:
 
 @pytest.fixture(scope="module")
 def quiet() -> list[dict]:
-    return il.realistic(reference_log(QUIET, 1, 400), 1)
+    """A short fault-free log to tamper with: a rejection widens the beam twice before it is
+    final, which costs about two minutes on this world."""
+    return il.realistic(reference_log(QUIET, 1, 150), 1)
 
 
-def test_a_fault_free_log_made_realistic_is_explained(quiet):
-    r = check(quiet)
+def test_a_fault_free_log_made_realistic_is_explained():
+    r = check(il.realistic(reference_log(QUIET, 1, 400), 1))
     assert r.accepted, r.reason
     assert r.stats.reordered_lines > 0  # a step's lines came in another order
 
@@ -31,7 +34,7 @@ def test_a_fault_free_log_made_realistic_is_explained(quiet):
 def test_a_log_with_crashes_partitions_and_topics_is_explained():
     """Seed 1 of the log profile: process crashes, a partition and its heal; the draws (which
     NameServer a client asks first, where a send thread's queue index starts) are inferred."""
-    lines = il.realistic(reference_log(FAULTS, 1, 1200), 1)
+    lines = il.realistic(reference_log(FAULTS, 1, 2500), 1)
     seen = {d["at"] for d in lines[1:]}
     assert {"crash", "restart", "partition"} <= seen
     r = check(lines)
@@ -96,9 +99,12 @@ def registration_deleted(lines: list[dict]) -> tuple[list[dict], int]:
 
 TAMPERS = [unregistered_broker_listed, broker_dropped_by_a_scan_too_soon, master_address_of_a_master,
            send_ok_for_a_failed_send, registration_deleted]
+# Each rejection takes about two minutes; the first runs always, the others with RMQSPEC_SLOW_LOGS=1.
+SLOW = pytest.mark.skipif(not os.environ.get("RMQSPEC_SLOW_LOGS"), reason="about two minutes each; RMQSPEC_SLOW_LOGS=1")
 
 
-@pytest.mark.parametrize("tamper", TAMPERS, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("tamper", [TAMPERS[0]] + [pytest.param(t, marks=SLOW) for t in TAMPERS[1:]],
+                         ids=lambda t: t.__name__)
 def test_a_tampered_line_is_rejected_where_it_is(quiet, tamper):
     bad, line = tamper(quiet)
     r = check(bad)

@@ -294,7 +294,7 @@ def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[d
         cases.append((f"reference, {size} lines", lines[:size + 1]))
     for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
         cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
-    for steps, profile in ((400, nameserver_logs.QUIET), (1200, nameserver_logs.FAULTS)):
+    for steps, profile in ((400, nameserver_logs.QUIET), (2500, nameserver_logs.FAULTS)):
         lines = impl_logs.realistic(nameserver_logs.reference_log(profile, 1, steps), 1)
         cases.append((f"nameserver reference, {profile.name}, {len(lines) - 1} lines", lines))
     for name, lines in cases:
