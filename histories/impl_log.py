@@ -3,7 +3,7 @@
 An implementation (the real DLedger, a port in another language) writes what happened
 at its own log points: a send, a handler call with its request and answer, a future
 completing, a state change, a random draw, and the world's facts (a crash, a restart, a
-partition). Unlike a trace (`histories.trace/1`) it names no reference event, no
+partition). Unlike a trace (`rmqspec.trace/1`) it names no reference event, no
 envelope id and no reference-internal step; the tolerant checker (histories/tolerant.py)
 searches for a reference execution that writes it.
 
@@ -143,7 +143,8 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         cfg = lp.make_config(tuple(nodes), config)
     except (TypeError, ValueError) as e:
         raise LogError(f"line {n}: bad config: {e}") from None
-    known = set(lp.POINTS) | {lp.SNAPSHOT} | set(WORLD_POINTS) | set(facts(lp))
+    facts = set(WORLD_POINTS) | set(getattr(lp, "FACTS", ()))  # the world's, and the protocol's own faults
+    known = set(lp.POINTS) | {lp.SNAPSHOT} | facts
     points = header.get("log_points")
     if points is None:
         chosen = frozenset(known)
@@ -151,7 +152,7 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         unknown = set(points) - known
         if unknown:
             raise LogError(f"line {n}: unknown log point(s) {sorted(unknown)}; known: {sorted(known)}")
-        chosen = frozenset(points) | frozenset(WORLD_POINTS) | frozenset(facts(lp))
+        chosen = frozenset(points) | frozenset(facts)
     else:
         raise LogError(f"line {n}: 'log_points' must be a list of log point names")
     delay = header.get("net_delay_ms", [0, 5])
@@ -178,13 +179,13 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
             if last_t is not None and t < last_t:
                 raise LogError(f"line {n}: t_ms {t} goes back (previous {last_t}); merge logs in time order")
             last_t = t
-            if origin is None and at not in WORLD_POINTS and at not in facts(lp):
+            if origin is None and at not in facts:
                 origin = t  # the first node started (world facts before it, e.g. nodes not started, happen at 0)
             if origin is not None and t - origin > formats.MAX_TIME_MS:
                 raise LogError(f"line {n}: t_ms is {t - origin} ms after the log's first node event; a log spans "
                                f"at most {formats.MAX_TIME_MS} ms (the reference's clock is a Java int)")
         node_id = d.get("node")
-        if at in ("partition", "heal") or facts(lp).get(at) == "world":
+        if at in ("partition", "heal") or protocol_facts(lp).get(at) == "world":
             node = -1
         elif node_id not in index:
             raise LogError(f"line {n}: 'node' must be one of {list(ids)}")
@@ -220,13 +221,13 @@ def _fields(lp: ModuleType, at: str, d: dict, index: dict, n: int) -> dict:
                 or not all(isinstance(g, list) and all(x in index for x in g) for g in groups)):
             raise LogError(f"line {n}: partition 'groups' must be lists of node ids")
         return {"groups": [[index[x] for x in g] for g in groups]}
-    if at in ("restart", "heal"):
-        return {}
-    if at in facts(lp):
+    if at in protocol_facts(lp) and hasattr(lp, "fact_fields"):
         try:
             return lp.fact_fields(at, fields)
         except ValueError as e:
             raise LogError(f"line {n}: {e}") from None
+    if at in ("restart", "heal") or at in getattr(lp, "FACTS", ()):
+        return {}
     if at == lp.SNAPSHOT:
         state = fields.get("state")
         if not isinstance(state, dict):
@@ -276,11 +277,12 @@ def differences(log: dict, ref: dict, prefix: str = "") -> list[str]:
 # --- what the reference writes ---
 
 
-def facts(lp: ModuleType) -> dict:
+def protocol_facts(lp: ModuleType) -> dict:
     """The protocol's own world facts (operator actions such as a topic created), `at` -> "node"
     or "world": what the log point acts on. A protocol with such facts also has `fact_fields`,
     `fact_event` and `fact_line` (reference_impl/nameserver/log_points.py)."""
-    return getattr(lp, "FACTS", {})
+    named = getattr(lp, "FACTS", {})
+    return named if isinstance(named, dict) else {at: "node" for at in named}
 
 
 def handle_at(lp: ModuleType, w: core.World, env: Any) -> str | None:
@@ -345,6 +347,8 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
             out += [(i, at, f) for at, f in lp.node_lines(c, False, before.nodes[i], after.nodes[i],
                                                            by_node.get(i, []), 0)]
             out += _sends(lp, ids, fresh, i, code=code)
+    elif getattr(lp, "ext_lines", None) is not None and kind not in core.FAULT_EVENTS + (core.Calm, core.Scripted):
+        out += lp.ext_lines(before, event, after, obs)  # a protocol's own world event (a TCP segment read)
     return out
 
 
@@ -417,7 +421,7 @@ def _sends(lp: ModuleType, ids: tuple[str, ...], fresh: list, i: int, answered: 
 
 def world_line(w: core.World, event: Any, lp: ModuleType | None = None) -> tuple[int, str, dict] | None:
     """The log line of a world fact the reference applied (for logs written from histories)."""
-    if lp is not None and facts(lp):
+    if lp is not None and hasattr(lp, "fact_line"):
         line = lp.fact_line(w, event)
         if line is not None:
             return line
@@ -488,6 +492,12 @@ class LogWriter:
             for _, o in obs:
                 if isinstance(o, core.Restart):
                     self._fact(after, o)
+            return
+        fact_line = getattr(self.lp, "fact_line", None)
+        own = fact_line(before, event) if fact_line is not None else None
+        if own is not None:  # a protocol's own fault (an HA connection reset)
+            node, at, fields = own
+            self.events.append({"t_ms": after.now, "node": ids[node], "at": at, **fields})
             return
         if isinstance(event, (core.CutLink, core.Duplicate)) or (isinstance(event, core.Crash) and event.disk):
             raise ValueError(f"{type(event).__name__} has no log line; use a profile without it")

@@ -182,8 +182,10 @@ class Search(Lookahead):
             return core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))
         if ln.at == "heal":
             return core.Heal()
-        if ln.at in il.facts(self.lp):
-            return self.lp.fact_event(w, ln.node, ln.at, ln.fields)
+        if ln.at in getattr(self.lp, "FACTS", ()):
+            if hasattr(self.lp, "fact_event"):  # a fact with fields (a topic created)
+                return self.lp.fact_event(w, ln.node, ln.at, ln.fields)
+            return self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
         return None
 
     def explain(self, s: State, ln: il.LogLine) -> list[State]:
