@@ -3,7 +3,7 @@ mismatch), static vectors through a driver, and writing vectors.
 
 A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
 cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
-Only `election` has one; another protocol adds a module pair like conform.election and
+`election` and `nameserver` have one; another protocol adds a module pair like conform.election and
 conform.election_cases and one `Subject` line here.
 
 Hypothesis drives the generated run: each example is one case sent to the driver. The
@@ -28,6 +28,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from conform import election, election_cases
 from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
+from conform import nameserver, nameserver_cases
 
 VECTORS_SCHEMA = "rmqspec.vectors/1"
 
@@ -80,6 +81,11 @@ SUBJECTS = {
                         check_answer=election.check_answer, describe=_election_describe, value_name=election.value_name,
                         wire_error=election.WireError),
 }
+SUBJECTS["nameserver"] = Subject(
+    protocol="nameserver", inputs=nameserver.INPUTS, features=nameserver.FEATURES, cases=nameserver_cases.cases,
+    edge_cases=nameserver_cases.edge_cases, prepare=nameserver.prepare, answer=nameserver.answer,
+    decode=nameserver.decode_case, sections=nameserver.sections, check_answer=nameserver.check_answer,
+    describe=nameserver.describe, value_name=nameserver.value_name, wire_error=nameserver.WireError)
 
 
 def subject(protocol: str) -> Subject:

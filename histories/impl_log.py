@@ -349,6 +349,8 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
             out += _sends(lp, ids, fresh, i, code=code)
     elif getattr(lp, "ext_lines", None) is not None and kind not in core.FAULT_EVENTS + (core.Calm, core.Scripted):
         out += lp.ext_lines(before, event, after, obs)  # a protocol's own world event (a TCP segment read)
+        for i in sorted({e.src for e in fresh if not e.reply}):  # requests it made a node send (an updateTopic's)
+            out += _sends(lp, ids, fresh, i, code=code)
     return out
 
 
@@ -483,8 +485,11 @@ class LogWriter:
                 if up:
                     self.events += [dict(d, t_ms=self.next_snapshot) for d in self._snapshot(before, j)]
             self.next_snapshot += self.snapshot_ms
-        if world_line(after, event, self.lp) is not None:
+        fact = world_line(after, event, self.lp)
+        if fact is not None:
             self._fact(after, event)
+            if fact[1] in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
+                self._lines(i, before, event, after, obs)
             return
         if isinstance(event, core.Calm):  # the quiet tail: links heal, down nodes restart
             if before.net.cut:
@@ -501,6 +506,10 @@ class LogWriter:
             return
         if isinstance(event, (core.CutLink, core.Duplicate)) or (isinstance(event, core.Crash) and event.disk):
             raise ValueError(f"{type(event).__name__} has no log line; use a profile without it")
+        self._lines(i, before, event, after, obs)
+
+    def _lines(self, i: int, before: core.World, event: Any, after: core.World, obs: tuple) -> None:
+        ids = after.cfg.ids
         internal = getattr(self.lp, "INTERNAL_FIELDS", {})
         for node, at, fields in step_lines(self.lp, before, event, after, obs):
             for k in ("request", "response"):

@@ -12,7 +12,7 @@ import pytest
 
 from histories import tolerant
 from property_tests.support import impl_logs as il
-from property_tests.support.nameserver_logs import FAULTS, QUIET, reference_log
+from property_tests.support.nameserver_logs import FAULTS, QUIET, TOPICS, reference_log
 
 def check(lines: list[dict]) -> tolerant.Result:
     return tolerant.check(il.parse(lines))
@@ -40,6 +40,21 @@ def test_a_log_with_crashes_partitions_and_topics_is_explained():
     r = check(lines)
     assert r.accepted, r.reason
     assert r.stats.draws_inferred > 0
+
+
+@pytest.fixture(scope="module")
+def topics() -> list[dict]:
+    """Seed 1 of the topics profile: topics created, and mqadmin deleteTopic three times (each
+    stops at a slave's SYSTEM_ERROR, as 4.9.4's command does)."""
+    return il.realistic(reference_log(TOPICS, 1, 400), 1)
+
+
+def test_a_log_with_topics_created_and_deleted_is_explained(topics):
+    seen = [d for d in topics[1:] if d["at"] == "AdminBrokerProcessor#deleteTopic"]
+    assert {d["code"] for d in seen} == {0, 1}  # a master deleted, then a slave refused
+    assert not any(d["at"] == "RouteInfoManager#deleteTopic" for d in topics[1:])
+    r = check(topics)
+    assert r.accepted, r.reason
 
 
 # --- tampered logs are rejected where they were tampered with ---
@@ -95,6 +110,22 @@ def registration_deleted(lines: list[dict]) -> tuple[list[dict], int]:
     j = _find(out, lambda d: d["at"] == "BrokerOuterAPI#registerBroker" and d["node"] == gone["peer"]
               and d.get("peer") == gone["node"] and "response" in d and d["t_ms"] >= gone["t_ms"])
     return out, j + 1
+
+
+def topic_deleted_past_a_refusal(lines: list[dict]) -> tuple[list[dict], int]:
+    """A NameServer deletes a topic although mqadmin deleteTopic stopped at a slave's refusal."""
+    out = copy.deepcopy(lines)
+    k = _find(out, lambda d: d["at"] == "AdminBrokerProcessor#deleteTopic" and d["code"] == 1)
+    out.insert(k + 1, {"t_ms": out[k]["t_ms"], "node": "ns0", "at": "RouteInfoManager#deleteTopic",
+                       "topic": out[k]["topic"], "cluster_name": "DefaultCluster"})
+    return out, k + 2
+
+
+def test_a_topic_deleted_past_a_refusal_is_rejected_there(topics):
+    bad, line = topic_deleted_past_a_refusal(topics)
+    r = check(bad)
+    assert not r.accepted
+    assert r.failing is not None and r.failing.line == line, (r.failing and r.failing.line, line, r.reason)
 
 
 TAMPERS = [unregistered_broker_listed, broker_dropped_by_a_scan_too_soon, master_address_of_a_master,

@@ -168,10 +168,17 @@ class Search(Lookahead):
         ev = self.fact(w, ln)
         if ev is None:
             return None
-        after, _ = core.step(w.evolve(now=tau) if tau > w.now else w, ev)
+        before = w.evolve(now=tau) if tau > w.now else w
+        after, obs = core.step(before, ev)
+        pending = s.pending
+        if ln.at in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
+            lids = self.lines_of(before, ev, after, obs)
+            if not all(self.feasible(ln.pos, lid, tau) for lid in lids):
+                return None
+            pending = pending + tuple((lid, tau, ln.pos) for lid in lids)
         d = _skew(ln.t, tau)
-        return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=(s.trail + ((w, ln.at),))[-TRAIL:],
-                     drift=s.drift + d)
+        return s.but(w=after, pending=pending, skew=max(s.skew, d), events=s.events + 1,
+                     trail=(s.trail + ((w, ln.at),))[-TRAIL:], drift=s.drift + d)
 
     def fact(self, w: core.World, ln: il.LogLine) -> Any:
         if ln.at == "crash":

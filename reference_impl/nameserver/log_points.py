@@ -40,6 +40,7 @@ import attrs
 
 from reference_impl import core
 from reference_impl.core.state import FrozenMap, thaw
+from reference_impl.nameserver import admin
 from reference_impl.nameserver import broker as nb
 from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import consumer as co
@@ -101,6 +102,10 @@ POINTS = {p.at: p for p in (
              "a SEND_MESSAGE written to a broker, and its answer"),
     LogPoint("DefaultMQProducer#send", "client", "msg_id, status (SendStatus) or exception (its class)",
              "a synchronous send returned or threw"),
+    LogPoint("AdminBrokerProcessor#deleteTopic", "handler", "topic, code (0 deleted, 1 SYSTEM_ERROR from a slave)",
+             "a broker answered mqadmin deleteTopic's DELETE_TOPIC_IN_BROKER"),
+    LogPoint("RouteInfoManager#deleteTopic", "handler", "topic, cluster_name",
+             "a NameServer handled mqadmin deleteTopic's DELETE_TOPIC_IN_NAMESRV"),
 )}
 
 SEND_AT = {"Connect": "NettyRemotingClient#createChannel", "RegisterBroker": "BrokerOuterAPI#registerBroker", "UnregisterBroker": "BrokerOuterAPI#unregisterBroker",
@@ -119,6 +124,11 @@ COMPLETE_AT = {"RegisterBrokerResponse": "BrokerOuterAPI#registerBroker",
 INTERNAL_FIELDS = {"Connect": ("chan",), "RegisterBroker": ("chan",), "UnregisterBroker": ("chan",), "GetRouteInfo": ("chan",)}
 # operator actions a log states as facts: the node they act on, or the world
 FACTS = {"create_topic": "node", "delete_topic": "world"}
+# the facts whose step writes lines: the registration an updateTopic sends, the requests of mqadmin deleteTopic
+FACTS_WRITE = ("create_topic", "delete_topic")
+DELETE_IN_BROKER_AT = "AdminBrokerProcessor#deleteTopic"
+DELETE_IN_NAMESRV_AT = "RouteInfoManager#deleteTopic"
+SYSTEM_ERROR = 1  # ResponseCode.SYSTEM_ERROR: AdminBrokerProcessor#validateSlave refuses a slave's topic change
 DESTROY_REASONS = {"channel_closed": "close", "channel_idle": "idle"}
 
 
@@ -377,6 +387,26 @@ def fact_line(w: core.World, event: Any) -> tuple[int, str, dict] | None:
     if isinstance(event, ns_world.DeleteTopic):
         return -1, "delete_topic", {"topic": event.topic}
     return None
+
+
+def ext_lines(before: core.World, event: Any, after: core.World, obs: tuple) -> list[tuple[int, str, dict]]:
+    """The lines of an operator action besides its fact line: for `mqadmin deleteTopic`
+    (admin.delete_topic_sub_command), each broker's answer to DELETE_TOPIC_IN_BROKER in turn (a
+    master deletes, a slave refuses; a broker that is down writes nothing) and each NameServer's
+    DELETE_TOPIC_IN_NAMESRV; an updateTopic's registration is a send (histories.impl_log)."""
+    index = {nid: i for i, nid in enumerate(after.cfg.ids)}
+    cluster = after.cfg.proto.broker.broker_cluster_name
+    out: list[tuple[int, str, dict]] = []
+    for _, o in obs:
+        if type(o) is not admin.DeleteTopicDone:
+            continue
+        out += [(index[a], DELETE_IN_BROKER_AT, {"topic": o.topic, "code": 0}) for a in o.brokers]
+        if o.stopped_at in index and before.alive[index[o.stopped_at]] and o.reason is not None \
+                and o.reason.startswith("a slave"):
+            out.append((index[o.stopped_at], DELETE_IN_BROKER_AT, {"topic": o.topic, "code": SYSTEM_ERROR}))
+        out += [(index[a], DELETE_IN_NAMESRV_AT, {"topic": o.topic, "cluster_name": cluster})
+                for a in o.name_servers]
+    return out
 
 
 # --- configuration ---
