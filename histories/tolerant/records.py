@@ -111,7 +111,10 @@ class State:
             rpcs = frozenset((r.requester, r.responder, r.deadline_ms, _hash_of(r.ctx), r.window) for r in net.rpcs)
             pending = tuple(sorted((lid, tau) for lid, tau, _ in self.pending))
             nodes = tuple(_hash_of(n) for n in w.nodes)
-            self._key = (w.now, nodes, w.alive, flight, rpcs, net.cut, w.since, w.fresh, pending, self.draws)
+            # the world's own events' state too: a step that only moves it (a rebalance that finds
+            # nothing to do) is a different execution
+            self._key = (w.now, nodes, w.alive, flight, rpcs, net.cut, w.since, w.fresh, pending, self.draws,
+                         _hash_of(w.ext))
         return self._key
 
     def score(self) -> tuple:
