@@ -155,8 +155,9 @@ def encode_route_info(rim: ri.RouteInfo) -> dict:
                             for t, qs in sorted(rim.topic_queue_table.items())],
         "brokerAddrTable": [[n, _broker_data(b)] for n, b in sorted(rim.broker_addr_table.items())],
         "clusterAddrTable": [[c, sorted(names)] for c, names in sorted(rim.cluster_addr_table.items())],
-        "brokerLiveTable": [[a, {"lastUpdateTimestamp": x.last_update_timestamp, "dataVersion": _version(x.data_version),
-                                 "channel": x.channel, "haServerAddr": x.ha_server_addr}]
+        "brokerLiveTable": [[a, {"lastUpdateTimestamp": x.last_update_timestamp,
+                                 "dataVersion": _version(x.data_version), "channel": x.channel,
+                                 "haServerAddr": x.ha_server_addr}]
                             for a, x in sorted(rim.broker_live_table.items())],
         "filterServerTable": [[a, list(fs)] for a, fs in sorted(rim.filter_server_table.items())],
     }
@@ -262,7 +263,8 @@ def decode_route_info(d: Any, where: str = "state.routeInfo") -> ri.RouteInfo:
     d = _obj(d, where)
     topics = []
     for t, qs in _entries(_get(d, "topicQueueTable", where), f"{where}.topicQueueTable"):
-        queues = [_decode_queue_data(q, f"{where}.topicQueueTable.{t}") for q in _list(qs, f"{where}.topicQueueTable.{t}")]
+        at = f"{where}.topicQueueTable.{t}"
+        queues = [_decode_queue_data(q, at) for q in _list(qs, at)]
         topics.append((t, FrozenMap((q.broker_name, q) for q in queues)))
     brokers = [(n, _decode_broker_data(b, f"{where}.brokerAddrTable.{n}"))
                for n, b in _entries(_get(d, "brokerAddrTable", where), f"{where}.brokerAddrTable")]
@@ -311,10 +313,12 @@ def decode_input(d: Any) -> Any:
         return RegisterBroker(cluster_name=_str(d, "clusterName", "input"), broker_addr=_str(d, "brokerAddr", "input"),
                               broker_name=_str(d, "brokerName", "input"), broker_id=_int(d, "brokerId", "input"),
                               ha_server_addr=_str(d, "haServerAddr", "input"), topic_config=wrapper,
-                              filter_server_list=None if filters is None else _strings(filters, "input.filterServerList"),
+                              filter_server_list=None if filters is None
+                              else _strings(filters, "input.filterServerList"),
                               channel=_str(d, "channel", "input"))
     if kind == "unregister_broker":
-        return UnregisterBroker(cluster_name=_str(d, "clusterName", "input"), broker_addr=_str(d, "brokerAddr", "input"),
+        return UnregisterBroker(cluster_name=_str(d, "clusterName", "input"),
+                                broker_addr=_str(d, "brokerAddr", "input"),
                                 broker_name=_str(d, "brokerName", "input"), broker_id=_int(d, "brokerId", "input"))
     if kind == "get_route":
         return GetRoute(topic=_str(d, "topic", "input"))

@@ -97,10 +97,10 @@ def commit_line_deleted(lines: list[dict]) -> tuple[list[dict], int]:
     return out, j + 1
 
 
-TAMPERS = [offset_committed_backwards, broker_stores_another_offset, resumed_past_the_broker_answer,
+TAMPERS = [resumed_past_the_broker_answer, offset_committed_backwards, broker_stores_another_offset,
            slave_sync_not_the_master_table, commit_line_deleted]
-# Each rejection widens the beam twice before it is final; the first runs always, the others with
-# RMQSPEC_SLOW_LOGS=1.
+# Each rejection widens the beam twice before it is final (20 s to minutes); the first runs always,
+# the others with RMQSPEC_SLOW_LOGS=1.
 SLOW = pytest.mark.skipif(not os.environ.get("RMQSPEC_SLOW_LOGS"), reason="minutes each; RMQSPEC_SLOW_LOGS=1")
 
 
@@ -110,6 +110,6 @@ def test_a_tampered_line_is_rejected_where_it_is(quiet, tamper):
     bad, line = tamper(quiet)
     r = check(bad)
     assert not r.accepted
-    near = r.failing is not None and (r.failing.line == line or (
-        line - 8 <= r.failing.line < line and r.failing.raw.get("node") == bad[line - 1].get("node")))
-    assert near, (r.failing and r.failing.line, line, r.reason)
+    # at the tampered line, or a few lines before it: at a line of the step that must also write the
+    # tampered one (a broker's pull handler whose commit the log shows with another offset)
+    assert r.failing is not None and line - 8 <= r.failing.line <= line, (r.failing and r.failing.line, line, r.reason)

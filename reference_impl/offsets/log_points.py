@@ -90,7 +90,7 @@ POINTS = {p.at: p for p in (
              "the master answered the slave's GET_ALL_CONSUMER_OFFSET"),
     LogPoint("BrokerOuterAPI#getAllConsumerOffset", "maintainer", "peer, request; completion: response",
              "the slave's SlaveSynchronize asked the master for its table, and the answer"),
-    LogPoint(SYNC_AT, "any", "master, table (the master's, [[topic@group, [[queue, offset], ...]], ...], put with putAll)",
+    LogPoint(SYNC_AT, "any", "master, table (the master's: [[topic@group, [[queue, offset], ...]], ...])",
              "the slave put the master's table"),
     LogPoint("SendMessageProcessor#sendMessage", "handler", "peer, request, response", "a broker answered a send"),
     LogPoint("BrokerOuterAPI#registerBroker", "maintainer", "peer, request; completion: response",
@@ -125,7 +125,8 @@ POINTS = {p.at: p for p in (
     LogPoint(SEND_DONE_AT, "client", "msg_id, ok", "a synchronous send returned (ok) or threw"),
 )}
 
-SEND_AT = {"GetAllConsumerOffset": "BrokerOuterAPI#getAllConsumerOffset", "RegisterBroker": "BrokerOuterAPI#registerBroker",
+SEND_AT = {"GetAllConsumerOffset": "BrokerOuterAPI#getAllConsumerOffset",
+           "RegisterBroker": "BrokerOuterAPI#registerBroker",
            "HaTransfer": HA_REPORT_AT, "GetRouteInfo": "MQClientAPIImpl#getTopicRouteInfoFromNameServer",
            "PullMessage": "MQClientAPIImpl#pullMessage", "UpdateConsumerOffset": UPDATE_AT,
            "QueryConsumerOffset": "MQClientAPIImpl#queryConsumerOffset", "SendMessage": "MQClientAPIImpl#sendMessage"}
@@ -134,14 +135,17 @@ HANDLE_AT = {"PullMessage": "PullMessageProcessor#processRequest",
              "QueryConsumerOffset": "ConsumerManageProcessor#queryConsumerOffset",
              "GetAllConsumerOffset": "AdminBrokerProcessor#getAllConsumerOffset",
              "SendMessage": "SendMessageProcessor#sendMessage", "RegisterBroker": "RouteInfoManager#registerBroker",
-             "GetRouteInfo": "RouteInfoManager#pickupTopicRouteData", "HaTransfer": "HAConnection.WriteSocketService#run"}
+             "GetRouteInfo": "RouteInfoManager#pickupTopicRouteData",
+             "HaTransfer": "HAConnection.WriteSocketService#run"}
 COMPLETE_AT = {"ConsumerOffsetSerializeWrapper": "BrokerOuterAPI#getAllConsumerOffset",
                "RegisterBrokerResult": "BrokerOuterAPI#registerBroker", "HaBatch": HA_DISPATCH_AT,
-               "RouteData": "MQClientAPIImpl#getTopicRouteInfoFromNameServer", "PullResponse": "MQClientAPIImpl#pullMessage",
+               "RouteData": "MQClientAPIImpl#getTopicRouteInfoFromNameServer",
+               "PullResponse": "MQClientAPIImpl#pullMessage",
                "QueryConsumerOffsetResponse": "MQClientAPIImpl#queryConsumerOffset",
                "SendResult": "MQClientAPIImpl#sendMessage",
                "PullException": "MQClientAPIImpl#pullMessage", "QueryException": "MQClientAPIImpl#queryConsumerOffset",
-               "SyncException": "BrokerOuterAPI#getAllConsumerOffset", "RegisterException": "BrokerOuterAPI#registerBroker",
+               "SyncException": "BrokerOuterAPI#getAllConsumerOffset",
+               "RegisterException": "BrokerOuterAPI#registerBroker",
                "RouteException": "MQClientAPIImpl#getTopicRouteInfoFromNameServer", "HaException": HA_DISPATCH_AT,
                "SendException": "MQClientAPIImpl#sendMessage"}
 # A batch's units are the reference's abstraction of HA's byte stream: the slave's max_phy_offset
@@ -276,7 +280,8 @@ def make_config(nodes: tuple[str, ...], config: dict) -> core.WorldConfig:
     """The world a header describes: n0 (master), n1 (slave), ns0, producers p0.., consumers c0..;
     `config` holds OffsetsConfig keys (docs/offsets.md) besides the shape, which the nodes give."""
     ids = tuple(nodes)
-    shape = {"producers": sum(1 for x in ids if x.startswith("p")), "consumers": sum(1 for x in ids if x.startswith("c"))}
+    shape = {"producers": sum(1 for x in ids if x.startswith("p")),
+             "consumers": sum(1 for x in ids if x.startswith("c"))}
     clash = set(shape) & set(config)
     if clash:
         raise ValueError(f"the nodes give the shape; leave {sorted(clash)} out of the config")
