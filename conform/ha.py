@@ -247,7 +247,7 @@ def encode_state(c: HaConfig, b: Broker, secs: tuple[str, ...]) -> dict:
             cl = b.client
             out[name] = {"connected": cl.conn != 0, "currentReportedOffset": cl.current_reported_offset,
                          "lastWriteTimestamp": cl.last_write_ms, "pending": _hex(cl.read_buf),
-                         "sendSpace": c.socket_buffer_bytes - len(cl.out)}
+                         "sendSpace": c.socket_buffer_bytes - len(cl.out) if cl.conn != 0 else None}
         elif name == "groupTransferService":
             out[name] = {"requestsRead": _requests(b.gt_read), "requestsWrite": _requests(b.gt_write),
                          "waiting": b.gt_wait_until >= 0}
@@ -264,7 +264,8 @@ def _section(d: dict, name: str, fields: dict[str, Any]) -> dict | None:
         raise WireError(f"state.{name} has unknown field(s) {sorted(unknown)}")
     return {k: (_bytes(_get(sec, k, f"state.{name}"), f"state.{name}.{k}") if kind == "hex"
                 else _request_list(_get(sec, k, f"state.{name}"), f"state.{name}.{k}") if kind == "requests"
-                else _get(sec, k, f"state.{name}", kind)) for k, kind in fields.items()}
+                else None if kind == "int?" and _get(sec, k, f"state.{name}") is None
+                else _get(sec, k, f"state.{name}", kind.rstrip("?"))) for k, kind in fields.items()}
 
 
 def _request_list(v: Any, where: str) -> list[tuple[int, int]]:
@@ -284,7 +285,7 @@ SECTION_FIELDS = {
     "notifyTransferObject": {"hasNotified": "bool"},
     "commitLog": {"minOffset": "int", "maxOffset": "int"},
     "haClient": {"connected": "bool", "currentReportedOffset": "int", "lastWriteTimestamp": "int", "pending": "hex",
-                 "sendSpace": "int"},
+                 "sendSpace": "int?"},  # null once closeMaster dropped the socket
     "groupTransferService": {"requestsRead": "requests", "requestsWrite": "requests", "waiting": "bool"},
 }
 NULLABLE = ("connection", "readSocketService")  # null after the master's connection closed
@@ -333,7 +334,7 @@ def decode_state(c: HaConfig, d: Any, kind: str, now: int) -> Broker:
         cl = secs["haClient"]
         if not cl["connected"]:
             raise WireError("state.haClient.connected must be true in a case (the client has a connection)")
-        if not 0 <= cl["sendSpace"] <= SOCKET_BUFFER:
+        if cl["sendSpace"] is None or not 0 <= cl["sendSpace"] <= SOCKET_BUFFER:
             raise WireError(f"state.haClient.sendSpace must be in [0, {SOCKET_BUFFER}], got {cl['sendSpace']}")
         client = HAClient(master=MASTER, conn=CONN_ID, current_reported_offset=cl["currentReportedOffset"],
                           last_write_ms=cl["lastWriteTimestamp"], read_buf=cl["pending"],
