@@ -3,7 +3,7 @@
 An implementation (the real DLedger, a port in another language) writes what happened
 at its own log points: a send, a handler call with its request and answer, a future
 completing, a state change, a random draw, and the world's facts (a crash, a restart, a
-partition). Unlike a trace (`histories.trace/1`) it names no reference event, no
+partition). Unlike a trace (`rmqspec.trace/1`) it names no reference event, no
 envelope id and no reference-internal step; the tolerant checker (histories/tolerant.py)
 searches for a reference execution that writes it.
 
