@@ -45,18 +45,17 @@ def check(lines: list[dict], **options) -> tolerant.Result:
     return tolerant.check(il.parse(lines), tolerant.Options(**options))
 
 
-def at_line(r: tolerant.Result, lines: list[dict], line: int, after: int = 0) -> bool:
+def at_line(r: tolerant.Result, line: int, step: dict, after: int = 0) -> bool:
     """Rejected at `line` (for a deleted line, within the `after` lines that follow it), or at a
-    line of the same node's same step just before it: the checker takes a step's lines together
-    (a put's answer, its result, the commit and the dispatch are one reference step), and a log
-    may write them in any order."""
+    line of the tampered line's own step (`step`: its node and time) just before it: the checker
+    takes a step's lines together (a put's answer, its result, the commit and the dispatch are
+    one reference step), and a log may write them in any order."""
     if r.accepted or r.failing is None:
         return False
     if line <= r.failing.line <= line + after:
         return True
-    bad = lines[line - 1] if line - 1 < len(lines) else {}
-    return (line - 8 <= r.failing.line < line and r.failing.raw.get("node") == bad.get("node")
-            and abs(r.failing.raw.get("t_ms", 0) - bad.get("t_ms", 0)) <= 5)
+    return (line - 8 <= r.failing.line < line and r.failing.raw.get("node") == step.get("node")
+            and abs(r.failing.raw.get("t_ms", 0) - step.get("t_ms", 0)) <= 5)
 
 
 def _first(lines: list[dict], pred, start: int = 1) -> int:
@@ -133,8 +132,11 @@ def dispatch_line_deleted(lines: list[dict]) -> tuple[list[dict], int]:
     """A dispatch the reference makes is missing: the reference's line never comes."""
     bad = copy.deepcopy(lines)
     k = _first(bad, lambda d: d["at"] == lp.DISPATCH_AT)
-    del bad[k]
+    DELETED[dispatch_line_deleted] = bad.pop(k)
     return _cut(bad, k), k + 1
+
+
+DELETED: dict = {}  # a deletion tamper's line: its step is where the rejection belongs
 
 
 TAMPERS = [message_put_twice_at_one_offset, put_ok_without_a_quorum, dispatch_of_the_wrong_bytes,
@@ -147,7 +149,8 @@ def test_a_tampered_dledger_commitlog_log_is_rejected_at_the_tampered_line(tampe
     bad, line = tamper(lines)
     r = check(bad)
     after = 12 if tamper is dispatch_line_deleted else 0
-    assert at_line(r, bad, line, after), (r.failing and r.failing.line, line, r.reason)
+    step = DELETED.get(tamper) or bad[line - 1]
+    assert at_line(r, line, step, after), (r.failing and r.failing.line, line, r.reason)
 
 
 def test_the_untampered_prefix_the_corpus_cuts_is_accepted():
