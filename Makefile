@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check bench clean
+.PHONY: demo test test-all check bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -33,8 +33,16 @@ demo: $(STAMP)
 	@echo
 	@$(BIN)/rmqspec fuzz --protocol all --histories 12 --engine reference --configs default --out out/demo
 
-# Tests on every core; a file stays on one worker, so its module fixtures (fuzz runs) run once.
+# The quick suite on every core, without the tests marked slow (docs/benchmarks.md, "The test
+# suite"); a file stays on one worker, so its module fixtures (fuzz runs) run once.
 test: $(STAMP)
+	@echo "make test: every test but the slow ones (make test-all runs those too), on every core; the first run on a machine compiles the fast worlds' kernels first (docs/benchmarks.md, \"The test suite\")"
+	$(BIN)/python -m pytest -n auto --dist loadfile -m "not slow"
+
+# Every test, the slow ones too (long fuzz runs, the standalone Spark cluster, slow model
+# checks, the README's long commands): what CI runs.
+test-all: $(STAMP)
+	@echo "make test-all: every test, the slow ones too, on every core (docs/benchmarks.md, \"The test suite\")"
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 check: $(STAMP)

@@ -196,6 +196,20 @@ def scores(verdicts: list[Verdict]) -> dict[str, dict]:
     return out
 
 
+def not_caught(verdicts: list[Verdict]) -> list[str]:
+    """The mutants no layer run killed (layers that do not apply, n/a, aside), and those a layer
+    errored on: what makes `rmqspec mutants` exit 1. A survivor in one layer that another layer
+    kills is a score, not a failure: the layers are measured alone so their strengths compare,
+    and the machines and the model are not expected to reach every mutant (docs/benchmarks.md,
+    "Mutation score")."""
+    out: list[str] = []
+    for name in dict.fromkeys(v.mutant for v in verdicts):
+        mine = [v for v in verdicts if v.mutant == name and v.verdict != "n/a"]
+        if any(v.verdict == "error" for v in mine) or (mine and not any(v.verdict == "killed" for v in mine)):
+            out.append(name)
+    return out
+
+
 def table(verdicts: list[Verdict]) -> str:
     lines = [f"{'mutant':<44}{'layer':<10}{'verdict':<15}{'s':>7}  detail"]
     for v in verdicts:
