@@ -47,11 +47,15 @@ def _terminal():
     return os.fdopen(os.dup(sys.stderr.fileno()), "w", buffering=1)
 
 
+_DOTS_SEEN = [""]  # pytest's line of dots when we last wrote (after our line, it is not mid-line)
+
+
 def _say(config, text: str) -> None:
     """A line on the terminal now, on a line of its own (pytest may be in a line of dots)."""
     reporter = config.pluginmanager.getplugin("terminalreporter")
-    writer = getattr(reporter, "_tw", None)
-    mid_line = bool(getattr(writer, "width_of_current_line", 0))
+    dots = getattr(getattr(reporter, "_tw", None), "_current_line", "")
+    mid_line = bool(dots) and dots != _DOTS_SEEN[0]
+    _DOTS_SEEN[0] = dots
     _terminal().write(("\n" if mid_line else "") + text + "\n")
 
 

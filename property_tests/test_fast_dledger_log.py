@@ -50,6 +50,7 @@ def test_twin_matches_reference_under_config_overrides(name):
             assert xc.compare(cfg, seed, STEPS, None) == [], (name, profile, nodes, timing, seed)
 
 
+@pytest.mark.slow  # fuzz-length histories (make test-all)
 def test_twin_matches_reference_on_fuzz_length_histories():
     """Histories as the fuzzer runs them: up to the quiet tail plus 60 s (ack_after_calm_ms measured)."""
     for profile, seed in (("standard", 1), ("hostile", 2), ("os_crash", 3)):

@@ -98,6 +98,7 @@ def test_twin_follows_the_start_up_stagger(stagger):
         assert xc.compare(cfg, 11, STEPS, None) == [], (profile, nodes, stagger)
 
 
+@pytest.mark.slow  # fuzz-length histories (make test-all)
 def test_twin_matches_reference_on_fuzz_length_histories():
     """Histories as the fuzzer runs them: up to the quiet tail plus 60 s (settle_ms measured)."""
     for profile in ("standard", "hostile"):
@@ -123,6 +124,7 @@ def test_twin_matches_reference_on_fuzz_variants(overrides):
     ("LIVE-2", "preferred", "partition", 3, 4),  # transfers whose RPC is lost while the leader keeps leading
     ("LIVE-3", "preferred2", "partition", 3, 4),  # stragglers blocked in their own vote latch
 ])
+@pytest.mark.slow  # fuzz-length histories (make test-all)
 def test_liveness_agrees_on_fuzz_length_histories(prop, name, profile, nodes, seeds):
     """Where transfers and stragglers are common, the twin and the reference agree on
     fuzz-length histories, and neither reports the property: its bound counts Netty's
