@@ -12,9 +12,9 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "rmqspec needs Python 3.11 or newer; found $$($(PYTHON) --version 2>&1)"; exit 1; }
-	@echo "make: creating $(VENV) and installing rmqspec with its dependencies (PySpark, Numba, Z3, Hypothesis, ...): about 2 minutes the first time"
-	$(PYTHON) -m venv $(VENV)
-	@( while sleep 15; do echo "make: still installing ($$SECONDS s)"; done ) & ticker=$$!; \
+	@echo "make: creating $(VENV) and installing rmqspec with its dependencies (PySpark, Numba, Z3, Hypothesis, ...): about 2 minutes the first time, a line at least every 10 s"
+	@( while sleep 10; do echo "make: still installing ($$SECONDS s)"; done ) & ticker=$$!; \
+	  echo "$(PYTHON) -m venv $(VENV)"; $(PYTHON) -m venv $(VENV) && \
 	  $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e . \
 	    | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }; \
 	  status=$$?; kill $$ticker; exit $$status

@@ -118,6 +118,8 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
                                          _shrink_progress(tasks, opts, log, f"{workers} process(es)"))
         shrink_where = f"{workers} process(es)" if tasks else None
     else:
+        if opts.progress:  # a JVM starts: seconds on an idle machine, a minute on a loaded one, without a line
+            print(f"fuzz: starting Spark ({opts.master}; a JVM)", file=sys.stderr, flush=True)
         with clock.part("startup_s"):
             before = engines.active_session()
             spark = engines.session(opts.master)
