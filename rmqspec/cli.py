@@ -213,7 +213,7 @@ def build_parser() -> Parser:
     shr = sub.add_parser("shrink", help="minimise a failing trace to the fewest events that still fail")
     shr.add_argument("trace", help="a trace (rmqspec.trace/1) whose history violates a property, e.g. a fuzz "
                                    "counterexample or simulate --trace of a violating history")
-    shr.add_argument("--property", default=None, help="the property to keep violated (default: the first unexpected)")
+    shr.add_argument("--property", default=None, help="the property to keep violated (default: the first unexpected, else the first expected)")
     shr.add_argument("--out", default=None, help="where to write the shrunk trace (default TRACE.shrunk.jsonl)")
     shr.add_argument("--budget", type=_int_in(1, MAX_BUDGET), default=None,
                      help=f"replayed steps at most, 1..{MAX_BUDGET:,}")
