@@ -29,7 +29,17 @@ DEFAULTS: dict[str, Any] = {
     "send_msg_timeout": 3000,  # DefaultMQProducer.sendMsgTimeout
     "retry_times_when_send_failed": 2,  # DefaultMQProducer.retryTimesWhenSendFailed
     "mapped_file_size_commit_log": 1 << 30,  # MessageStoreConfig.mappedFileSizeCommitLog (1 GiB)
+    "sync_flush_timeout": 5000,  # MessageStoreConfig.syncFlushTimeout
+    "slave_timeout": 3000,  # MessageStoreConfig.slaveTimeout (the SYNC_MASTER wait from 4.9.3 on)
+    "ha_housekeeping_interval": 20_000,  # MessageStoreConfig.haHousekeepingInterval
+    "ha_slave_fallbehind_max": 256 * 1024 * 1024,  # MessageStoreConfig.haSlaveFallbehindMax
+    "flush_consumer_offset_interval": 5000,  # BrokerConfig.flushConsumerOffsetInterval (first after 10 s)
+    "persist_consumer_offset_interval": 5000,  # ClientConfig.persistConsumerOffsetInterval
 }
+
+# HAConnection.ReadSocketService#run and HAClient#run block in selector.select(1000) between two
+# checks of their housekeeping interval: a connection idle for longer is closed within this.
+SELECT_MS = 1000
 
 # What DLedgerLeaderElector hard-codes (not configurable, so never overridden).
 VOTE_LATCH_BASE_MS = 2000  # maintainAsCandidate: voteLatch.await(2000 + random.nextInt(maxVoteIntervalMs))
