@@ -280,8 +280,8 @@ def ha12(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if env is not None and b.role is not BrokerRole.SLAVE:
         put = next((p for p in a.puts if p.rpc == env.rpc), None)
         answer = replies.get(env.rpc)
-        if from_sync_flush and answer is not None:
-            return _wrong(after, "a SYNC_FLUSH put was answered before GroupCommitService flushed it")
+        if from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
+            return _wrong(after, "a SYNC_FLUSH put's flush status was decided before GroupCommitService ran")
         if not from_sync_flush and put is not None and put.flush is not PUT_OK:
             return _wrong(after, "an ASYNC_FLUSH put's flush status was not PUT_OK at once")
     flushed = a.store.flushed
