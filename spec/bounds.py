@@ -24,6 +24,7 @@ DEFAULTS: dict[str, Any] = {
     # RocketMQ 4.9.4: NameServer, broker, client
     "broker_channel_expired_time": 120_000,  # RouteInfoManager.BROKER_CHANNEL_EXPIRED_TIME
     "scan_not_active_broker_interval_ms": 10_000,  # NamesrvController: scheduleAtFixedRate(scan, 5, 10, SECONDS)
+    "server_channel_max_idle_time_seconds": 120,  # NettyServerConfig.serverChannelMaxIdleTimeSeconds (0: off)
     "register_name_server_period": 30_000,  # BrokerConfig.registerNameServerPeriod
     "poll_name_server_interval": 30_000,  # ClientConfig.pollNameServerInterval
     "send_msg_timeout": 3000,  # DefaultMQProducer.sendMsgTimeout
