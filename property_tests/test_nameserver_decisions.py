@@ -90,3 +90,21 @@ def test_a_scan_that_keeps_an_expired_entry_is_reported_by_ns13() -> None:
     assert "b0-m" in ns13.detail and 130_000 < ns13.t_ms <= 140_000  # the first scan past 120 s of silence
     ns1 = [v for v in broken.violations if v.property == "NS-1"]
     assert not ns1 or ns1[0].step > ns13.step
+
+
+def brokers_die(nodes: int) -> dict:
+    """Broker b0's master and slave machines die at 20 s; the NameServers expire b0 after 120 s."""
+    return {"schema": "rmqspec.scenario/1", "name": "brokers_die", "protocol": "nameserver", "nodes": nodes,
+            "until_ms": 200_000, "steps": [{"at_ms": 20_000, "do": "os_crash", "node": "b0-m"},
+                                           {"at_ms": 20_000, "do": "os_crash", "node": "b0-s"}]}
+
+
+@pytest.mark.parametrize(("mutant", "nodes"), [
+    ("nameserver.route_not_exist_drops_route", 1),  # the topic's only broker is gone: TOPIC_NOT_EXIST
+    ("nameserver.clean_offline_keeps_addresses", 2),  # the route changes to b1 alone: b0's addresses are offline
+    ("nameserver.route_change_keeps_addresses", 2),
+])
+def test_a_wrong_client_route_decision_is_reported_by_ns16(mutant, nodes) -> None:
+    with mu.installed(mu.BY_NAME[mutant]):
+        broken = scenario(brokers_die(nodes), "brokers_die")
+    assert_reported(broken, scenario(brokers_die(nodes), "brokers_die"), "NS-16")

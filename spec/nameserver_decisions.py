@@ -34,6 +34,12 @@ it names and not from the reference's functions (which it must agree with):
   increment; for a retry each skipped probe was a queue of lastBrokerName, and the chosen queue
   is another broker's unless every probe of a whole round was lastBrokerName's (then one more
   increment).
+- NS-16 `MQClientInstance#updateTopicRouteInfoFromNameServer` and `#cleanOfflineBroker`: a
+  client's cached route of a topic changes only when a GET_ROUTEINFO_BY_TOPIC answer SUCCESS
+  reaches it, and then becomes that very route, with the broker address table taking each of
+  its brokers' addresses (it may skip both only when the route equals the cached one); a
+  TOPIC_NOT_EXIST or failed fetch keeps both; otherwise the address table changes only by
+  cleanOfflineBroker at its period, which keeps exactly the addresses some cached route names.
 
 Bounds (brokerChannelExpiredTime, serverChannelMaxIdleTimeSeconds) are RocketMQ's defaults from
 spec/bounds.py, or the user's overrides.
@@ -46,6 +52,7 @@ from typing import Any
 from reference_impl import core, rocketmq
 from reference_impl.core import network as net_mod
 from reference_impl.core.events import Deliver, Tick
+from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import namesrv as ns
 from reference_impl.nameserver import producer as pr
 from reference_impl.nameserver import route_info as ri
@@ -344,6 +351,79 @@ def ns15(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     return True
 
 
+# --- NS-16: the client's cached routes and broker addresses ---
+
+
+def _route_answer(before: core.World, event: Any) -> tuple[int, Any]:
+    """(client index, RouteResponse) when this step delivers a route answer to a live client."""
+    if type(event) is not Deliver:
+        return -1, None
+    env = net_mod.find(before.net, event.env)
+    if env is None or not env.reply or type(env.msg) is not ns.RouteResponse or not before.alive[env.dst]:
+        return -1, None
+    return env.dst, env.msg
+
+
+def _cleaned(table: Any, routes: Any) -> dict:
+    """cleanOfflineBroker: each broker name keeps the addresses some cached route names; names left
+    with none go."""
+    known = {addr for route in routes.values() for bd in route.broker_datas for addr in bd.broker_addrs.values()}
+    out = {}
+    for name, addrs in table.items():
+        kept = {bid: a for bid, a in addrs.items() if a in known}
+        if kept:
+            out[name] = kept
+    return out
+
+
+def _plain(table: Any) -> dict:
+    return {name: dict(addrs.items()) for name, addrs in table.items()}
+
+
+def ns16(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
+    i, resp = _route_answer(before, event)
+    stepped = i if i >= 0 else (event.node if type(event) is Tick and before.alive[event.node] else -1)
+    if stepped < 0:
+        return True
+    c0, c1 = getattr(before.nodes[stepped], "client", None), getattr(after.nodes[stepped], "client", None)
+    if type(c0) is not cr.ClientInstance or type(c1) is not cr.ClientInstance:
+        return True
+    name = after.cfg.ids[stepped]
+    ok = resp is not None and resp.code == rocketmq.ResponseCode.SUCCESS and resp.route is not None
+    refreshed = [o for j, o in obs if j == stepped and type(o) is cr.RouteRefreshed]
+    for o in refreshed:
+        if o.outcome in ("changed", "unchanged") and not ok:
+            return _wrong(after, f"{name} took a route of {o.topic} ({o.outcome}) from an answer that was not SUCCESS")
+        if ok and o.outcome in ("changed", "unchanged") and c1.topic_route_table.get(o.topic) != resp.route:
+            return _wrong(after, f"{name}'s cached route of {o.topic} is not the route the SUCCESS answer brought")
+        if ok and o.outcome == "unchanged" and c0.topic_route_table.get(o.topic) != resp.route:
+            return _wrong(after, f"{name} found {o.topic}'s new route unchanged though it differs from the cached one "
+                                 f"(topicRouteDataIsChange)")
+    routes0, routes1 = c0.topic_route_table, c1.topic_route_table
+    if routes0 is not routes1:
+        changed = [t for t in set(routes0) | set(routes1) if routes0.get(t) != routes1.get(t)]
+        if changed and (not ok or len(changed) != 1 or routes1.get(changed[0]) != resp.route or
+                        not any(o.topic == changed[0] and o.outcome == "changed" for o in refreshed)):
+            return _wrong(after, f"{name}'s cached route of {changed} changed without a SUCCESS answer bringing it")
+    old, new = _plain(c0.broker_addr_table), _plain(c1.broker_addr_table)
+    if type(event) is Tick:
+        want = _cleaned(c0.broker_addr_table, routes1) if c0.next_clean_ms <= after.now else old
+        if new != want:
+            return _wrong(after, f"{name}'s broker address table is {new} after a tick; cleanOfflineBroker "
+                                 f"{'leaves' if c0.next_clean_ms <= after.now else '(not due) leaves'} {want}")
+        return True
+    if any(o.outcome == "changed" for o in refreshed):
+        want = dict(old)
+        for bd in resp.route.broker_datas:
+            want[bd.broker_name] = dict(bd.broker_addrs.items())
+    else:
+        want = old
+    if new != want:
+        return _wrong(after, f"{name}'s broker address table changed {old} -> {new} on a route answer; "
+                             f"updateTopicRouteInfoFromNameServer leaves {want}")
+    return True
+
+
 PROPERTIES = [
     Property(id="NS-12", protocol="nameserver", kind="safety", holds_step=ns12, explain=_why,
              statement="RouteInfoManager#registerBroker: on an accepted channel, the name joins its cluster, the "
@@ -367,4 +447,9 @@ PROPERTIES = [
                        "queue at the send index after its last increment; one increment for a first attempt; for a "
                        "retry, every skipped probe was lastBrokerName's and the choice is another broker's unless a "
                        "whole round of probes was lastBrokerName's (then one more)."),
+    Property(id="NS-16", protocol="nameserver", kind="safety", holds_step=ns16, explain=_why,
+             statement="MQClientInstance#updateTopicRouteInfoFromNameServer / #cleanOfflineBroker: a client's cached "
+                       "route changes only to the very route a SUCCESS answer brings, with its brokers' addresses "
+                       "taken; TOPIC_NOT_EXIST or a failed fetch keeps both; otherwise the address table changes only "
+                       "by cleanOfflineBroker at its period, keeping exactly the addresses a cached route names."),
 ]

@@ -34,7 +34,7 @@ from reference_impl.ha import commit_log as ha_store
 from reference_impl.ha import records as ha_records
 from reference_impl.ha import service as ha_service
 from reference_impl.ha import wire as ha_wire
-from reference_impl.nameserver import queue_selection, route_info
+from reference_impl.nameserver import client_routes, queue_selection, route_info
 from reference_impl.offsets import broker as off_broker
 from reference_impl.offsets import client as off_client
 from reference_impl.rocketmq import BrokerRole, ResponseCode
@@ -333,6 +333,28 @@ def _round_robin_steps_twice(orig: Callable) -> Callable:
     return select_one
 
 
+def _route_not_exist_drops_route(orig: Callable) -> Callable:
+    def route_done(ci, topic, done, need_update):
+        out, seen, route = orig(ci, topic, done, need_update)
+        if seen.outcome == "TOPIC_NOT_EXIST" and topic in out.topic_route_table:
+            out = out.evolve(topic_route_table=out.topic_route_table.without(topic))
+        return out, seen, route
+    return route_done
+
+
+def _route_change_keeps_addresses(orig: Callable) -> Callable:
+    def route_done(ci, topic, done, need_update):
+        out, seen, route = orig(ci, topic, done, need_update)
+        return out.evolve(broker_addr_table=ci.broker_addr_table), seen, route
+    return route_done
+
+
+def _clean_offline_keeps_addresses(orig: Callable) -> Callable:
+    def clean_offline_broker(cc, ci):
+        return ci.evolve(next_clean_ms=ci.next_clean_ms + cc.heartbeat_broker_interval)
+    return clean_offline_broker
+
+
 # --- offsets ---
 
 
@@ -532,6 +554,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(name="nameserver.round_robin_steps_twice", protocol="nameserver", module=queue_selection,
            function="select_one", make=_round_robin_steps_twice,
            rule="TopicPublishInfo#selectOneMessageQueue advances the send index twice per probe", catches=("NS-15",)),
+    Mutant(name="nameserver.route_not_exist_drops_route", protocol="nameserver", module=client_routes,
+           function="route_done", make=_route_not_exist_drops_route,
+           rule="a TOPIC_NOT_EXIST answer drops the client's cached route (4.9.4 keeps it)", catches=("NS-16",)),
+    Mutant(name="nameserver.route_change_keeps_addresses", protocol="nameserver", module=client_routes,
+           function="route_done", make=_route_change_keeps_addresses,
+           rule="a changed route is cached without its brokers' addresses", catches=("NS-16",)),
+    Mutant(name="nameserver.clean_offline_keeps_addresses", protocol="nameserver", module=client_routes,
+           function="clean_offline_broker", make=_clean_offline_keeps_addresses,
+           rule="cleanOfflineBroker drops nothing", catches=("NS-16",)),
     Mutant(name="offsets.slave_sync_merges", protocol="offsets", module=off_broker, function="put_all",
            make=_slave_sync_merges, rule="syncConsumerOffset merges (max per queue) instead of putAll",
            catches=("OFF-3",)),
