@@ -203,6 +203,12 @@ def _new_put(before: core.World, event: Any, m: int) -> Any:
     return env
 
 
+def _this_put(b: Any, a: Any, rpc: int) -> Any:
+    """The put this step's SEND_MESSAGE added to the master's pending puts: a SEND the network
+    delivered twice carries the same rpc as the put its first delivery made."""
+    return next((p for p in reversed(a.puts) if p.rpc == rpc and p not in b.puts), None)
+
+
 def ha11(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     m = _same_master(before, after)
     if m < 0:
@@ -215,7 +221,7 @@ def ha11(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     sync_master = c.store.broker_role is BrokerRole.SYNC_MASTER
     replies = _put_replies(before, after, m) if after.net.next_id != before.net.next_id else {}
     if env is not None and b.role is not BrokerRole.SLAVE:
-        put = next((p for p in a.puts if p.rpc == env.rpc), None)
+        put = _this_put(b, a, env.rpc)
         answer = replies.get(env.rpc)
         end = (put.offset + put.size) if put is not None else (answer.offset + answer.size if answer else -1)
         if sync_master:
@@ -278,7 +284,7 @@ def ha12(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     from_sync_flush = after.cfg.proto.store.flush_disk_type.name == "SYNC_FLUSH"
     replies = _put_replies(before, after, m) if after.net.next_id != before.net.next_id else {}
     if env is not None and b.role is not BrokerRole.SLAVE:
-        put = next((p for p in a.puts if p.rpc == env.rpc), None)
+        put = _this_put(b, a, env.rpc)
         answer = replies.get(env.rpc)
         if from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
             return _wrong(after, "a SYNC_FLUSH put's flush status was decided before GroupCommitService ran")
