@@ -97,8 +97,10 @@ def fuzz_layer(m: mu.Mutant, histories: int, seconds: float, seed: int = 1,
         unexpected = sorted(p for p, c in new.items() if c is None)
         where = f"seed {spec.seed} ({spec.profile}, {spec.nodes} nodes, {dict(spec.label)})"
         if unexpected:
+            steps = {v["property"]: v["step"] for v in row["violations"]}
+            named = ", ".join(f"{p} (step {steps[p]})" for p in sorted(unexpected, key=lambda p: (steps[p], p)))
             before = f"; before that, masked as expected in {len(masked)}: {masked[0]}" if masked else ""
-            return Verdict(m.name, "fuzz", "killed", f"{', '.join(unexpected)} at history {k + 1}, {where}{before}",
+            return Verdict(m.name, "fuzz", "killed", f"{named} at history {k + 1}, {where}{before}",
                            round(time.perf_counter() - start, 1), k + 1)
         if new:
             masked.append(f"{', '.join(f'{p} as expected ({c[:80]})' for p, c in sorted(new.items()))} at {where}")
