@@ -25,14 +25,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 # the modules whose compile_seconds() compiles (or loads) Numba kernels: the twins, the explorer
-_KERNELS = ("histories.fast.run", "histories.fast.dledger_log_run", "model_checks.explore_fast")
+_KERNELS = ("histories.fast.election.runner", "histories.fast.dledger_log.runner", "model_checks.explore_fast")
 
 
 def pytest_configure(config):
     """Under pytest-xdist (`make test` runs -n auto) the controller compiles the fast worlds'
     kernels before the workers start, one process per module: otherwise every worker compiles the
     same kernels at once (about 150 CPU-seconds a twin when this version of histories/fast is new
-    to the machine) instead of loading them from Numba's cache (histories/fast/cache.py). A
+    to the machine) instead of loading them from Numba's cache (histories/fast/core/cache.py). A
     failed compile is left to the tests that need the kernels to report."""
     if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
         procs = [subprocess.Popen([sys.executable, "-c", f"import {m}; {m}.compile_seconds()"]) for m in _KERNELS]
