@@ -22,6 +22,7 @@ safely ours either, a fresh folder for this process only.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import shutil
@@ -37,6 +38,7 @@ from histories import files
 
 KEEP = 4  # folders of recently used versions kept (worktrees of several versions on one machine)
 PACKAGE = "histories.fast"
+REFERENCE = ("reference_impl", "spec")  # the packages whose constants the kernels import (folded)
 
 
 def _modules(folder, prefix: str = ""):
@@ -48,11 +50,62 @@ def _modules(folder, prefix: str = ""):
             yield from _modules(f, prefix + f.name + "/")
 
 
+def _imported(source: bytes) -> set[str]:
+    """The modules a module imports, and those its `from package import name` may name (a
+    name that is not a module is skipped later)."""
+    out = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out |= {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+    return out
+
+
+def _source(module: str) -> bytes | None:
+    """A module's source, read as `resources` reads the package's (a checkout, a copy, the zip)."""
+    parent, _, last = module.rpartition(".")
+    for package, name in ((module, "__init__.py"), (parent, last + ".py")):
+        try:
+            f = resources.files(package) / name
+            if f.is_file():
+                return f.read_bytes()
+        except (ModuleNotFoundError, TypeError, ValueError):  # not a package, or no such module
+            continue
+    return None
+
+
+def _compiled_from() -> dict[str, bytes]:
+    """Every module a kernel can read: those of the package that define one (`@njit`), and
+    everything they import of the package, transitively, and the modules of the reference
+    (reference_impl, spec) these import, whose constants Numba folds into the machine code (a
+    constant must be defined where the twin imports it from, not computed from a third module).
+    The Python side alone (runner, decode, crosscheck) is not among them: editing it compiles
+    nothing again."""
+    package = {PACKAGE + "." + name[:-3].replace("/", ".").removesuffix(".__init__"): f.read_bytes()
+               for name, f in _modules(resources.files(PACKAGE))}
+    todo = [m for m, source in package.items() if b"@njit" in source]
+    seen: dict[str, bytes] = {}
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        source = package.get(module) if module.startswith(PACKAGE + ".") else _source(module)
+        if source is None:  # a name, not a module
+            continue
+        seen[module] = source
+        if module.startswith(PACKAGE + "."):  # the reference's modules it names, not theirs in turn
+            todo += [m for m in _imported(source) if m.split(".")[0] in REFERENCE or m.startswith(PACKAGE + ".")]
+    return seen
+
+
 def digest() -> str:
-    """A digest of the package's modules, by path and content, wherever they are read from."""
+    """A digest of the modules the kernels are compiled from (`_compiled_from`), by name and
+    content, wherever they are read from."""
     h = hashlib.sha256()
-    for name, f in sorted(_modules(resources.files(PACKAGE)), key=lambda m: m[0]):
-        h.update(name.encode() + b"\0" + f.read_bytes())
+    for module, source in sorted(_compiled_from().items()):
+        h.update(module.encode() + b"\0" + source)
     return h.hexdigest()[:16]
 
 

@@ -31,12 +31,12 @@ from histories.fast.dledger_log.layout import (
     HOW_TRUNCATE,
     LV_TRANSFER_SINCE,
     OVERFLOW_HISTORY,
-    S_BEGIN_INDEX,
-    S_ENTRIES,
-    S_FLUSHED_INDEX,
     SC_DIRTY,
     SC_SAVED,
     SC_SAVED_FROM,
+    S_BEGIN_INDEX,
+    S_ENTRIES,
+    S_FLUSHED_INDEX,
     TH_AT,
     TH_ENTRY_TERM,
     TH_HOLDERS,
@@ -51,6 +51,7 @@ from histories.fast.dledger_log.layout import (
     W_EVIDENCE,
     W_LEADERSHIPS,
     W_NOTES,
+    W_SETTLED_LEADER,
     W_SETTLED_LEADER_TERM,
     W_TERMS_LOST,
     W_THIN,
@@ -66,7 +67,6 @@ from histories.fast.election.layout import (
     NN_STRAGGLER_SINCE,
     ROLE,
     TRANSFEREE,
-    W_SETTLED,
 )
 
 
@@ -366,7 +366,7 @@ def follow_note(S, now):
         world[W_AGREED_SINCE] = now
     lead = followed(S)
     leader_term = election_layout.members(S)[lead, CURR_TERM] if lead >= 0 else -1
-    same = lead == world[W_SETTLED] and (lead < 0 or leader_term == world[W_SETTLED_LEADER_TERM])
+    same = lead == world[W_SETTLED_LEADER] and (lead < 0 or leader_term == world[W_SETTLED_LEADER_TERM])
     liveness = layout.liveness(S)
     for k in range(config[C_PEERS]):
         if lead >= 0 and outside(S, lead, k):
@@ -374,7 +374,7 @@ def follow_note(S, now):
                 liveness[k, NN_STRAGGLER_SINCE] = now
         else:
             liveness[k, NN_STRAGGLER_SINCE] = -1
-    world[W_SETTLED] = lead
+    world[W_SETTLED_LEADER] = lead
     world[W_SETTLED_LEADER_TERM] = leader_term
 
 

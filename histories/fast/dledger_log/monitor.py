@@ -20,13 +20,13 @@ from histories.fast.dledger_log import store as dledger_log_store
 from histories.fast.dledger_log.layout import (
     BIG,
     BODY_OFFSET,
+    CAUSE_NONE,
     C_ASTRAY_BOUND_MS,
     C_BODY_LENGTH,
     C_CLIENTS,
     C_LIVE1_BOUND_MS,
     C_LIVE2_BOUND_MS,
     C_LIVE3_BOUND_MS,
-    CAUSE_NONE,
     ET_BODY,
     ET_POS,
     ET_SIZE,
@@ -46,14 +46,14 @@ from histories.fast.dledger_log.layout import (
     RQ_B,
     RQ_C,
     RQ_ON,
-    S_BEGIN_INDEX,
-    S_COMMITTED_INDEX,
-    S_ENTRIES,
     SC_BEGIN_MOVED,
     SC_DIRTY,
     SC_OLD_END,
     SC_SAVED,
     SC_SAVED_FROM,
+    S_BEGIN_INDEX,
+    S_COMMITTED_INDEX,
+    S_ENTRIES,
     V_CAUSE,
     V_STEP,
     V_TIME,
@@ -66,6 +66,7 @@ from histories.fast.dledger_log.layout import (
     W_EVIDENCE,
     W_FIRST_ACK,
     W_LEADERSHIPS,
+    W_SETTLED_LEADER,
     W_SETTLED_LEADER_TERM,
     W_THIN,
     W_TOP_INDEX,
@@ -87,7 +88,6 @@ from histories.fast.election.layout import (
     NN_STRAGGLER_SINCE,
     ROLE,
     SUCCESS,
-    W_SETTLED,
 )
 
 
@@ -450,7 +450,7 @@ def check_liveness(S, step, now):
     calm = world[W_CALM] == 1
     calm_at = world[W_CALM_AT]
     liveness = layout.liveness(S)
-    lead = world[W_SETTLED]
+    lead = world[W_SETTLED_LEADER]
     leader_term = world[W_SETTLED_LEADER_TERM]
     members = election_layout.members(S)
     if (calm and world[W_AGREED] == 0 and now - max(world[W_AGREED_SINCE], calm_at) > config[C_LIVE1_BOUND_MS] and config[C_ENABLE_LEADER_ELECTOR] == 1
