@@ -269,6 +269,21 @@ def test_unsupported_configs_are_refused():
                                                         "heart_beat_time_interval_ms": 2**31 - 1}), 0, 10)
 
 
+def test_the_cache_digest_covers_what_kernels_are_compiled_from_and_no_more():
+    """Numba folds module globals into machine code: the reference's modules a kernel module
+    imports constants from are in the digest (a changed constant compiles afresh), and so is
+    every module of the package a kernel module imports; the Python side alone is not."""
+    modules = cache.compiled_from()
+    for kernel in ("histories.fast.election.world", "histories.fast.election.leader_elector",
+                   "histories.fast.dledger_log.world", "histories.fast.core.layout", "histories.fast.core.mt"):
+        assert kernel in modules
+    assert "reference_impl.election.leader_elector" in modules  # VOTE_LATCH_BASE_MS, VOTE_RESULT_WAIT_MS
+    assert "reference_impl.core.network" in modules  # SCAN_GRACE_MS, SCAN_PERIOD_MS
+    for python_side in ("histories.fast.election.decode", "histories.fast.election.runner",
+                        "histories.fast.dledger_log.crosscheck", "histories.fast.core.cache"):
+        assert python_side not in modules
+
+
 def test_kernels_are_cached_by_the_package_digest_in_a_checkout_and_in_the_shipped_zip(tmp_path):
     """Numba's own rule would key a kernel shipped to Spark executors on the zip's path and time,
     new for every job (each executor compiled the twins again); ours keys every function of the

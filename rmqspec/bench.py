@@ -213,7 +213,8 @@ def end_to_end(protocol: str, histories: int, engine: str, folder: str) -> dict:
     return {"histories": report_["histories"], "events": report_["steps"], "seconds": round(wall, 2),
             "cpu_s": round(cpu, 2), "events_per_cpu_s": round(report_["steps"] / max(cpu, 1e-9)),
             "histories_judged": sum(v["engine"]["judged_by_reference"] for v in report_["by_protocol"].values()),
-            "peak_rss_mib": round(after.ru_maxrss / 1024, 1), "exit": proc.returncode}
+            "peak_rss_mib": round(after.ru_maxrss / 1024, 1), "exit": proc.returncode,
+            "timing": report_.get("timing")}  # wall seconds per part: histories, shrinking, plots, writing
 
 
 FUZZ_PHASES = 7  # per protocol: the twin alone, end to end, one process, a pool, Spark, two memory runs
@@ -343,6 +344,8 @@ def print_fuzz(r: dict) -> None:
             print(f"  rmqspec fuzz, end to end {e['events_per_cpu_s']:>9,} events/CPU-s ({e['cpu_s']} CPU-s, "
                   f"{e['seconds']} s, {e['histories_judged']:,} judged by the reference): "
                   f"{x['end_to_end_vs_twin']:.0%} of the twin's rate")
+            if e.get("timing"):
+                print("    its wall time: " + ", ".join(f"{k.removesuffix('_s')} {v} s" for k, v in e["timing"].items()))
         print(f"  {'engine':<20}{'events/s':>11}{'events/CPU-s':>14}{'speedup':>9}{'seconds':>9}{'start-up s':>12}"
               f"{'CPU eff.':>10}{'e2e eff.':>10}")
         for row_ in x["rows"]:

@@ -130,15 +130,17 @@ def _sparse_array(fps: np.ndarray) -> bytes:
     np.maximum.at(regs, idx, rank)
     nz = np.nonzero(regs)[0]
     packed = (nz << 6) | regs[nz]
-    return b"".join(int(v).to_bytes(3, "big") for v in packed)
+    # 3 big-endian bytes each, as `sparse` writes them: the top three bytes of a big-endian int32
+    return (packed.astype(">u4").view(np.uint8).reshape(-1, 4)[:, 1:]).tobytes()
 
 
 def merge_sparse(registers: bytearray, data: bytes) -> None:
     """Fold a sparse sketch into dense registers (register-wise max)."""
-    for k in range(0, len(data), 3):
-        v = int.from_bytes(data[k:k + 3], "big")
-        idx, rank = v >> 6, v & 63
-        registers[idx] = max(registers[idx], rank)
+    if not data:
+        return
+    entries = np.frombuffer(data, np.uint8).reshape(-1, 3).astype(np.int64)
+    v = entries[:, 0] << 16 | entries[:, 1] << 8 | entries[:, 2]
+    np.maximum.at(np.frombuffer(registers, np.uint8), v >> 6, (v & 63).astype(np.uint8))
 
 
 def merge_dense(into: bytearray, other: bytes) -> None:

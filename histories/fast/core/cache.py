@@ -8,8 +8,10 @@ executor's Python worker compiled both twins afresh (minutes of CPU per job) and
 old copies behind in ~/.cache/numba.
 
 `DigestLocator` replaces both rules for the functions of `histories.fast`: the folder is
-named by a digest of every module of the package tree (core and each twin), read the same
-way from a checkout, an installed copy or the zip, and it lives in the user's cache
+named by a digest of the modules the kernels are compiled from (`compiled_from`: the
+twins' kernel modules, what they import of the package, and the reference modules whose
+constants they import), read the same way from a checkout, an installed copy or the zip,
+and it lives in the user's cache
 (`NUMBA_CACHE_DIR/rmqspec` when that is set), so the driver, local executors and shipped
 executors on one machine share one compile. Numba names a function's cache files by its
 file's base name and qualified name; two twins each have a `world.py` with a `reset`, so
@@ -63,6 +65,12 @@ def _imported(source: bytes) -> set[str]:
     return out
 
 
+def _defines_kernels(source: bytes) -> bool:
+    """Whether a module decorates a function with Numba's `njit`."""
+    return any(isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list)
+               for node in ast.walk(ast.parse(source)))
+
+
 def _source(module: str) -> bytes | None:
     """A module's source, read as `resources` reads the package's (a checkout, a copy, the zip)."""
     parent, _, last = module.rpartition(".")
@@ -76,16 +84,16 @@ def _source(module: str) -> bytes | None:
     return None
 
 
-def _compiled_from() -> dict[str, bytes]:
+def compiled_from() -> dict[str, bytes]:
     """Every module a kernel can read: those of the package that define one (`@njit`), and
     everything they import of the package, transitively, and the modules of the reference
     (reference_impl, spec) these import, whose constants Numba folds into the machine code (a
     constant must be defined where the twin imports it from, not computed from a third module).
     The Python side alone (runner, decode, crosscheck) is not among them: editing it compiles
     nothing again."""
-    package = {PACKAGE + "." + name[:-3].replace("/", ".").removesuffix(".__init__"): f.read_bytes()
+    package = {(PACKAGE + "." + name[:-3].replace("/", ".")).removesuffix(".__init__"): f.read_bytes()
                for name, f in _modules(resources.files(PACKAGE))}
-    todo = [m for m, source in package.items() if b"@njit" in source]
+    todo = [m for m, source in package.items() if _defines_kernels(source)]
     seen: dict[str, bytes] = {}
     while todo:
         module = todo.pop()
@@ -101,10 +109,10 @@ def _compiled_from() -> dict[str, bytes]:
 
 
 def digest() -> str:
-    """A digest of the modules the kernels are compiled from (`_compiled_from`), by name and
+    """A digest of the modules the kernels are compiled from (`compiled_from`), by name and
     content, wherever they are read from."""
     h = hashlib.sha256()
-    for module, source in sorted(_compiled_from().items()):
+    for module, source in sorted(compiled_from().items()):
         h.update(module.encode() + b"\0" + source)
     return h.hexdigest()[:16]
 
