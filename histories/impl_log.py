@@ -3,7 +3,7 @@
 An implementation (the real DLedger, a port in another language) writes what happened
 at its own log points: a send, a handler call with its request and answer, a future
 completing, a state change, a random draw, and the world's facts (a crash, a restart, a
-partition). Unlike a trace (`histories.trace/1`) it names no reference event, no
+partition). Unlike a trace (`rmqspec.trace/1`) it names no reference event, no
 envelope id and no reference-internal step; the tolerant checker (histories/tolerant.py)
 searches for a reference execution that writes it.
 
@@ -143,7 +143,8 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         cfg = lp.make_config(tuple(nodes), config)
     except (TypeError, ValueError) as e:
         raise LogError(f"line {n}: bad config: {e}") from None
-    known = set(lp.POINTS) | {lp.SNAPSHOT} | set(WORLD_POINTS)
+    facts = set(WORLD_POINTS) | set(getattr(lp, "FACTS", ()))  # the world's, and the protocol's own faults
+    known = set(lp.POINTS) | {lp.SNAPSHOT} | facts
     points = header.get("log_points")
     if points is None:
         chosen = frozenset(known)
@@ -151,7 +152,7 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
         unknown = set(points) - known
         if unknown:
             raise LogError(f"line {n}: unknown log point(s) {sorted(unknown)}; known: {sorted(known)}")
-        chosen = frozenset(points) | frozenset(WORLD_POINTS)
+        chosen = frozenset(points) | frozenset(facts)
     else:
         raise LogError(f"line {n}: 'log_points' must be a list of log point names")
     delay = header.get("net_delay_ms", [0, 5])
@@ -178,7 +179,7 @@ def parse(numbered: Iterable[tuple[int, dict]]) -> ImplLog:
             if last_t is not None and t < last_t:
                 raise LogError(f"line {n}: t_ms {t} goes back (previous {last_t}); merge logs in time order")
             last_t = t
-            if origin is None and at not in WORLD_POINTS:
+            if origin is None and at not in facts:
                 origin = t  # the first node started (world facts before it, e.g. nodes not started, happen at 0)
             if origin is not None and t - origin > formats.MAX_TIME_MS:
                 raise LogError(f"line {n}: t_ms is {t - origin} ms after the log's first node event; a log spans "
@@ -220,7 +221,7 @@ def _fields(lp: ModuleType, at: str, d: dict, index: dict, n: int) -> dict:
                 or not all(isinstance(g, list) and all(x in index for x in g) for g in groups)):
             raise LogError(f"line {n}: partition 'groups' must be lists of node ids")
         return {"groups": [[index[x] for x in g] for g in groups]}
-    if at in ("restart", "heal"):
+    if at in ("restart", "heal") or at in getattr(lp, "FACTS", ()):
         return {}
     if at == lp.SNAPSHOT:
         state = fields.get("state")
@@ -323,6 +324,8 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
             out += [(i, at, f) for at, f in lp.node_lines(c, False, before.nodes[i], after.nodes[i],
                                                            by_node.get(i, []), 0)]
             out += _sends(lp, ids, fresh, i, code=code)
+    elif getattr(lp, "ext_lines", None) is not None and kind not in core.FAULT_EVENTS + (core.Calm, core.Scripted):
+        out += lp.ext_lines(before, event, after, obs)  # a protocol's own world event (a TCP segment read)
     return out
 
 
@@ -459,6 +462,12 @@ class LogWriter:
             for _, o in obs:
                 if isinstance(o, core.Restart):
                     self._fact(after, o)
+            return
+        fact_line = getattr(self.lp, "fact_line", None)
+        own = fact_line(before, event) if fact_line is not None else None
+        if own is not None:  # a protocol's own fault (an HA connection reset)
+            node, at, fields = own
+            self.events.append({"t_ms": after.now, "node": ids[node], "at": at, **fields})
             return
         if isinstance(event, (core.CutLink, core.Duplicate)) or (isinstance(event, core.Crash) and event.disk):
             raise ValueError(f"{type(event).__name__} has no log line; use a profile without it")

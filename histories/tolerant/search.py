@@ -176,6 +176,8 @@ class Search(Lookahead):
             return core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))
         if ln.at == "heal":
             return core.Heal()
+        if ln.at in getattr(self.lp, "FACTS", ()):
+            return self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
         return None
 
     def explain(self, s: State, ln: il.LogLine) -> list[State]:
