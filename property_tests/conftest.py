@@ -34,7 +34,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 
 # the modules whose compile_seconds() compiles (or loads) Numba kernels: the twins, the explorer
-_KERNELS = ("histories.fast.run", "histories.fast.dledger_log_run", "model_checks.explore_fast")
+_KERNELS = ("histories.fast.election.runner", "histories.fast.dledger_log.runner", "model_checks.explore_fast")
 # Longest silence before a line saying what is still going on (issue 29: a compile must not look like a hang)
 SILENCE_S = 10
 
@@ -62,7 +62,7 @@ def _say(config, text: str) -> None:
 def _compile_kernels(config) -> None:
     """The controller compiles the fast worlds' kernels before the workers start, one process
     per module: otherwise every worker compiles the same kernels at once instead of loading
-    them from Numba's cache (histories/fast/cache.py). A line every SILENCE_S seconds says it
+    them from Numba's cache (histories/fast/core/cache.py). A line every SILENCE_S seconds says it
     is still compiling. A failed compile is left to the tests that need the kernels to report."""
     _say(config, f"conftest: readying the compiled kernels of the fast worlds ({', '.join(_KERNELS)}), one "
                  "process each, before the workers start: seconds when this version of histories/fast was "

@@ -180,8 +180,9 @@ def build_parser() -> Parser:
                     help="with the fast engine, which histories with a violation the reference re-runs: sample (default): "
                          f"every one with an unexpected violation and about 1 in {plan.JUDGE_EVERY} of the rest; all")
     fz.add_argument("--coverage-sample", default=None, metavar="N|all",
-                    help="with the fast engine: histories per protocol the reference also runs for coverage and "
-                         f"distinct states, 0..{MAX_HISTORIES:,} or all (default 200)")
+                    help="with the fast engine: histories per protocol the reference also runs whole, its row "
+                         "required to agree with the fast world's, coverage and distinct states included, "
+                         f"0..{MAX_HISTORIES:,} or all (default 0: the fast world computes both over every history)")
     fz.add_argument("--faults", type=_csv(str), default=None,
                     help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
     fz.add_argument("--nodes", type=_csv(_int_in(1, 64), "integers in 1..64"), default=None,

@@ -322,7 +322,7 @@ def summary(r: dict, out: str) -> str:
         lines.append(f"coverage  {p}: actions {c['actions']['hit']}/{c['actions']['total']}, branches "
                      f"{c['branches']['hit']}/{c['branches']['total']}, about "
                      f"{c['distinct_states']['estimate']:,} distinct states "
-                     f"(±{c['distinct_states']['relative_error']:.1%}; the reference over "
+                     f"(±{c['distinct_states']['relative_error']:.1%}; the {c['source']['engine']} world over "
                      f"{c['source']['histories']:,} histories)")
         e = v["engine"]
         if e["engine"] == "fast":
