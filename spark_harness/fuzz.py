@@ -90,15 +90,28 @@ class _Clock:
         return time.perf_counter() - self.start
 
 
+# A run's outputs in OUT (besides _ship/, rebuilt by each run that needs it): a previous
+# run's are removed first, so that the folder holds only what this run's report names.
+OUTPUTS = ("report.json", "report.md", "index.html", "histories.jsonl", "histories.parquet", "plots", "counterexamples")
+
+
 def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
-    """Run a fuzz job (module docstring). Raises plan.PlanError for bad arguments and
+    """Run a fuzz job (module docstring) holding OUT's lock: a second run into the same folder
+    raises files.FolderBusy. Raises plan.PlanError for bad arguments and
     spark_harness.java.JavaMissing when Spark is asked for and no Java is found."""
+    with files.folder_lock(files.out_folder(opts.out), "rmqspec fuzz"):
+        return _run(opts, log)
+
+
+def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     log = log if log is not None else sys.stdout
     clock = _Clock()
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
                      opts.tail_ms, opts.config, vary=opts.vary, engine=opts.engine,
                      coverage_sample=opts.coverage_sample, judge=opts.judge)
     out = files.out_folder(opts.out)
+    for name in OUTPUTS:
+        files.remove(os.path.join(out, name))
     progress = Progress(plan.total, enabled=opts.progress)
     outputs: dict = {"dir": out}
     on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())

@@ -28,8 +28,10 @@ def cmd_conform(args: argparse.Namespace) -> int:
                 out = conform_session.conform_vectors(args.vectors, driver, progress)
             else:
                 out = conform_session.conform(args.protocol, driver, args.count, args.seed, progress)
-        finally:
-            driver.close()
+        except BaseException:
+            driver.kill()  # an error, a timeout, Ctrl-C: the driver's whole process group, now
+            raise
+        driver.close()
     except DriverError as e:
         raise UsageError(f"driver: {e}") from None
     except conform_session.BadInput as e:
