@@ -101,6 +101,16 @@ def _int(text: str) -> int:
     return int(text)
 
 
+JsonRefused = _JsonRefused
+
+
+def strict_decoder() -> json.JSONDecoder:
+    """A decoder with `loads`'s refusals but for the depth (which the caller checks with
+    `depth`), for a reader that parses a document piece by piece (conform.vectors_file);
+    it raises JsonRefused, and RecursionError for very deep nesting."""
+    return json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
+
+
 def depth(value: Any) -> int:
     """How deeply containers nest in `value` (a scalar: 0), level by level, without recursion;
     it stops counting past MAX_DEPTH."""

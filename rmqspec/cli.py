@@ -279,6 +279,7 @@ def build_parser() -> Parser:
     con.add_argument("--timeout", type=_float_in(0.01, 3600), default=10.0, metavar="SECONDS",
                      help="per-case answer timeout, 0.01..3600 (default 10)")
     con.add_argument("--json", action="store_true")
+    _add_progress(con)
 
     vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
     vec.add_argument("--protocol", default="election", help="the protocol (election)")
@@ -289,6 +290,7 @@ def build_parser() -> Parser:
     vec.add_argument("--check", default=None, metavar="FILE",
                      help="instead: check that a vectors file's answers are still the reference's")
     vec.add_argument("--json", action="store_true")
+    _add_progress(vec)
 
     mut = sub.add_parser("mutants", help="mutation score: which property layers kill deliberately broken references")
     mut.add_argument("--mutant", type=_csv(str), default=None, help="mutant names, comma-separated (default: all)")
