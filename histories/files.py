@@ -122,9 +122,9 @@ def subfolder(parent: str | os.PathLike, name: str) -> str:
 
 def out_folder(path: str) -> str:
     """The folder a user named for our output, made if missing."""
+    if os.path.exists(path) and not os.path.isdir(path):  # makedirs would say "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", path)
     os.makedirs(path, exist_ok=True)
-    if not os.path.isdir(path):
-        raise NotADirectoryError(20, "not a folder", path)
     return path
 
 

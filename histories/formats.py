@@ -247,9 +247,14 @@ def check_event(d: Any, path: str = "event") -> dict:
         if key in d:
             node_id(d[key], f"{path}.{key}")
     if kind == "partition":
+        seen: dict[str, int] = {}
         for g, group in enumerate(d["groups"]):
             for k, x in enumerate(group):
                 node_id(x, f"{path}.groups[{g}][{k}]")
+                if x in seen:
+                    raise InputError(f"{path}.groups[{g}][{k}]", f"names {x} again: it is in group {seen[x]} "
+                                                                 "already (a node is in one group at most)")
+                seen[x] = g
     return d
 
 

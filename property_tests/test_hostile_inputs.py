@@ -427,3 +427,56 @@ def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
     assert p.returncode == 0, p.stderr[-2000:]
     count, peak = map(int, p.stdout.split())
     assert count == n and peak < 200_000_000, (count, n, peak)
+
+
+# --- scenario scripts, traces and printed paths (issue 28) ---
+
+
+@pytest.mark.parametrize("step, message", [
+    ({"at_ms": 10, "do": "partition", "groups": [["n0", "n1"], ["n1", "n2"]]},
+     "steps[0].groups[1][0] names n1 again: it is in group 0 already"),
+    ({"at_ms": 10, "do": "partition", "groups": [["n0", "n0"], ["n2"]]},
+     "steps[0].groups[0][1] names n0 again"),
+    ({"at_ms": 10, "do": "partition", "groups": [[{"a": 1}], ["n2"]]}, "steps[0].groups[0][0] must be one of"),
+    ({"at_ms": 10, "expect": {"field": "term", "node": "n0", "eq": 2 ** 63}},
+     "steps[0].expect.eq must be an integer that a Java long holds, got 9223372036854775808"),
+    ({"at_ms": 10, "do": "let", "let": {"T": -(2 ** 63) - 1}}, "steps[0].let.T must be an integer that a Java long"),
+], ids=["node-in-two-groups", "node-twice-in-a-group", "group-of-objects", "term-2**63", "let-below-long"])
+def test_a_script_that_names_a_node_twice_or_a_term_beyond_a_long_is_refused(capsys, tmp_path, step, message):
+    """Accepted before: a partition that put n1 in two groups ran; a term of 2**63 was a failed expectation."""
+    path = scenario_file(tmp_path, [step])
+    err = bad(capsys, "simulate", "--script", path)
+    assert err.startswith(f"rmqspec: error: {path}: ") and message in err, err
+
+
+def test_a_trace_partition_with_a_node_in_two_groups_is_refused(capsys, trace):
+    objs = lines_of(trace)
+    objs.insert(3, {"i": 3, "t_ms": objs[3]["t_ms"], "event": {"kind": "partition", "groups": [["n0", "n1"], ["n1"]]}})
+    write(trace, objs)
+    assert "line 4: event.groups[1][0] names n1 again" in bad(capsys, "check-trace", trace)
+
+
+def test_fuzz_out_that_is_a_file_says_so(capsys, tmp_path):
+    """`--out /dev/full` said `File exists`."""
+    for out in ("/dev/full", tmp_path / "a-file"):
+        Path(out).touch()
+        err = bad(capsys, "fuzz", "--protocol", "election", "--histories", "2", "--master", "none", "--out", out)
+        assert f"cannot write {out}: not a folder" in err, err
+
+
+def test_paths_are_printed_escaped(capsys, tmp_path):
+    """A path with a newline and a terminal escape was printed as it is in simulate's and vectors' summaries."""
+    named = tmp_path / "a\x1b[31m\nb"
+    code, out, err = run(capsys, "simulate", "--steps", "20", "--trace", f"{named}.jsonl")
+    assert code == 0 and "\x1b" not in out and "a\\x1b[31m\\x0ab.jsonl" in out
+    code, out, err = run(capsys, "vectors", "--count", "0", "--out", f"{named}.json")
+    assert code == 0 and "\x1b" not in out and len(out.splitlines()) == 1 and "a\\x1b[31m\\x0ab.json" in out
+
+
+def test_an_implementation_log_error_names_the_whole_path(capsys, tmp_path):
+    """Errors named an implementation log by its base name, a trace by its whole path."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = folder / "impl.jsonl"
+    path.write_text('{"schema": "rmqspec.log/1", "protocol": "election", "nodes": 5}\n')
+    assert bad(capsys, "check-trace", path).startswith(f"rmqspec: error: {path}")

@@ -24,7 +24,7 @@ from typing import IO
 
 import attrs
 
-from histories import files, view
+from histories import files, formats, view
 from reference_impl import core
 from reference_impl.core import faults
 from spark_harness import counterexample, engines, report_view, shrink
@@ -116,7 +116,7 @@ def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     outputs: dict = {"dir": out}
     on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
-          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}; {on}", file=log,
+          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {formats.escape(out)}; {on}", file=log,
           flush=True)
     if opts.master == "none":
         with clock.part("histories_s"):
@@ -353,9 +353,9 @@ def summary(r: dict, out: str) -> str:
         lines += ["", "violations: none"]
     outputs = r.get("outputs") or {}
     lines += ["", f"{r['histories']:,} histories, {r['steps']:,} events on {r['master']}. " + report_mod.timing_line(r),
-              f"report: {os.path.join(out, 'report.md')} (and report.json)"]
+              f"report: {formats.escape(os.path.join(out, 'report.md'))} (and report.json)"]
     if outputs.get("view"):
-        lines.append(f"view:   {os.path.join(out, outputs['view'])} (open it in a browser to step through the "
+        lines.append(f"view:   {formats.escape(os.path.join(out, outputs['view']))} (open it in a browser to step through the "
                      "counterexamples)")
     elif outputs.get("view_error"):
         lines.append(f"view:   not written: {outputs['view_error']}")

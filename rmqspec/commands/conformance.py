@@ -19,7 +19,9 @@ from rmqspec.commands.usage import UsageError
 from spark_harness.progress import Progress
 
 
-QUIET_BYTES = 16 << 20  # a vectors file smaller than this (about 7,000 vectors) is read without a progress line
+# Shorter runs than these are a few seconds: no progress lines
+QUIET_BYTES = 16 << 20  # a vectors file (about 7,000 vectors)
+QUIET_COUNT = 10_000  # vectors --count
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
@@ -80,7 +82,7 @@ def cmd_vectors(args: argparse.Namespace) -> int:
             if what not in bars:
                 for earlier in bars.values():
                     earlier.finish()
-                bars[what] = Progress(total, label="vectors", unit=what, enabled=not quiet)
+                bars[what] = Progress(total, label="vectors", unit=what, enabled=not quiet and args.count >= QUIET_COUNT)
             bars[what].update(done)
 
         doc = conform_session.vectors(args.protocol, args.count, args.seed, progress)
@@ -99,7 +101,7 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(f"vectors: {summary['vectors']} {args.protocol} vectors ({edge} edge cases, "
-              f"{summary['generated']} generated with seed {args.seed}) in {args.out}")
+              f"{summary['generated']} generated with seed {args.seed}) in {formats.escape(args.out)}")
     return 0
 
 

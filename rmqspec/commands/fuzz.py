@@ -98,7 +98,8 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         verdict = "expected" if entry["expected"] else "unexpected"
         print(f"shrink: {entry['property']} ({verdict}) kept violated with {entry['choices']} chosen events "
               f"({entry['faults']} faults) of {entry['original_events']}; {entry['trace_steps']} steps in the trace")
-        print(f"  trace: {entry['trace']}" + (f"  picture: {entry['picture']}" if entry.get("picture") else ""))
+        print(f"  trace: {formats.escape(entry['trace'])}" +
+              (f"  picture: {formats.escape(entry['picture'])}" if entry.get("picture") else ""))
         print(f"  {entry['replay']}")
     return 0 if entry["verified"] else 1
 

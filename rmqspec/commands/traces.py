@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from typing import Any
 
@@ -108,7 +107,7 @@ def print_summary(result: Any, trace_path: str | None) -> None:
         passed = sum(e.ok for e in result.expectations)
         print(f"  expectations: {passed}/{len(result.expectations)} held")
     if trace_path:
-        print(f"  trace: {trace_path}  (rmqspec replay {trace_path})")
+        print(f"  trace: {formats.escape(trace_path)}  (rmqspec replay {formats.escape(trace_path)})")
 
 
 def _props(protocol: str) -> list:
@@ -155,7 +154,7 @@ def _check_log(f: Any, args: argparse.Namespace) -> int:
     for name in ("slack_ms", "max_depth", "max_states", "beam"):
         if getattr(args, name) is not None:
             setattr(opts, name, getattr(args, name))
-    log = impl_log.read(f, os.path.basename(args.trace))
+    log = impl_log.read(f, args.trace)
     show = None
     if len(log.lines) > 2000:
         def show(done: int, total: int) -> None:
