@@ -408,7 +408,8 @@ def test_vectors_check_of_dev_zero_ends_with_exit_2():
 
 
 def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
-    """300 MB of vectors cost 1.28 GiB read whole; streamed, the peak stays far below the file's size."""
+    """300 MB of vectors cost 1.28 GiB read whole (4x the file); streamed, 100 MB of them peak
+    below 60 MB, the interpreter included (23 MiB for 300 MB, docs/benchmarks.md)."""
     doc = json.loads(vectors_text)
     one = json.dumps(doc["vectors"][0], indent=1)
     head = json.dumps({k: v for k, v in doc.items() if k != "vectors"}, indent=1)[:-2] + ',\n "vectors": [\n'
@@ -416,7 +417,7 @@ def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
     n = 0
     with open(path, "w") as f:
         f.write(head)
-        while f.tell() < 300_000_000:
+        while f.tell() < 100_000_000:
             n += 1
             f.write(("" if n == 1 else ",\n") + one.replace('"edge-0001"', f'"v{n}"'))
         f.write("\n ]\n}\n")
@@ -426,7 +427,7 @@ def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
     p = _capped(code, str(path))
     assert p.returncode == 0, p.stderr[-2000:]
     count, peak = map(int, p.stdout.split())
-    assert count == n and peak < 200_000_000, (count, n, peak)
+    assert count == n and peak < 60_000_000, (count, n, peak)
 
 
 # --- scenario scripts, traces and printed paths (issue 28) ---
