@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from conform import session as conform_session
 from histories import files
 from rmqspec import cli
 from spark_harness import java
@@ -188,3 +189,26 @@ def test_a_previous_runs_counterexamples_are_cleared(capsys, tmp_path):
     assert code == 0, err
     assert not (out / "counterexamples").exists() and not (out / "index.html").exists()
     assert json.loads((out / "report.json").read_text())["outputs"].get("counterexamples") is None
+
+
+# --- progress of long conform and vectors runs ---
+
+
+def test_conform_shows_its_progress_on_stderr(capsys):
+    """A slow driver's 1,000 cases printed nothing for minutes (a line every 250 cases)."""
+    reference = f"{PY} -m property_tests.drivers.election_reference"
+    code, out, err = run(capsys, "conform", "--driver", reference, "--count", "20")
+    lines = err.splitlines()
+    assert code == 0 and len(lines) == 20 and all(x.startswith("conform [") for x in lines), err
+    assert " 1/20 cases agree " in lines[0] and " 20/20 cases agree " in lines[-1]
+    code, out, err = run(capsys, "conform", "--driver", reference, "--count", "20", "--no-progress")
+    assert code == 0 and err == ""
+
+
+def test_vectors_generation_reports_both_phases():
+    """`vectors --count 1000000` printed nothing while it generated and answered cases."""
+    seen: dict[str, tuple[int, int]] = {}
+    conform_session.vectors("election", 30, 1, lambda done, total, what: seen.__setitem__(what, (done, total)))
+    assert seen["distinct cases generated"] == (30, 30)
+    done, total = seen["cases answered by the reference"]
+    assert done == total > 30
