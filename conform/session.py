@@ -311,14 +311,16 @@ class VectorsFile:
             self._fail(line, f"{where}: now_ms must be an integer in 0..{JAVA_LONG[1]} (ms on the case's clock), "
                              f"got {_show(now)}")
         s = self.subject
-        try:
-            s.decode(_wire(v))
-        except s.wire_error as e:
-            self._fail(line, f"{where}: {e}")
-        try:
-            s.check_answer(v["expected"], s.sections(_wire(v)))
-        except s.wire_error as e:
-            self._fail(line, f"{where}: expected: {e}")
+        for part, check in (("", lambda: s.decode(_wire(v))),
+                            ("expected: ", lambda: s.check_answer(v["expected"], s.sections(_wire(v))))):
+            try:
+                check()
+            except s.wire_error as e:
+                self._fail(line, f"{where}: {part}{e}")
+            except KeyError as e:  # a subject's decoder that looks a key up without a message of its own
+                self._fail(line, f"{where}: {part}lacks {e.args[0]!r}")
+            except TypeError as e:
+                self._fail(line, f"{where}: {part}{e}")
 
     def _fail(self, line: int, message: str) -> None:
         raise formats.FormatError(self.path, line, "", message)
