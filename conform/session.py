@@ -28,6 +28,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from conform import election, election_cases
 from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
+from conform import ha, ha_cases
 from conform.vectors_file import VectorsReader
 from conform.wire import JAVA_LONG
 from conform.wire import show as _show
@@ -84,6 +85,10 @@ SUBJECTS = {
                         check_answer=election.check_answer, describe=_election_describe, value_name=election.value_name,
                         wire_error=election.WireError),
 }
+SUBJECTS["ha"] = Subject(protocol="ha", inputs=ha.INPUTS, features=ha.FEATURES, cases=ha_cases.cases,
+                         edge_cases=ha_cases.edge_cases, prepare=ha.prepare, answer=ha.answer, decode=ha.decode_case,
+                         sections=ha.sections, check_answer=ha.check_answer, describe=ha.describe,
+                         value_name=ha.value_name, wire_error=ha.WireError)
 
 
 def subject(protocol: str) -> Subject:

@@ -284,7 +284,8 @@ TOLERANT_SIZES = (100, 10_000)  # lines of the reference-made election logs
 def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[dict]:
     """Seconds to validate election logs of the given sizes (reference histories under the
     `crash` profile, ticks up to 30 ms late, lines reordered as support/impl_logs.realistic
-    does) and each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds."""
+    does), each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds, and
+    the ha and dledger_commitlog logs of support/impl_logs' bench cases."""
     rows = []
     cases = []
     for size in sizes:
@@ -293,7 +294,8 @@ def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[d
     for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
         cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
     options: dict[str, tolerant_mod.Options] = {}
-    for name, lines, opts in impl_logs.ha_bench_cases():  # ha: reference-made, and RocketMQ 4.9.4's own logs
+    # ha: reference-made, and RocketMQ 4.9.4's own logs; dledger_commitlog: reference-made
+    for name, lines, opts in impl_logs.ha_bench_cases() + impl_logs.dledger_commitlog_bench_cases():
         cases.append((name, lines))
         options[name] = opts
     for name, lines in cases:
