@@ -205,6 +205,21 @@ def session(master: str, app: str = "rmqspec fuzz"):
     return spark
 
 
+def stop_quietly(spark) -> None:
+    """Stop a session whose job is still running (a Ctrl-C, SIGTERM or error on the way out):
+    the JVM's loggers off first, then its jobs cancelled, so the context's shutdown under a
+    running job (a Parquet write aborting, tasks killed) prints no Java errors after our one
+    line. Each call is best effort: an interrupted py4j call may have left its connection
+    broken, and stopping must go on."""
+    sc = spark.sparkContext
+    for quiet in (lambda: sc.setLogLevel("OFF"), sc.cancelAllJobs):
+        try:
+            quiet()
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
+    spark.stop()
+
+
 def _driver_jvm_apart(options: dict) -> None:
     """Start Spark's driver JVM (the py4j gateway, once per process) in a session of its own,
     as the builder would but for that: a Ctrl-C or SIGTERM sent to our process group (a

@@ -149,6 +149,11 @@ def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
                 shrunk = shrink_on_spark(spark, tasks, plan.imports, _budgets(opts),
                                          _shrink_progress(tasks, opts, log, "the executors"))
             shrink_where = "the Spark executors" if tasks else None
+        except BaseException:
+            if own:  # interrupted or failed under a running job: the JVM says nothing of it
+                own = False
+                engines.stop_quietly(spark)
+            raise
         finally:
             if own:
                 spark.stop()
