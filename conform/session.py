@@ -3,8 +3,8 @@ mismatch), static vectors through a driver, and writing vectors.
 
 A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
 cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
-A protocol adds a module pair (conform.election and conform.election_cases; conform.dledger_log
-and conform.dledger_log_cases) and one `Subject` entry here.
+`election`, `dledger_log`, `ha` and `nameserver` have one; another protocol adds a module pair like
+conform.election and conform.election_cases and one `Subject` entry here.
 
 Hypothesis drives the generated run: each example is one case sent to the driver. The
 first mismatch makes Hypothesis shrink (every shrink step is one more case sent), and
@@ -28,6 +28,8 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from conform import dledger_log, dledger_log_cases, election, election_cases
 from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
+from conform import ha, ha_cases
+from conform import nameserver, nameserver_cases
 
 VECTORS_SCHEMA = "rmqspec.vectors/1"
 
@@ -86,6 +88,15 @@ SUBJECTS = {
                            describe=dledger_log.describe, value_name=dledger_log.value_name,
                            wire_error=dledger_log.WireError),
 }
+SUBJECTS["ha"] = Subject(protocol="ha", inputs=ha.INPUTS, features=ha.FEATURES, cases=ha_cases.cases,
+                         edge_cases=ha_cases.edge_cases, prepare=ha.prepare, answer=ha.answer, decode=ha.decode_case,
+                         sections=ha.sections, check_answer=ha.check_answer, describe=ha.describe,
+                         value_name=ha.value_name, wire_error=ha.WireError)
+SUBJECTS["nameserver"] = Subject(
+    protocol="nameserver", inputs=nameserver.INPUTS, features=nameserver.FEATURES, cases=nameserver_cases.cases,
+    edge_cases=nameserver_cases.edge_cases, prepare=nameserver.prepare, answer=nameserver.answer,
+    decode=nameserver.decode_case, sections=nameserver.sections, check_answer=nameserver.check_answer,
+    describe=nameserver.describe, value_name=nameserver.value_name, wire_error=nameserver.WireError)
 
 
 def subject(protocol: str) -> Subject:

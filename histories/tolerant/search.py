@@ -130,6 +130,12 @@ class Search(Lookahead):
                 bound, r = self.draw_lines[i][k]
                 return [((r * core.DRAW_SPAN + bound - 1) // bound, False)]
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
+        classes = getattr(self.lp, "draw_classes", None)
+        if classes is not None:  # the protocol names one draw per way its tick can use a draw
+            wake = core.wake_times(w)[i]
+            lo_hi = core.tick_window(w, i)
+            draws = classes(w, i, (wake + lo_hi[0], wake + lo_hi[1]), self.lines[pos:pos + self.opts.window])
+            return [(draws[0], False)] if len(draws) == 1 else [(d, True) for d in draws]
         probes = []
         for d in PROBES:
             _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
@@ -193,12 +199,22 @@ class Search(Lookahead):
         events = self.fact(w, ln)
         if not events:
             return None
-        after = w.evolve(now=tau) if tau > w.now else w
+        before = w.evolve(now=tau) if tau > w.now else w
+        d = _skew(ln.t, tau)
+        trail = (s.trail + ((w, ln.at),))[-TRAIL:]
+        if ln.at in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
+            # its lines are pending like any step's, with their causes: a request's delivery
+            # after the line that sends it (the command comes from outside: no node line before it)
+            (ev,) = events
+            after, obs = core.step(before, ev)
+            ns, _ = self.advance(s.but(w=before), ev, after, self.lines_of(before, ev, after, obs), ln, s)
+            if ns is None:
+                return None
+            return ns.but(skew=max(ns.skew, d), events=s.events + 1, trail=trail, drift=ns.drift + d)
+        after = before
         for ev in events:
             after, _ = core.step(after, ev)
-        d = _skew(ln.t, tau)
-        return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=(s.trail + ((w, ln.at),))[-TRAIL:],
-                     drift=s.drift + d)
+        return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=trail, drift=s.drift + d)
 
     def fact(self, w: core.World, ln: il.LogLine) -> list:
         """The world events a fact's line stands for ([]: it cannot happen now)."""
@@ -215,7 +231,10 @@ class Search(Lookahead):
         if ln.at == "heal":
             return [core.Heal()]
         if ln.at in getattr(self.lp, "FACTS", ()):
-            ev = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
+            if hasattr(self.lp, "fact_event"):  # a fact with fields (a topic created)
+                ev = self.lp.fact_event(w, ln.node, ln.at, ln.fields)
+            else:
+                ev = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
             return [ev] if ev is not None else []
         return []
 

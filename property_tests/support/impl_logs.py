@@ -108,7 +108,7 @@ def realistic(lines: list[dict], seed: int, jitter_ms: int = 2, clock_ms: int = 
             kind, env = d.pop("_kind", None), d.pop("_env", -1)
             d.pop("_step", None)
             d.pop("_gets", None)
-            if d["at"] in impl_log.WORLD_POINTS:
+            if d["at"] in impl_log.WORLD_POINTS or d["at"] in impl_log.protocol_facts(lp):
                 era += 1  # a fault: nothing moves across it
                 keyed.append(((era, d["t_ms"]), d))
                 era += 1
@@ -222,3 +222,12 @@ def ha_bench_cases() -> list[tuple[str, list[dict], tolerant.Options]]:
             real = [d for _, d in trace_mod.read_lines(f)]
         cases.append((f"RocketMQ 4.9.4 ha {path.stem}", real, tolerant.Options(slack_ms=HA_SLACK_MS)))
     return cases
+
+
+def dledger_commitlog_bench_cases() -> list[tuple[str, list[dict], tolerant.Options]]:
+    """The `dledger_commitlog` logs `rmqspec bench --tolerant` times: reference-made logs (3
+    brokers, a name server, a producer and a consumer; no real DLedgerCommitLog log yet), one
+    fault-free with puts, dispatches and pulls, one with broker crashes."""
+    return [(f"dledger_commitlog reference, {profile}",
+             realistic(reference_log("dledger_commitlog", profile, seed, steps, late_ms=5), seed), tolerant.Options())
+            for profile, seed, steps in (("lockstep", 1, 250), ("crash", 5, 600))]
