@@ -15,7 +15,7 @@ import json
 import pytest
 
 from histories import tolerant
-from histories.tolerant import scheduler
+from histories.tolerant import checker, scheduler
 from property_tests.support import impl_logs as il
 from reference_impl import core
 from rmqspec import cli
@@ -127,6 +127,32 @@ def test_a_hit_search_bound_is_reported():
     r = check(il.read_real("leader_crash_s3"), max_states=1, beam=1)
     assert not r.accepted
     assert "bound" in r.reason and "a larger --max-states might explain it" in r.reason
+
+
+class _Execution:
+    """What the beam looks at besides the score order (the list's): what the down nodes kept."""
+
+    def __init__(self, down: tuple) -> None:
+        self.down = down
+
+    def down_state(self) -> tuple:
+        return self.down
+
+
+def test_the_beam_keeps_the_best_executions_of_each_state_a_down_node_may_be_in():
+    """A down node writes nothing, so the log cannot rank executions that differ in what it
+    kept (a slave's flush just before its OS crash, or not); each such state keeps the beam's
+    best executions until the restart shows which it was (the real ha log async_slave_os_crash,
+    test_ha_impl_logs.py, was rejected 180 lines after the crash when the flushed one was cut).
+    With no node down, the beam is the plain one."""
+    unflushed = [_Execution(("kept 5800 bytes",)) for _ in range(7)]
+    flushed = [_Execution(("kept 6000 bytes",)) for _ in range(5)]
+    ranked = unflushed[:5] + flushed + unflushed[5:]
+    assert checker.kept(ranked, 4) == unflushed[:4] + flushed[:4]
+    alive = [_Execution(()) for _ in range(9)]
+    assert checker.kept(alive, 4) == alive[:4]
+    many = [_Execution((k,)) for k in range(100)]
+    assert len(checker.kept(many, 4)) == checker.MAX_BEAM
 
 
 def test_a_log_cut_short_of_a_line_the_reference_owes_is_rejected_at_its_end():
