@@ -60,7 +60,10 @@ def mostly(draw: st.DrawFn, common: object, rare: list | tuple) -> object:
 
 
 @st.composite
-def topic_configs(draw: st.DrawFn) -> ri.TopicConfigSerializeWrapper:
+def topic_configs(draw: st.DrawFn, held: ri.DataVersion | None = None) -> ri.TopicConfigSerializeWrapper:
+    """A registration's topics and DataVersion; `held`, the version the NameServer holds for the
+    address, is taken half the time: registerBroker updates queue data only when the version
+    changed (isBrokerTopicConfigChanged), and twelve random versions rarely meet it again."""
     chosen = draw(st.lists(st.sampled_from(TOPICS), max_size=3, unique=True))
     table = []
     for t in sorted(chosen):
@@ -69,17 +72,21 @@ def topic_configs(draw: st.DrawFn) -> ri.TopicConfigSerializeWrapper:
                                         write_queue_nums=mostly(draw, queues, (1, 8)),
                                         perm=mostly(draw, 6, (4, 2, 7)), topic_sys_flag=mostly(draw, 0, (1,)))))
     version = ri.DataVersion(timestamp=pick(draw, (0, 1, 2)), counter=pick(draw, (0, 1, 2, 3)))
+    if held is not None and draw(st.booleans()):
+        version = held
     return ri.TopicConfigSerializeWrapper(topic_config_table=FrozenMap(table), data_version=version)
 
 
 @st.composite
-def registrations(draw: st.DrawFn) -> RegisterBroker:
+def registrations(draw: st.DrawFn, rim: ri.RouteInfo) -> RegisterBroker:
     name = pick(draw, NAMES)
     addr = pick(draw, addresses(name))
+    live = rim.broker_live_table.get(addr)
     filters = mostly(draw, None, ((), ("10.9.0.1:45001",), ("10.9.0.1:45001", "10.9.0.2:45001")))
     return RegisterBroker(cluster_name=mostly(draw, CLUSTER_OF[name], CLUSTERS), broker_addr=addr, broker_name=name,
                           broker_id=pick(draw, (0, 1, 2)), ha_server_addr=ha_address(addr),
-                          topic_config=draw(topic_configs()), filter_server_list=filters,
+                          topic_config=draw(topic_configs(live.data_version if live is not None else None)),
+                          filter_server_list=filters,
                           channel=channel(addr, pick(draw, (0, 1, 2))))
 
 
@@ -102,7 +109,7 @@ def channel_closes(draw: st.DrawFn, rim: ri.RouteInfo) -> ChannelDestroy:
 @st.composite
 def calls(draw: st.DrawFn, kind: str, rim: ri.RouteInfo) -> object:
     if kind == "register_broker":
-        return draw(registrations())
+        return draw(registrations(rim))
     if kind == "unregister_broker":
         return draw(unregistrations())
     if kind == "get_route":
