@@ -22,7 +22,11 @@ reference's functions (which it must agree with):
   when it does not and the wait ran out (slaveTimeout from the put; 4.9.0-4.9.2 wait
   syncFlushTimeout from when GroupTransferService reaches the request, so at least that from
   the put). `fixed` (the model's repair): covered by a live connection that started at or
-  below the message and acked past its end.
+  below the message and acked past its end. Only a put the master appended is judged:
+  asyncPutMessage calls submitReplicaRequest after a successful append only, and the put's end
+  is its Appended record. A SEND delivered again after its RPC closed is put again, but the
+  network discards its answer: that put's at-once status is unseen, and whether it waits is
+  what is judged.
 - HA-12 `CommitLog#submitFlushRequest`, `GroupCommitService#doCommit`: a put's flush status.
   ASYNC_FLUSH: PUT_OK at once; SYNC_FLUSH: PUT_OK only when flushedWhere covers the
   message's end, FLUSH_DISK_TIMEOUT only when it does not.
@@ -42,7 +46,7 @@ from reference_impl import core
 from reference_impl.core import network as net_mod
 from reference_impl.ha import commit_log as st
 from reference_impl.ha.ghost import master_index
-from reference_impl.ha.records import AckRead, FrameRejected, Reported, SendMessage, SendResult
+from reference_impl.ha.records import AckRead, Appended, FrameRejected, Reported, SendMessage, SendResult
 from reference_impl.rocketmq import BrokerRole, PutMessageStatus
 from spec import bounds
 from spec.properties import Property
@@ -223,21 +227,39 @@ def ha11(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     if env is not None and b.role is not BrokerRole.SLAVE:
         put = _this_put(b, a, env.rpc)
         answer = replies.get(env.rpc)
-        end = (put.offset + put.size) if put is not None else (answer.offset + answer.size if answer else -1)
+        appended = next((o for i, o in obs if i == m and type(o) is Appended), None)
+        if appended is None:
+            # asyncPutMessage returned before submitReplicaRequest (a store check or the append failed):
+            # the put has no replica decision, so it neither waits for GroupTransferService nor carries
+            # a replica status
+            if put is not None or (answer is not None and answer.status in (SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT)):
+                return _wrong(after, "a put the master did not append got a replica decision")
+            return _settled(before, after, b, a, replies)
+        end = appended.offset + appended.size  # submitReplicaRequest's wroteOffset + wroteBytes
         if sync_master:
             ok = slave_ok(c, b, end, bounds.setting(after, "ha_slave_fallbehind_max"))
             if ok and (put is None or put.replica is not None):
                 return _wrong(after, f"a SYNC_MASTER put ending at {end} was not queued for GroupTransferService "
                                      f"although isSlaveOK held ({len(b.conns)} connection(s), push2SlaveMaxOffset "
                                      f"{b.push2slave_max})")
+            # a SEND delivered again after its RPC closed: the network discards the master's answer
+            # (NettyRemotingAbstract#processResponseCommand finds no ResponseFuture), so a put that did
+            # not wait is all that shows the decision
+            unanswerable = put is None and answer is None and net_mod.find_rpc(before.net, env.rpc) is None
             if not ok and not ((put is not None and put.replica is SLAVE_NOT_AVAILABLE)
-                               or (answer is not None and answer.status is SLAVE_NOT_AVAILABLE)):
+                               or (answer is not None and answer.status is SLAVE_NOT_AVAILABLE) or unanswerable):
                 return _wrong(after, f"a SYNC_MASTER put ending at {end} was not answered SLAVE_NOT_AVAILABLE "
                                      f"although isSlaveOK failed ({len(b.conns)} connection(s), "
                                      f"push2SlaveMaxOffset {b.push2slave_max})")
         elif (put is not None and put.replica is not PUT_OK) or (answer is not None and answer.status in (
                 SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT)):
             return _wrong(after, f"an ASYNC_MASTER put ending at {end} got a replica status other than PUT_OK")
+    return _settled(before, after, b, a, replies)
+
+
+def _settled(before: core.World, after: core.World, b: Any, a: Any, replies: dict) -> bool:
+    """HA-11's second half: the waiting puts GroupTransferService answered at this step."""
+    c = after.cfg.proto
     now_puts = {p.rpc: p for p in a.puts}
     for p in b.puts:
         if p.replica is not None:
