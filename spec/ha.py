@@ -33,7 +33,8 @@ def _stores(w: core.World) -> tuple:
 
 
 def divergence(w: core.World, j: int) -> int:
-    """The first offset at which slave j's CommitLog is not the master's, or -1 if it is a prefix-copy."""
+    """The first offset at which slave j's CommitLog holds a byte that is not the master's at that
+    offset, or -1 if it is a prefix-copy."""
     ms, s = w.nodes[master_index(w)].store, w.nodes[j].store
     if s.base < 0:
         return -1
@@ -50,7 +51,9 @@ def divergence(w: core.World, j: int) -> int:
             while mine[k:k + step] == theirs[k:k + step]:
                 k += step
             return lo + next(x for x in range(k, hi - lo) if mine[x] != theirs[x])
-    return mmax if smax > mmax else -1
+    # beyond the master's max offset, where the slave's CommitLog holds bytes at all: a slave restarted
+    # empty is fed from the master's last mapped file (HA-5), so it may start above that max offset
+    return max(mmax, lo) if smax > mmax else -1
 
 
 def ha1(w: core.World) -> bool:
