@@ -11,10 +11,14 @@ from property_tests.support import mutation as mu
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.core import network as net
+from reference_impl.core.network import Respond
+from reference_impl.ha import broker as ha_broker
 from reference_impl.ha import commit_log as st
+from reference_impl.ha import service as ha_service
+from reference_impl.ha import wire
 from reference_impl.ha.records import SendMessage
 from reference_impl.rocketmq import PutMessageStatus
-from spec import properties
+from spec import ha_decisions, properties
 
 PROTOCOL = "ha"
 SYNC = {"broker_role": "SYNC_MASTER", "flush_disk_type": "SYNC_FLUSH"}
@@ -106,3 +110,52 @@ def test_a_send_delivered_after_its_rpc_closed_is_judged_by_what_the_master_did(
 def test_a_wrong_decision_on_a_send_delivered_after_its_rpc_closed_is_unexpected() -> None:
     found = [v for v in _duplicate_after_close(True) if v.property == "HA-11"]
     assert found and found[0].expected is None and "isSlaveOK failed (0 connection(s)" in found[0].detail, found
+
+
+def _two_puts_of_one_send(monkeypatch, broken: bool) -> tuple[bool, str]:
+    """`fixed`, SYNC_MASTER, 256-byte files: one SEND delivered twice is put at 0 and again at 256 (two
+    puts of one rpc); an empty slave is fed from 256 (the last mapped file) and acks past the copy.
+    At slaveTimeout GroupTransferService answers the put at 0 FLUSH_SLAVE_TIMEOUT (no connection
+    started at or below it) and the copy PUT_OK, in one tick: HA-11 judges each answer against its
+    own put (the machine's false alarm judged the put at 0 by the copy's PUT_OK). `broken`:
+    GroupTransferService takes push2SlaveMaxOffset alone, as 4.9.4 does, so the put at 0 is PUT_OK.
+    Returns HA-11's verdict on that tick and its reason."""
+    if broken:
+        monkeypatch.setattr(ha_service, "transfer_ok", lambda c, b, req: b.push2slave_max >= req.next_offset)
+    cfg = core.protocol(PROTOCOL).make_config(2, {"broker_role": "SYNC_MASTER", "version": "fixed",
+                                                  "mapped_file_size_commit_log": 256})
+    w = core.init(cfg.evolve(profile=faults.profile("none", PROTOCOL)))
+    c = cfg.proto
+    send = SendMessage(msg_id="p0-0", body="p0-0|" + "." * 150)
+    flight = net.send(w.net, 0, cfg.ids.index("p0"), 0, send, timeout_ms=c.send_msg_timeout)
+    rpc = flight.flight[-1].rpc
+    flight = net.remove(flight, flight.flight[-1].id)  # delivered (twice): the RPC stays open
+    b = ha_service.accept(c, w.nodes[0], 1, "n1", 0)
+    b, _, _ = ha_broker.handle_put(c, b, send, rpc, 0)
+    b, _, _ = ha_broker.handle_put(c, b, send, rpc, 0)
+    first, copy = b.puts
+    assert (first.offset, copy.offset) == (0, 256)
+    b, _ = ha_service.read_event(c, b, 1, wire.encode_ack(0), 1)
+    b, _ = ha_service.write_loop(c, b, 0, 1)
+    assert b.conns[0].transfer_start == 256
+    b, _ = ha_service.read_event(c, b, 1, wire.encode_ack(copy.offset + copy.size), 2)
+    ghost = w.ghost.evolve(appended_at=w.ghost.appended_at.set(0, 0).set(256, 0))
+    before = w.evolve(now=2, nodes=(b,) + w.nodes[1:], net=flight, ghost=ghost)
+    now = c.store.slave_timeout + 10
+    after_master, outs = ha_broker.on_tick(c, b, now, 0)
+    answers = [o for o in outs if isinstance(o, Respond)]
+    assert [(o.rpc, o.msg.offset) for o in answers] == [(rpc, 0), (rpc, 256)]
+    for o in answers:
+        flight = net.reply(flight, now, o.rpc, o.msg)
+    after = before.evolve(now=now, nodes=(after_master,) + w.nodes[1:], net=flight)
+    verdict = ha_decisions.ha11(before, core.Tick(node=0, draw=0), after, ())
+    return verdict, ha_decisions._why(after)
+
+
+def test_two_puts_of_one_send_are_judged_each_by_its_own_answer(monkeypatch) -> None:
+    assert _two_puts_of_one_send(monkeypatch, broken=False) == (True, "see the trace")
+
+
+def test_a_put_ok_for_the_put_the_transfer_did_not_cover_is_unexpected(monkeypatch) -> None:
+    verdict, why = _two_puts_of_one_send(monkeypatch, broken=True)
+    assert not verdict and "answered p0-0 (end 179) PUT_OK" in why, why

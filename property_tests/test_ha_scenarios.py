@@ -212,8 +212,8 @@ def test_flush_slave_timeout_arrives_after_the_producer_gave_up(monkeypatch):
     answered = []
     complete_put = ha.complete_put
 
-    def spy(b, rpc, flush=None, replica=None):
-        b, outs = complete_put(b, rpc, flush=flush, replica=replica)
+    def spy(b, rpc, offset, flush=None, replica=None):
+        b, outs = complete_put(b, rpc, offset, flush=flush, replica=replica)
         answered.extend(o.msg.status.value for o in outs if isinstance(o, Respond))
         return b, outs
 

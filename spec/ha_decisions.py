@@ -26,7 +26,8 @@ reference's functions (which it must agree with):
   asyncPutMessage calls submitReplicaRequest after a successful append only, and the put's end
   is its Appended record. A SEND delivered again after its RPC closed is put again, but the
   network discards its answer: that put's at-once status is unseen, and whether it waits is
-  what is judged.
+  what is judged. A SEND delivered twice makes two puts of one rpc: each is matched to its
+  own answer by its offset.
 - HA-12 `CommitLog#submitFlushRequest`, `GroupCommitService#doCommit`: a put's flush status.
   ASYNC_FLUSH: PUT_OK at once; SYNC_FLUSH: PUT_OK only when flushedWhere covers the
   message's end, FLUSH_DISK_TIMEOUT only when it does not.
@@ -178,15 +179,17 @@ def transferred(c: Any, b: Any, offset: int, end: int) -> bool:
     return b.push2slave_max >= end
 
 
-def _put_replies(before: core.World, after: core.World, m: int) -> dict[int, SendResult]:
-    """rpc id -> the SendResult the master put in flight at this step."""
+def _put_replies(before: core.World, after: core.World, m: int) -> dict[tuple[int, int], SendResult]:
+    """(rpc id, offset) -> the SendResult the master put in flight at this step. A SEND the network
+    delivered twice made two puts of one rpc, each with its own request and future: the answer's
+    offset (the put's wroteOffset) tells them apart."""
     first = before.net.next_id
     out = {}
     for env in reversed(after.net.flight):
         if env.id < first:
             break
         if env.reply and env.src == m and type(env.msg) is SendResult:
-            out[env.rpc] = env.msg
+            out[env.rpc, env.msg.offset] = env.msg
     return out
 
 
@@ -226,8 +229,8 @@ def ha11(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     replies = _put_replies(before, after, m) if after.net.next_id != before.net.next_id else {}
     if env is not None and b.role is not BrokerRole.SLAVE:
         put = _this_put(b, a, env.rpc)
-        answer = replies.get(env.rpc)
         appended = next((o for i, o in obs if i == m and type(o) is Appended), None)
+        answer = replies.get((env.rpc, appended.offset if appended is not None else -1))
         if appended is None:
             # asyncPutMessage returned before submitReplicaRequest (a store check or the append failed):
             # the put has no replica decision, so it neither waits for GroupTransferService nor carries
@@ -260,12 +263,12 @@ def ha11(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
 def _settled(before: core.World, after: core.World, b: Any, a: Any, replies: dict) -> bool:
     """HA-11's second half: the waiting puts GroupTransferService answered at this step."""
     c = after.cfg.proto
-    now_puts = {p.rpc: p for p in a.puts}
+    now_puts = {(p.rpc, p.offset): p for p in a.puts}  # a SEND delivered twice: two puts of one rpc
     for p in b.puts:
         if p.replica is not None:
             continue
-        q = now_puts.get(p.rpc)
-        answer = replies.get(p.rpc)
+        q = now_puts.get((p.rpc, p.offset))
+        answer = replies.get((p.rpc, p.offset))
         if q is not None:
             r = q.replica
         elif answer is not None:
@@ -307,18 +310,19 @@ def ha12(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     replies = _put_replies(before, after, m) if after.net.next_id != before.net.next_id else {}
     if env is not None and b.role is not BrokerRole.SLAVE:
         put = _this_put(b, a, env.rpc)
-        answer = replies.get(env.rpc)
+        appended = next((o for i, o in obs if i == m and type(o) is Appended), None)
+        answer = replies.get((env.rpc, appended.offset if appended is not None else -1))
         if from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
             return _wrong(after, "a SYNC_FLUSH put's flush status was decided before GroupCommitService ran")
         if not from_sync_flush and put is not None and put.flush is not PUT_OK:
             return _wrong(after, "an ASYNC_FLUSH put's flush status was not PUT_OK at once")
     flushed = a.store.flushed
-    now_puts = {p.rpc: p for p in a.puts}
+    now_puts = {(p.rpc, p.offset): p for p in a.puts}  # a SEND delivered twice: two puts of one rpc
     for p in b.puts:
         if p.flush is not None:
             continue
-        q = now_puts.get(p.rpc)
-        answer = replies.get(p.rpc)
+        q = now_puts.get((p.rpc, p.offset))
+        answer = replies.get((p.rpc, p.offset))
         if q is not None:
             f = q.flush
         elif answer is not None and (p.replica is PUT_OK or answer.status in (PUT_OK, FLUSH_DISK_TIMEOUT)):
