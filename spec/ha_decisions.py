@@ -312,7 +312,10 @@ def ha12(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
         put = _this_put(b, a, env.rpc)
         appended = next((o for i, o in obs if i == m and type(o) is Appended), None)
         answer = replies.get((env.rpc, appended.offset if appended is not None else -1))
-        if from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
+        if appended is None:  # asyncPutMessage returned before submitFlushRequest: no flush decision
+            if put is not None:
+                return _wrong(after, "a put the master did not append waits for GroupCommitService")
+        elif from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
             return _wrong(after, "a SYNC_FLUSH put's flush status was decided before GroupCommitService ran")
         if not from_sync_flush and put is not None and put.flush is not PUT_OK:
             return _wrong(after, "an ASYNC_FLUSH put's flush status was not PUT_OK at once")
