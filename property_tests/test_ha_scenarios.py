@@ -108,6 +108,30 @@ def test_ha1_a_slave_byte_the_master_never_had_is_unexpected_after_the_loss():
     assert ha.ha1_expected(w) is None
 
 
+def test_ha1_master_disk_loss_under_a_slave_whose_last_file_is_empty():
+    """test_ha_machine (--hypothesis-seed=2): the slave's OS crash took the bytes it was fed from the
+    master's last mapped file, recovery kept the empty file (max offset 7168), then the master lost its
+    disk. The slave holds no byte, but its CommitLog ends beyond the master's: the end it had reached,
+    at an offset the master had reached, before the master's loss."""
+    result = run("master_disk_loss_slave_empty_file.json")
+    found = {v.property: v for v in result.violations}
+    assert result.ok(), result.unexpected
+    assert "n1 differs from the master from offset 7168 (slave max 7168, master max 0)" in found["HA-1"].detail
+    assert "when n1's CommitLog already ended at 7168" in found["HA-1"].expected
+
+
+def test_ha1_an_empty_slave_file_beyond_what_the_master_had_is_unexpected():
+    """The same history with the slave's empty file at 8192, past the master's max offset before its
+    loss (7664): no loss of the master explains that end."""
+    w = run("master_disk_loss_slave_empty_file.json").world
+    s = w.nodes[1].store
+    assert (s.base, s.data) == (7168, b"")
+    w = w.evolve(nodes=(w.nodes[0], w.nodes[1].evolve(store=s.evolve(base=8192, flushed=8192, durable=8192)))
+                 + w.nodes[2:])
+    assert not ha.ha1(w) and ha.divergence(w, 1) == 8192
+    assert ha.ha1_expected(w) is None
+
+
 def test_ha3_empty_slave_ack_covers_files_it_never_got_in_4_9_4():
     result = run("ha3_transfer_start.json")
     assert result.ok() and "last mapped file" in violated(result)["HA-3"]

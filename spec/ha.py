@@ -93,6 +93,8 @@ def _lost_by_master(w: core.World, j: int, d: int) -> str | None:
     if len(regions) == 1:
         return None
     top = st.max_offset(s)
+    if d >= top:
+        return _end_lost_by_master(w, j, regions[1:])
     x = d
     lost = False
     while x < top:
@@ -115,6 +117,22 @@ def _lost_by_master(w: core.World, j: int, d: int) -> str | None:
     return (f"the master lost its data above {floor} in OS crashes or disk losses while {slave} had it, and {slave} "
             f"differs at {d}: from there it holds the master's bytes from before those losses (and the master's "
             f"own where they agree); classic HA never truncates a slave")
+
+
+def _end_lost_by_master(w: core.World, j: int, losses: list) -> str | None:
+    """Slave j holds no byte past the master's max offset, yet its CommitLog ends beyond it: an
+    empty mapped file (recovery after an OS crash keeps a file whose data was never flushed, and
+    CommitLog#recover* sets the max offset to the file's start). That end is the master's loss if
+    one of its OS crashes or disk losses left it below that end while the master had reached it
+    and j's CommitLog already ended there (`losses`: (CommitLog before, floor, min(j's max offset
+    then, that CommitLog's max offset)))."""
+    slave, top = w.cfg.ids[j], st.max_offset(w.nodes[j].store)
+    floors = [floor for _, floor, hi in losses if floor < top <= hi]
+    if not floors:
+        return None
+    return (f"the master lost its data above {min(floors)} in an OS crash or disk loss when {slave}'s CommitLog "
+            f"already ended at {top}, and {slave} holds no byte there: its last mapped file, from {top}, is empty "
+            f"(recovery keeps a file whose data an OS crash took); classic HA never truncates a slave")
 
 
 def _misplaced(w: core.World, j: int) -> str | None:
