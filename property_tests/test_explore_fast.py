@@ -11,7 +11,7 @@ import pytest
 
 from histories import runner
 from model_checks import explore, explore_fast
-from property_tests.support.election_mutants import HOME, parse_own_vote_as_quorum
+from histories.mutants.election import HOME, parse_own_vote_as_quorum
 from reference_impl import core
 from reference_impl.core import faults
 from rmqspec import cli

@@ -13,7 +13,7 @@ from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
 from histories import files, formats
-from property_tests.support import mutation as catalogue
+from histories.mutants import catalogue as catalogue
 from rmqspec import mutation
 from rmqspec.commands.usage import UsageError
 from spark_harness.progress import Progress
