@@ -31,7 +31,6 @@ from spec import dledger_log_causes as dcauses
 from spec import election as espec
 from spec import nameserver as nspec
 
-
 SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_log"
 
 

@@ -10,8 +10,8 @@ import os
 
 import pytest
 
-from histories import tolerant
 from histories import reference_logs as il
+from histories import tolerant
 from histories.reference_logs.offsets import FAULTS, QUIET, reference_log
 from reference_impl.offsets import log_points as lp
 

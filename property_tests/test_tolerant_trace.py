@@ -14,9 +14,9 @@ import json
 
 import pytest
 
+from histories import reference_logs as il
 from histories import tolerant
 from histories.tolerant import scheduler
-from histories import reference_logs as il
 from property_tests.support import impl_logs as mutate
 from reference_impl import core
 from rmqspec import cli

@@ -23,13 +23,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from histories import fast, runner
+from histories import fast, reference_logs, runner
 from histories import tolerant as tolerant_mod
-from model_checks import explore as explore_mod
-from model_checks import explore_fast
-from histories import reference_logs
 from histories.reference_logs import nameserver as nameserver_logs
 from histories.reference_logs import offsets as offsets_logs
+from model_checks import explore as explore_mod
+from model_checks import explore_fast
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import engines, report

@@ -40,9 +40,9 @@ from collections.abc import Callable
 import attrs
 
 from histories import runner
+from histories.mutants import catalogue as mu
 from model_checks import conformance as conf
 from model_checks import explore as ex
-from histories.mutants import catalogue as mu
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import plan as plan_mod

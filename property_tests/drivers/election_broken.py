@@ -17,8 +17,8 @@ from __future__ import annotations
 import sys
 
 from conform.election import answer
-from property_tests.drivers.election_reference import serve
 from histories.mutants.election import ORIG, vote_ignoring_curr_vote_for
+from property_tests.drivers.election_reference import serve
 from reference_impl.election import leader_elector as elector
 from reference_impl.election.records import Code, rand_int
 
