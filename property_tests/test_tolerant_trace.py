@@ -84,7 +84,8 @@ def test_a_reference_log_without_times_or_snapshots_is_explained():
 
 # --- logs that break the protocol are rejected where they break it ---
 
-MUTATIONS = [mutate.second_vote, mutate.term_goes_down, mutate.wrong_code, mutate.field_off_by_one, mutate.leader_without_quorum]
+MUTATIONS = [mutate.second_vote, mutate.term_goes_down, mutate.wrong_code, mutate.field_off_by_one,
+             mutate.leader_without_quorum]
 
 
 def at_line(r: tolerant.Result, lines: list[dict], line: int) -> bool:

@@ -18,7 +18,6 @@ import reference_impl.core.schedule as schedule
 from reference_impl.core.events import RpcFail, Tick
 from reference_impl.core.world import World
 
-
 MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the weights
 
 
