@@ -124,7 +124,7 @@ def two_choices_in_one_step() -> tuple:
     def keep(i, before, event, after, obs):
         if sum(type(o) is pr.QueueSelected for _, o in obs) == 2:
             steps.append((before, event, after, obs))
-    runner.simulate(sc.cfg, 1, 1_000_000, sc.until_ms, hooks=(keep,))
+    runner.simulate(sc.cfg, sc.seed, 1_000_000, sc.until_ms, hooks=(keep,))
     assert len(steps) == 1
     return steps[0]
 

@@ -29,11 +29,14 @@ it names and not from the reference's functions (which it must agree with):
   the answer is TOPIC_NOT_EXIST when the topic has no queue data or none of its broker names has
   broker data; else SUCCESS with the topic's queue data and the broker data of those names.
 - NS-15 `MQFaultStrategy#selectOneMessageQueue` with sendLatencyFaultEnable off (the default) ->
-  `TopicPublishInfo#selectOneMessageQueue(lastBrokerName)`: the queue is the list's entry at the
-  send thread's index after its last increment (Math.abs(index) % size); for a first attempt one
-  increment; for a retry each skipped probe was a queue of lastBrokerName, and the chosen queue
-  is another broker's unless every probe of a whole round was lastBrokerName's (then one more
-  increment).
+  `TopicPublishInfo#selectOneMessageQueue(lastBrokerName)`, as `DefaultMQProducerImpl#sendDefaultImpl`
+  calls it: lastBrokerName is null for a send's first attempt and the previous attempt's broker for
+  a retry; the queue is the list's entry at the send thread's index after its last increment
+  (Math.abs(index) % size); a first attempt increments once; a retry increments until a queue of
+  another broker, and one more time if a whole round was lastBrokerName's. Each choice starts from
+  the index the choice before left in that TopicPublishInfo (several can happen in one step: an
+  attempt that throws before writing a request is retried at once), and the send and the table,
+  which hold the same object, keep the index the step's last choice left.
 - NS-16 `MQClientInstance#updateTopicRouteInfoFromNameServer` and `#cleanOfflineBroker`: a
   client's cached route of a topic changes only when a GET_ROUTEINFO_BY_TOPIC answer SUCCESS
   reaches it, and then becomes that very route, with the broker address table taking each of
@@ -482,10 +485,12 @@ PROPERTIES = [
                        "the topic has no queue data or none of its brokers has broker data, else SUCCESS with the "
                        "topic's queue data and the broker data of those names, as the tables hold them."),
     Property(id="NS-15", protocol="nameserver", kind="safety", holds_step=ns15, explain=_why,
-             statement="TopicPublishInfo#selectOneMessageQueue(lastBrokerName) (sendLatencyFaultEnable off): the "
-                       "queue at the send index after its last increment; one increment for a first attempt; for a "
-                       "retry, every skipped probe was lastBrokerName's and the choice is another broker's unless a "
-                       "whole round of probes was lastBrokerName's (then one more)."),
+             statement="TopicPublishInfo#selectOneMessageQueue(lastBrokerName) (sendLatencyFaultEnable off), as "
+                       "sendDefaultImpl calls it: lastBrokerName is the previous attempt's broker (none for the "
+                       "first); the queue at the send index after its last increment; one increment for a first "
+                       "attempt; a retry increments until another broker's queue, or once more after a whole round "
+                       "of lastBrokerName's; each choice continues from the index the one before left, and the send "
+                       "and the table keep the index the last choice left."),
     Property(id="NS-16", protocol="nameserver", kind="safety", holds_step=ns16, explain=_why,
              statement="MQClientInstance#updateTopicRouteInfoFromNameServer / #cleanOfflineBroker: a client's cached "
                        "route changes only to the very route a SUCCESS answer brings, with its brokers' addresses "
