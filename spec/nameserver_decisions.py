@@ -357,7 +357,7 @@ def _chose_right(after: core.World, name: str, p0: pr.Producer, p1: pr.Producer,
         op1 = p1.op if p1.op is not None and p1.op.msg_id == msg_id else None
         tpi = op0.tpi if op0 is not None and op0.tpi is not None else op1.tpi if op1 is not None else None
         if tpi is None or not tpi.message_queue_list:
-            continue  # begun and ended in this step: its TopicPublishInfo is in neither state
+            continue  # begun (or given its route) and ended in this step: its TopicPublishInfo is in neither state
         queues, draw = tpi.message_queue_list, (op0 or op1).draw
         at = index.get(tpi.epoch)
         at = draw & 0xFF if at is None else at
