@@ -138,13 +138,14 @@ def test_a_send_choosing_twice_in_one_step_is_judged_choice_by_choice() -> None:
     chosen = [(o.attempt, o.last_broker, o.broker, o.queue_id) for _, o in obs if type(o) is pr.QueueSelected]
     assert chosen == [(1, "b1", "b0", 0), (2, "b0", "b1", 0)]
     assert nd.ns15(before, event, after, obs)
+    ns15 = next(p for p in nd.PROPERTIES if p.id == "NS-15")
     for attempt in (1, 2):
         def tamper(o, **change):
             return o.evolve(**change) if type(o) is pr.QueueSelected and o.attempt == attempt else o
         for change in ({"queue_id": 1}, {"broker": "b1" if attempt == 1 else "b0"}, {"last_broker": None}):
             wrong = tuple((i, tamper(o, **change)) for i, o in obs)
             assert not nd.ns15(before, event, after, wrong), (attempt, change)
-            assert f"attempt {attempt}" in nd._why(after), (attempt, change, nd._why(after))
+            assert f"attempt {attempt}" in ns15.explain(after), (attempt, change, ns15.explain(after))
 
 
 def test_a_retry_that_loses_its_probes_is_reported_where_a_send_chooses_twice() -> None:
