@@ -252,6 +252,13 @@ def _retry_ignores_last_broker(orig: Callable) -> Callable:
     return select_avoiding
 
 
+def _retry_index_not_kept(orig: Callable) -> Callable:
+    def select_avoiding(tpi, last_broker_name, seed):
+        out, selection = orig(tpi, last_broker_name, seed)
+        return (tpi if last_broker_name is not None else out), selection
+    return select_avoiding
+
+
 def _topic_config_never_changes(orig: Callable) -> Callable:
     def is_broker_topic_config_changed(rim, broker_addr, data_version):
         return route_info.query_broker_topic_config(rim, broker_addr) is None
@@ -527,6 +534,10 @@ MUTANTS: tuple[Mutant, ...] = (
            function="select_avoiding", make=_retry_ignores_last_broker,
            rule="selectOneMessageQueue(lastBrokerName) does not avoid the broker that just failed",
            catches=("NS-15", "NS-4")),
+    Mutant(name="nameserver.retry_index_not_kept", protocol="nameserver", module=queue_selection,
+           function="select_avoiding", make=_retry_index_not_kept,
+           rule="selectOneMessageQueue(lastBrokerName) does not keep the send index its probes advanced",
+           catches=("NS-15",)),
     Mutant(name="nameserver.topic_config_never_changes", protocol="nameserver", module=route_info,
            function="is_broker_topic_config_changed", make=_topic_config_never_changes,
            rule="registerBroker takes a master's topics only at its first registration (DataVersion ignored)",
