@@ -424,8 +424,8 @@ def _copies(stored: list[int], failed: set[int]):
     g = w.ghost.evolve(msgs=w.ghost.msgs.set("p0-1", gh.MsgGhost(producer="p0", started_ms=0, stale=False,
                                                                    failed_attempts=frozenset(failed))))
     for a in stored:
-        g = gh._stored(g, w, nb.MessageStored(msg_id="p0-1", attempt=a, producer="p0", topic="TopicTest",
-                                              queue_id=0, queue_offset=0))
+        g = gh.ghost_update(g, w, 0, nb.MessageStored(msg_id="p0-1", attempt=a, producer="p0", topic="TopicTest",
+                                                       queue_id=0, queue_offset=0))
     return g.stats
 
 
