@@ -153,8 +153,8 @@ def retry_to_the_broker_that_just_failed(lines: list[dict]) -> tuple[list[dict],
 TAMPERED = {route_served_after_its_broker_expired: "broker_machine_crash_idle",
             broker_expired_by_a_scan_too_soon: "broker_machine_crash_scan",
             retry_to_the_broker_that_just_failed: "producer_master_process_crash"}
-# The producer's rejection takes about five minutes (the beam widens twice over 200 lines of sends).
-SLOW = pytest.mark.skipif(not os.environ.get("RMQSPEC_SLOW_LOGS"), reason="about five minutes; RMQSPEC_SLOW_LOGS=1")
+# The producer's rejection takes five to eight minutes (the beam widens twice over 200 lines of sends).
+SLOW = pytest.mark.skipif(not os.environ.get("RMQSPEC_SLOW_LOGS"), reason="five to eight minutes; RMQSPEC_SLOW_LOGS=1")
 
 
 @pytest.mark.parametrize("tamper", [route_served_after_its_broker_expired, broker_expired_by_a_scan_too_soon,
