@@ -97,12 +97,12 @@ BOUND = re.compile(r"(-?[\d,]+(?:\.\d+)?)\.\.([\d,]+(?:\.\d+)?)")
 
 
 def _numeric(command: str, a: argparse.Action) -> bool:
-    """A flag that takes a number: cli.py's bounded parsers (`_int_in`, `_float_in`), a list of
-    integers, or a number written as text."""
+    """A flag that takes a number: the bounded parsers of rmqspec/commands/usage.py (`int_in`,
+    `float_in`), a list of integers, or a number written as text."""
     flag = a.option_strings[0] if a.option_strings else a.dest
     kind = getattr(a.type, "__qualname__", "")
-    return ((command, flag) in NUMBER_AS_TEXT or kind.startswith(("_int_in", "_float_in"))
-            or kind.startswith("_csv") and "integers" in (a.help or ""))
+    return ((command, flag) in NUMBER_AS_TEXT or kind.startswith(("int_in.", "float_in."))
+            or kind.startswith("comma_list.") and "integers" in (a.help or ""))
 
 
 def test_every_numeric_flag_states_its_bound_and_the_bound_holds():
