@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from histories import tolerant
-from property_tests.support import impl_logs as il
+from histories import reference_logs as il
 
 REAL_NS = Path(__file__).resolve().parent / "impl_logs" / "rocketmq-4.9.4" / "nameserver"
 REAL = sorted(p.stem for p in REAL_NS.glob("*.jsonl"))
