@@ -393,9 +393,14 @@ def _stored(g: NsGhost, w: core.World, i: int, obs: nb.MessageStored) -> NsGhost
         m = MsgGhost(producer=obs.producer, started_ms=w.now, stale=False)
     s = g.stats
     if m.copies >= 1:
-        earlier = [a for a in m.stored_attempts if a < obs.attempt]
-        explained = obs.attempt not in m.stored_attempts and bool(earlier) and all(
-            a in m.failed_attempts for a in m.stored_attempts)
+        # Attempt k + 1 exists because the producer saw attempt k fail, so copies from several
+        # attempts are explained when every one but the last made was seen failing, in whatever
+        # order they arrive: two 0 ms attempts of one send (producer.send_kernel_impl) are in
+        # flight together. A second copy of one attempt is never explained.
+        attempts = m.stored_attempts | {obs.attempt}
+        last = max(attempts)
+        explained = obs.attempt not in m.stored_attempts and all(
+            a in m.failed_attempts for a in attempts if a != last)
         if m.copies == 1:
             s = s.evolve(duplicated_msgs=s.duplicated_msgs + 1)
         if explained:
