@@ -10,9 +10,10 @@ import os
 
 import pytest
 
+from histories import reference_logs as il
 from histories import tolerant
-from property_tests.support import impl_logs as il
-from property_tests.support.nameserver_logs import FAULTS, QUIET, TOPICS, reference_log
+from histories.reference_logs.nameserver import FAULTS, QUIET, TOPICS, reference_log
+
 
 def check(lines: list[dict]) -> tolerant.Result:
     return tolerant.check(il.parse(lines))
