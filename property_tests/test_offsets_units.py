@@ -15,6 +15,7 @@ from reference_impl.offsets.records import (
     ConsumerOffsetSerializeWrapper,
     GetAllConsumerOffset,
     GetMessageStatus,
+    GetRouteInfo,
     OffsetCommitted,
     OffsetQueried,
     OffsetRead,
@@ -27,6 +28,7 @@ from reference_impl.offsets.records import (
     QueryConsumerOffsetResponse,
     RegisterBroker,
     RegisterBrokerResult,
+    RouteData,
     SendMessage,
     UpdateConsumerOffset,
 )
@@ -291,9 +293,46 @@ def test_consume_one_advances_the_offset_to_the_next_message():
 
 
 def test_commit_goes_to_the_master_else_the_first_address_else_nowhere():
-    for addrs, want in (({0: "n0", 1: "n1"}, "n0"), ({1: "n1"}, "n1"), ({}, None)):
-        _, outs = oc.update_consume_offset_to_broker(consumer(addrs), 0, 7, 0)
+    _, outs = oc.update_consume_offset_to_broker(C, consumer({0: "n0", 1: "n1"}), 0, 7, 0)
+    assert outs[0].addr == "n0"
+    for addrs, want in (({1: "n1"}, "n1"), ({}, None)):  # after the route refresh, which changed nothing
+        _, outs = oc.update_consume_offset_to_broker(C, consumer(addrs), 0, 7, 0, refreshed=True)
         assert outs[0].addr == want
+
+
+def test_update_consume_offset_to_broker_refreshes_the_route_when_the_master_is_not_found():
+    """RemoteBrokerOffsetStore#updateConsumeOffsetToBroker, `null == findBrokerResult` after the
+    onlyThisBroker lookup: updateTopicRouteInfoFromNameServer(topic) on the caller's thread, then the
+    lookup without onlyThisBroker in the refreshed table. A real 4.9.4 consumer whose master was down
+    asked the route source before each commit (property_tests/impl_logs/rocketmq-4.9.4/offsets/
+    master_crash_restart.jsonl, t_ms=35000), and once the master had re-registered, its commit went
+    to the master, not to the slave its cached route still named (t_ms=45000)."""
+    n = consumer({1: "n1"})
+    n2, outs = oc.update_consume_offset_to_broker(C, n, 0, 7, 0)
+    assert [type(o.msg) for o in outs] == [GetRouteInfo] and outs[0].dst == C.namesrv
+    assert n2.next_route_ms == n.next_route_ms and not n2.route_in_flight  # not the periodic poll
+    back = RouteData(broker_addrs=FrozenMap({0: "n0", 1: "n1"}))
+    n3, outs = oc.consumer_response(C, n2, outs[0].ctx, C.namesrv, back, 1)
+    assert n3.broker_addrs == back.broker_addrs
+    sends = [o for o in outs if isinstance(o, Send)]
+    assert [(s.dst, s.msg.commit_offset) for s in sends] == [("n0", 7)]
+    # the refresh failed (or TOPIC_NOT_EXIST): the commit goes to the first address of the old table
+    ctx = oc.route_then(C, n2, ("commit", 0, 7))[0].ctx
+    n3, outs = oc.consumer_response(C, n2, ctx, C.namesrv, None, 1)
+    assert [(s.dst, s.msg.commit_offset) for s in outs if isinstance(s, Send)] == [("n1", 7)]
+
+
+def test_fetch_consume_offset_from_broker_refreshes_the_route_when_the_master_is_not_found():
+    """RemoteBrokerOffsetStore#fetchConsumeOffsetFromBroker, the same branch: the query waits for the
+    refresh; a queue dropped meanwhile is not queried."""
+    n = consumer({1: "n1"}, assigned=FrozenMap({0: PullState()}))
+    n2, outs = oc.fetch_consume_offset_from_broker(C, n, 0, 0)
+    assert [type(o.msg) for o in outs] == [GetRouteInfo]
+    ctx = outs[0].ctx
+    _, outs = oc.consumer_response(C, n2, ctx, C.namesrv, RouteData(broker_addrs=FrozenMap({0: "n0", 1: "n1"})), 1)
+    assert [(o.dst, type(o.msg)) for o in outs if isinstance(o, Send)] == [("n0", QueryConsumerOffset)]
+    _, outs = oc.consumer_response(C, n2.evolve(assigned=FrozenMap()), ctx, C.namesrv, None, 1)
+    assert not [o for o in outs if isinstance(o, Send)]
 
 
 def test_read_offset_outcomes_and_compute_pull_from_where():

@@ -28,9 +28,11 @@ an offset, else 0 on QUERY_NOT_FOUND, else (a failed RPC) the queue is not taken
 round. A queue it loses is persisted to a broker and forgotten. A crash loses the
 in-memory table (a `kill -9`: no shutdown hook).
 
-Simplifications (docs/offsets.md): the route fetch in `updateConsumeOffsetToBroker` and
-`pullKernelImpl` is asynchronous (the lookup retries on the cached table, the refresh
-runs in the background); long polling is a client-side wait of `pull_idle_wait_ms`
+The route refresh `updateConsumeOffsetToBroker` and `fetchConsumeOffsetFromBroker` run on the
+caller's thread when the master is not in the route (`route_then`: the commit or query waits
+for the route's answer, then takes the refreshed table's first address). Simplifications
+(docs/offsets.md): the refresh in `pullKernelImpl` (no broker at all) runs in the
+background while the pull waits 3 s; long polling is a client-side wait of `pull_idle_wait_ms`
 after NO_NEW_MSG / NO_MATCHED_MSG; OFFSET_ILLEGAL drops the queue at once (Java waits
 10 s); consumption is one message at a time, in queue order.
 """
@@ -160,7 +162,7 @@ def on_pull_response(c: OffsetsConfig, n: Consumer, queue_id: int, offset: int, 
     if status is PullStatus.OFFSET_ILLEGAL:
         # updateOffset(mq, nextBeginOffset, false); persist(mq); removeProcessQueue(mq)
         n = n.evolve(offset_table=n.offset_table.set(queue_id, resp.next_begin_offset))
-        n, outs = update_consume_offset_to_broker(n, queue_id, resp.next_begin_offset, now)
+        n, outs = update_consume_offset_to_broker(c, n, queue_id, resp.next_begin_offset, now)
         n = n.evolve(assigned=n.assigned.without(queue_id), offset_table=n.offset_table.without(queue_id))
         fixed = OffsetCorrected(queue_id=queue_id, asked=offset, corrected=resp.next_begin_offset)
         return n, (fixed,) + outs + (QueueDropped(queue_id=queue_id, why="OFFSET_ILLEGAL"),)
@@ -189,18 +191,34 @@ def update_offset(n: Consumer, queue_id: int, offset: int, increase_only: bool) 
 
 def commit_broker(n: Consumer) -> tuple[str, bool] | None:
     """The broker choice of updateConsumeOffsetToBroker and fetchConsumeOffsetFromBroker:
-    findBrokerAddressInSubscribe(name, MASTER_ID, true), else (.., false)."""
+    findBrokerAddressInSubscribe(name, MASTER_ID, true), else (.., false). The route refresh Java runs
+    between the two lookups is `route_then`'s."""
     found = find_broker_address_in_subscribe(n.broker_addrs, MASTER_ID, True)
     if found is None:
         found = find_broker_address_in_subscribe(n.broker_addrs, MASTER_ID, False)
     return found
 
 
-def update_consume_offset_to_broker(n: Consumer, queue_id: int, offset: int, now: int) -> tuple[Consumer, Out]:
-    """RemoteBrokerOffsetStore#updateConsumeOffsetToBroker(mq, offset, isOneway = true)."""
+def route_then(c: OffsetsConfig, n: Consumer, action: tuple) -> Out:
+    """RemoteBrokerOffsetStore#updateConsumeOffsetToBroker / #fetchConsumeOffsetFromBroker when the master
+    is not in the route (`findBrokerAddressInSubscribe(name, MASTER_ID, true)` is null): Java calls
+    `MQClientInstance#updateTopicRouteInfoFromNameServer(topic)` on the caller's thread and only then
+    looks up `(name, MASTER_ID, false)` in the refreshed table. The route request carries the commit
+    (`("commit", queue, offset)`) or the query (`("query", queue)`) that waits for it; its answer (or its
+    failure: the table stays as it was) resumes it in `on_route_then`. This refresh is not the periodic
+    poll: it leaves `next_route_ms` and `route_in_flight` alone."""
+    return (Send(dst=c.namesrv, msg=GetRouteInfo(), ctx=("route", n.incarnation, action), timeout_ms=3000),)
+
+
+def update_consume_offset_to_broker(c: OffsetsConfig, n: Consumer, queue_id: int, offset: int, now: int,
+                                    refreshed: bool = False) -> tuple[Consumer, Out]:
+    """RemoteBrokerOffsetStore#updateConsumeOffsetToBroker(mq, offset, isOneway = true): to the master; else,
+    after a route refresh (`route_then`), to the first address (`refreshed`: the refresh ran)."""
+    if not refreshed and find_broker_address_in_subscribe(n.broker_addrs, MASTER_ID, True) is None:
+        return n, route_then(c, n, ("commit", queue_id, offset))
     found = commit_broker(n)
     if found is None:  # MQClientException "The broker[...] not exist", logged by persistAll
-        return _want_route(n, now), (CommitSent(queue_id=queue_id, offset=offset, addr=None),)
+        return n, (CommitSent(queue_id=queue_id, offset=offset, addr=None),)
     req = UpdateConsumerOffset(group=GROUP, topic=TOPIC, queue_id=queue_id, commit_offset=offset)
     return n, (CommitSent(queue_id=queue_id, offset=offset, addr=found[0]), Send(dst=found[0], msg=req))
 
@@ -211,7 +229,7 @@ def persist_all(c: OffsetsConfig, n: Consumer, now: int) -> tuple[Consumer, Out]
     outs: Out = ()
     for queue_id in sorted(n.offset_table):
         if queue_id in n.assigned:
-            n, more = update_consume_offset_to_broker(n, queue_id, n.offset_table[queue_id], now)
+            n, more = update_consume_offset_to_broker(c, n, queue_id, n.offset_table[queue_id], now)
             outs += more
     unused = [q for q in n.offset_table if q not in n.assigned]
     if unused:
@@ -222,13 +240,28 @@ def persist_all(c: OffsetsConfig, n: Consumer, now: int) -> tuple[Consumer, Out]
     return n.evolve(next_persist_ms=now + c.persist_consumer_offset_interval), outs
 
 
-def fetch_consume_offset_from_broker(c: OffsetsConfig, n: Consumer, queue_id: int, now: int) -> tuple[Consumer, Out]:
-    """RemoteBrokerOffsetStore#readOffset(mq, READ_FROM_STORE) -> fetchConsumeOffsetFromBroker."""
+def fetch_consume_offset_from_broker(c: OffsetsConfig, n: Consumer, queue_id: int, now: int,
+                                     refreshed: bool = False) -> tuple[Consumer, Out]:
+    """RemoteBrokerOffsetStore#readOffset(mq, READ_FROM_STORE) -> fetchConsumeOffsetFromBroker: the master;
+    else, after a route refresh (`route_then`), the first address; none: MQClientException (-2)."""
+    if not refreshed and find_broker_address_in_subscribe(n.broker_addrs, MASTER_ID, True) is None:
+        return n, route_then(c, n, ("query", queue_id))
     found = commit_broker(n)
     if found is None:
         return on_offset_answer(n.evolve(assigned=n.assigned.set(queue_id, PullState())), queue_id, None, None, now)
     req = QueryConsumerOffset(group=GROUP, topic=TOPIC, queue_id=queue_id)
     return n, (Send(dst=found[0], msg=req, ctx=("query", n.incarnation, queue_id), timeout_ms=c.offset_rpc_timeout_ms),)
+
+
+def on_route_then(c: OffsetsConfig, n: Consumer, action: tuple, now: int) -> tuple[Consumer, Out]:
+    """The commit or query that waited for `route_then`'s refresh, with the table the refresh left. A
+    query whose queue was dropped or taken meanwhile is not sent."""
+    if action[0] == "commit":
+        return update_consume_offset_to_broker(c, n, action[1], action[2], now, refreshed=True)
+    ps = n.assigned.get(action[1])
+    if ps is None or ps.next_offset != -1:
+        return n, ()
+    return fetch_consume_offset_from_broker(c, n, action[1], now, refreshed=True)
 
 
 def on_offset_answer(n: Consumer, queue_id: int, addr: str | None, resp: QueryConsumerOffsetResponse | None, now: int
@@ -285,7 +318,7 @@ def do_rebalance(c: OffsetsConfig, n: Consumer, members: tuple[str, ...], now: i
         if queue_id not in mine:  # removeUnnecessaryMessageQueue: persist(mq), removeOffset(mq)
             offset = n.offset_table.get(queue_id)
             if offset is not None:
-                n, more = update_consume_offset_to_broker(n, queue_id, offset, now)
+                n, more = update_consume_offset_to_broker(c, n, queue_id, offset, now)
                 outs += more
             n = n.evolve(assigned=n.assigned.without(queue_id), offset_table=n.offset_table.without(queue_id))
             outs += (QueueDropped(queue_id=queue_id, why="rebalance"),)
@@ -361,10 +394,16 @@ def consumer_response(c: OffsetsConfig, n: Consumer, ctx: tuple, peer: str, resp
     if inc != n.incarnation:
         return n, ()
     if kind == "route":
-        n = n.evolve(route_in_flight=False)
-        if resp is None or not resp.broker_addrs or resp.broker_addrs == n.broker_addrs:
-            return n, ()  # failure or TOPIC_NOT_EXIST: the old route stays
-        return n.evolve(broker_addrs=resp.broker_addrs), (RouteUpdated(broker_addrs=resp.broker_addrs),)
+        outs: Out = ()
+        if len(ctx) < 3:  # the periodic poll; a refresh of route_then's is not
+            n = n.evolve(route_in_flight=False)
+        if resp is not None and resp.broker_addrs and resp.broker_addrs != n.broker_addrs:
+            n = n.evolve(broker_addrs=resp.broker_addrs)  # failure or TOPIC_NOT_EXIST: the old route stays
+            outs = (RouteUpdated(broker_addrs=resp.broker_addrs),)
+        if len(ctx) < 3:
+            return n, outs
+        n, more = on_route_then(c, n, ctx[2], now)
+        return n, outs + more
     if kind == "pull":
         return on_pull_response(c, n, ctx[2], ctx[3], resp, now)
     if kind == "query":
