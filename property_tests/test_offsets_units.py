@@ -317,9 +317,27 @@ def test_update_consume_offset_to_broker_refreshes_the_route_when_the_master_is_
     sends = [o for o in outs if isinstance(o, Send)]
     assert [(s.dst, s.msg.commit_offset) for s in sends] == [("n0", 7)]
     # the refresh failed (or TOPIC_NOT_EXIST): the commit goes to the first address of the old table
-    ctx = oc.route_then(C, n2, ("commit", 0, 7))[0].ctx
+    ctx = oc.route_then(C, n2, ("commit", (0,), 7))[0].ctx
     n3, outs = oc.consumer_response(C, n2, ctx, C.namesrv, None, 1)
     assert [(s.dst, s.msg.commit_offset) for s in outs if isinstance(s, Send)] == [("n1", 7)]
+
+
+def test_persist_all_refreshes_the_route_once_when_the_refresh_brings_the_master_back():
+    """RemoteBrokerOffsetStore#persistAll calls updateConsumeOffsetToBroker queue after queue on one
+    thread: the first refresh that finds the master serves every later queue (one route request), one
+    that does not is made again by the next queue; each later queue's offset is read when its turn comes."""
+    n = consumer({1: "n1"}, assigned=FrozenMap({0: PullState(next_offset=5), 1: PullState(next_offset=9)}),
+                 offset_table=FrozenMap({0: 5, 1: 9}))
+    n2, outs = oc.persist_all(C, n, 0)
+    assert [type(o.msg) for o in outs] == [GetRouteInfo]
+    ctx = outs[0].ctx
+    back = RouteData(broker_addrs=FrozenMap({0: "n0", 1: "n1"}))
+    n3 = n2.evolve(offset_table=n2.offset_table.set(1, 10))  # consumed meanwhile
+    _, outs = oc.consumer_response(C, n3, ctx, C.namesrv, back, 1)
+    assert [(o.dst, o.msg.queue_id, o.msg.commit_offset) for o in outs if isinstance(o, Send)] == [("n0", 0, 5), ("n0", 1, 10)]
+    _, outs = oc.consumer_response(C, n3, ctx, C.namesrv, RouteData(broker_addrs=FrozenMap({1: "n1"})), 1)
+    # still no master: queue 0 goes to the slave, queue 1 refreshes again
+    assert [(o.dst, type(o.msg).__name__) for o in outs if isinstance(o, Send)] == [("n1", "UpdateConsumerOffset"), (C.namesrv, "GetRouteInfo")]
 
 
 def test_fetch_consume_offset_from_broker_refreshes_the_route_when_the_master_is_not_found():
