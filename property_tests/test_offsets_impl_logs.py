@@ -31,7 +31,7 @@ from histories import tolerant
 REAL_OFFSETS = Path(__file__).resolve().parent / "impl_logs" / "rocketmq-4.9.4" / "offsets"
 REAL = sorted(p.stem for p in REAL_OFFSETS.glob("*.jsonl"))
 # Checking these takes minutes each (thousands of lines at 20-60 lines a second): RMQSPEC_SLOW_LOGS=1.
-LONG = {"master_crash_restart", "consumer_crash_rebalance"}
+LONG = {"master_crash_restart", "consumer_crash_rebalance", "slave_reads_lower_commit", "slave_sync_overwrites"}
 SLOW = pytest.mark.skipif(not os.environ.get("RMQSPEC_SLOW_LOGS"), reason="minutes each; RMQSPEC_SLOW_LOGS=1")
 
 
@@ -83,6 +83,40 @@ def test_the_master_crash_log_holds_the_faults_the_issue_names():
     loaded = {k: dict(v) for k, v in persisted[-1]}
     answered = {k: dict(v) for k, v in first_answer["response"]["offset_table"].items()}
     assert all(answered[k][q] >= loaded[k][q] for k in loaded for q in loaded[k])
+
+
+def test_the_slave_serves_a_resumed_queue_and_the_returned_master_takes_a_lower_commit():
+    """c0 takes c1's queue while the master is down and resumes it from the slave's copy of the last sync
+    (29), the slave serves it what the master had written; after the master's restart from its 20 s
+    consumerOffset.json (46), c0's next persistAll refreshes its route and commits 34: commitOffset
+    replaces 46 with 34 (RocketMQ only logs it; OFF-2's `lower-commit`)."""
+    name = "slave_reads_lower_commit"
+    resumed = [d for d in events(name, "RebalancePushImpl#computePullFromWhere") if d["peer"] == "n1"]
+    assert [(d["node"], d["queue_id"], d["offset"], d["answer"]) for d in resumed] == [("c0", 1, 29, 29)]
+    served = [m for d in events(name, "PullMessageProcessor#processRequest") if d["node"] == "n1" for m in d["response"]["msgs"]]
+    assert len(served) == 31
+    lower = [d for d in events(name, "ConsumerOffsetManager#commitOffset") if 0 <= d["offset"] < d["old"]]
+    assert [(d["node"], d["queue_id"], d["offset"], d["old"], d["via"]) for d in lower] == [("n0", 1, 34, 46, "update")]
+    persisted = [d["table"] for d in events(name, "ConsumerOffsetManager#persist") if d["node"] == "n0" and d["t_ms"] == 20_000]
+    assert dict(persisted[0][0][1])[1] == 46
+
+
+def test_the_slave_sync_puts_the_returned_master_stale_table_over_the_slave_commits():
+    """SlaveSynchronize#syncConsumerOffset is putAll: the consumers committed 50 and 50 to the slave while
+    the master was down and then died; the master came back with its 10 s consumerOffset.json, and the
+    slave's first sync after it learnt the master again put that table (44, 43) over its own, which its
+    next persist wrote; a consumer started then resumed from the master's 44 and 43 (OFF-2)."""
+    name = "slave_sync_overwrites"
+    to_slave = {(d["queue_id"], d["offset"]) for d in events(name, "ConsumerOffsetManager#commitOffset")
+                if d["node"] == "n1" and d["via"] == "update"}
+    assert to_slave == {(0, 50), (1, 50)}
+    sync = next(d for d in events(name, "SlaveSynchronize#syncConsumerOffset") if d["t_ms"] > 40_000)
+    assert sync["t_ms"] == 63_000 and dict(sync["table"][0][1]) == {0: 44, 1: 43}
+    after = next(d for d in events(name, "ConsumerOffsetManager#persist") if d["node"] == "n1" and d["t_ms"] > sync["t_ms"])
+    assert dict(after["table"][0][1]) == {0: 44, 1: 43}
+    resumed = [(d["queue_id"], d["offset"]) for d in events(name, "RebalancePushImpl#computePullFromWhere")
+               if d["node"] == "c0" and d["t_ms"] > sync["t_ms"]]
+    assert resumed == [(0, 44), (1, 43)]
 
 
 # --- tampered logs are rejected where they were tampered with ---
