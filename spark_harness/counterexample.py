@@ -6,7 +6,7 @@ violating step, shrunk (spark_harness.shrink), and written to `counterexamples/`
 
 - `<name>.jsonl`: the shrunk history as a trace (docs/trace-format.md), checked by
   replaying it through `histories.runner.replay` before it is reported;
-- `<name>.png`: its timeline picture (spark_harness.plots.timeline);
+- `<name>.svg`: its timeline picture (spark_harness.plots.timeline);
 - `<name>.md`: what was violated, the exact `rmqspec replay` command, and the
   `rmqspec simulate` command that reproduces the original, unshrunk history.
 
@@ -90,15 +90,14 @@ def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Tar
         "one_minimal": not result.exhausted,
         "verified": verified, "from": origin,
     }
-    if plots.available():
-        start = time.perf_counter()
-        png = plots.timeline(path, os.path.join(directory, name + ".png"),
+    start = time.perf_counter()
+    picture = plots.timeline(path, os.path.join(directory, name + plots.EXTENSION),
                              f"{cfg.protocol} {target.property}: {len(result.choices)} chosen events "
                              f"({faults} faults) of {result.original}, {len(steps)} steps",
                              violation.step if violation else None, target.property, tuple(chosen))
-        entry["picture"] = display_path(png)
-        if timing is not None:
-            timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start
+    entry["picture"] = display_path(picture)
+    if timing is not None:
+        timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start
     files.write_text(os.path.join(directory, name + ".md"), note(entry))
     entry["note"] = display_path(os.path.join(directory, name + ".md"))
     return entry

@@ -56,7 +56,7 @@ def render_index(report: dict, entries: list[dict], title: str) -> str:
         cause = esc(e["cause"]) if e.get("cause") else ("" if e["unexpected"] else "(known cause)")
         page = link(e.get("page"), "step through", e.get("anchor")) if e.get("page") else (
             f'<span class="err">{esc(e["error"])}</span>' if e.get("error") else "no counterexample")
-        extra = " · ".join(x for x in (link(e.get("trace"), "trace"), link(e.get("picture"), "timeline (png)")) if x)
+        extra = " · ".join(x for x in (link(e.get("trace"), "trace"), link(e.get("picture"), "timeline (svg)")) if x)
         steps = f'<div class="small">{e["steps"]:,} steps, violated at step {esc(str(e.get("step")))}</div>' \
             if e.get("steps") is not None else ""
         rows.append(
