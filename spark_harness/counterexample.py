@@ -99,7 +99,7 @@ def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Tar
     picture = plots.timeline(path, os.path.join(directory, name + plots.EXTENSION),
                              f"{cfg.protocol} {target.property}: {len(result.choices)} chosen events "
                              f"({faults} faults) of {result.original}, {len(steps)} steps",
-                             violation["step"] if violation else None, target.property, tuple(chosen))
+                             violation["step"] if violation else None, target.property, tuple(chosen), page=data)
     entry["picture"] = display_path(picture)
     if timing is not None:
         timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start

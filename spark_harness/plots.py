@@ -63,13 +63,26 @@ def _role_color(role: Any, palette: dict) -> str:
     return palette[key]
 
 
-def _read_trace(path: str) -> tuple[dict, dict | None, list[dict]]:
-    """(header, the initial-state line or None, the step lines i = 1, 2, ...)."""
+Step = tuple[int, dict, dict]  # (t_ms, event, the states of the nodes it changed, or of all)
+
+
+def _read_trace(path: str) -> tuple[list[str], dict | None, list[Step]]:
+    """(nodes, the initial states or None, the steps i = 1, 2, ...) of a trace file."""
     with open(path, encoding="utf-8") as f:
         lines = [json.loads(line) for line in f if line.strip()]
     body = [d for d in lines[1:] if "result" not in d]
     init = body[0] if body and body[0].get("event") is None else None
-    return lines[0], init, body[1:] if init is not None else body
+    steps = body[1:] if init is not None else body
+    return ([str(n) for n in lines[0]["nodes"]], (init.get("state") or {}) if init is not None else None,
+            [(d["t_ms"], d.get("event") or {}, d.get("state") or {}) for d in steps])
+
+
+def _from_page(data: dict) -> tuple[list[str], dict | None, list[Step]]:
+    """The same from a trace's page data (histories.view: each step keeps the states that changed)."""
+    rows = data["steps"]
+    init = (rows[0].get("s") or {}) if rows and rows[0]["e"] is None else None
+    steps = rows[1:] if init is not None else rows
+    return [str(n) for n in data["nodes"]], init, [(r["t"], r["e"] or {}, r.get("s") or {}) for r in steps]
 
 
 class _Frame:
@@ -88,14 +101,15 @@ class _Frame:
 
 
 def timeline(trace_path: str, out_path: str, title: str, violation_step: int | None = None,
-             violation_label: str = "", chosen: tuple[int, ...] = ()) -> str:
-    """Draw the trace's timeline picture (module docstring) into `out_path` (SVG)."""
-    header, init, steps = _read_trace(trace_path)
-    nodes = [str(n) for n in header["nodes"]]
+             violation_label: str = "", chosen: tuple[int, ...] = (), page: dict | None = None) -> str:
+    """Draw the trace's timeline picture (module docstring) into `out_path` (SVG). `page`: the
+    trace's page data (histories.view.check_trace) when the caller has it: the file, up to
+    megabytes of JSON, is not parsed again."""
+    nodes, init, steps = _from_page(page) if page is not None else _read_trace(trace_path)
     lane = {n: i for i, n in enumerate(nodes)}
     # Short histories are drawn step by step (events at one instant stay apart), long ones over time.
     by_step = len(steps) <= STEP_AXIS_MAX
-    xs = [float(i) if by_step else float(d["t_ms"]) for i, d in enumerate(steps, 1)]
+    xs = [float(i) if by_step else float(t) for i, (t, _, _) in enumerate(steps, 1)]
     t_end = max(1.0, xs[-1] if xs else 1.0)
     left = 20 + max([svg.text_width(n, 11) for n in nodes] + [20])
     legend_w = 120
@@ -112,10 +126,11 @@ def timeline(trace_path: str, out_path: str, title: str, violation_step: int | N
     bars: dict[tuple[int, str], list[tuple[float, float]]] = {}
     terms: list[tuple[float, int, Any]] = []
     open_seg: dict[str, tuple[float, Any, Any, bool]] = {}
-    for d, t in ([(init, 0.0)] if init is not None else []) + list(zip(steps, xs)):
+    states = [(init, 0.0)] if init is not None else []
+    for state, t in states + [(state, t) for (_, _, state), t in zip(steps, xs)]:
         if by_step and t > 0:
             t -= 0.5  # a state holds from the middle of the step that made it
-        for node, st in (d.get("state") or {}).items():
+        for node, st in state.items():
             if node not in lane:
                 continue
             key = (st.get("role") if st.get("alive", True) else None, st.get("term"), st.get("alive", True))
@@ -137,8 +152,7 @@ def timeline(trace_path: str, out_path: str, title: str, violation_step: int | N
     # Events: fault lines and their labels, marks batched by style, deliveries as thin lines.
     marks: dict[str, list[tuple[float, float]]] = {}
     deliveries: list[str] = []
-    for d, t in zip(steps, xs):
-        ev = d.get("event") or {}
+    for (_, ev, _), t in zip(steps, xs):
         kind = ev.get("kind")
         if kind == "crash" and ev.get("node") in lane:
             marks.setdefault("os_crash" if ev.get("os") else "crash", []).append((t, lane[ev["node"]]))
@@ -165,7 +179,7 @@ def timeline(trace_path: str, out_path: str, title: str, violation_step: int | N
     rings = []
     for i in chosen:
         if 1 <= i <= len(steps):
-            ev = steps[i - 1].get("event") or {}
+            ev = steps[i - 1][1]
             node = ev.get("node") or ev.get("dst") or ev.get("requester")
             rings.append((frame.x(xs[i - 1]), frame.y(lane.get(node, len(nodes) - 0.5))))
     for x, y in rings:
@@ -209,13 +223,13 @@ def _mark_paint(style: str) -> dict:
     return {"fill": color}
 
 
-def _timeline_axes(drawing: svg.Drawing, frame: _Frame, nodes: list[str], steps: list[dict], by_step: bool,
+def _timeline_axes(drawing: svg.Drawing, frame: _Frame, nodes: list[str], steps: list[Step], by_step: bool,
                    t_end: float) -> None:
     for i, node in enumerate(nodes):
         drawing.text(frame.left - 6, frame.y(i) + 4, node, size=11, anchor="end")
     base = frame.top + frame.height
     if by_step:
-        ticks = [(float(i), [f"{i}", f"{steps[i - 1]['t_ms']:,}"])
+        ticks = [(float(i), [f"{i}", f"{steps[i - 1][0]:,}"])
                  for i in range(1, len(steps) + 1, max(1, len(steps) // 12))]
         label = "step (and its time in ms)"
     else:
