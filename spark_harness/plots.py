@@ -37,15 +37,9 @@ MARKS = {  # style -> (marker, colour, hollow, size in pixels, stroke width)
     "to_higher": (">", "#737373", False, 6, 1), "to_lower": ("<", "#737373", False, 6, 1)}
 FAULT_LINES = {"partition": ("purple", "2 2"), "cut": ("purple", "6 2 2 2"), "heal": ("green", "2 2"),
                "calm": ("gray", "5 3")}
-HATCH = ('<defs><pattern id="down" width="6" height="6" patternUnits="userSpaceOnUse" '
-         'patternTransform="rotate(45)"><rect width="6" height="6" fill="#d9d9d9"/>'
-         '<line x1="0" y1="0" x2="0" y2="6" stroke="#999999" stroke-width="1.5"/></pattern></defs>')
-
-
-def available() -> bool:
-    """Pictures need nothing beyond the standard library: always True (kept for callers
-    that ask, e.g. a report written where pictures were optional)."""
-    return True
+HATCH = ('<pattern id="down" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+         f'<rect width="6" height="6" fill="{DOWN_COLOR}"/>'
+         '<line x1="0" y1="0" x2="0" y2="6" stroke="#999999" stroke-width="1.5"/></pattern>')
 
 
 def _save(drawing: svg.Drawing, path: str) -> str:
@@ -116,7 +110,7 @@ def timeline(trace_path: str, out_path: str, title: str, violation_step: int | N
     frame = _Frame(left, 30, WIDTH - left - legend_w - 10, len(nodes), 0.0, t_end + 0.6 if by_step else t_end * 1.02)
     bottom = 58 if by_step else 44
     drawing = svg.Drawing(WIDTH, frame.top + frame.height + bottom, title)
-    drawing.parts.append(HATCH)
+    drawing.defs(HATCH)
     drawing.text(WIDTH / 2, 18, title, size=12, anchor="middle")
     drawing.rect(frame.left, frame.top, frame.width, frame.height, "none", stroke="#333333", stroke_width=1)
 

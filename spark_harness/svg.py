@@ -41,6 +41,10 @@ class Drawing:
         if title:
             self.parts.append(f"<title>{escape(title)}</title>")
 
+    def defs(self, markup: str) -> None:
+        """Definitions (a fill pattern) that later shapes name as url(#id), given as SVG markup."""
+        self.parts.append(f"<defs>{markup}</defs>")
+
     def rect(self, x: float, y: float, w: float, h: float, fill: str, **attrs: object) -> None:
         self.parts.append(f"<rect{_attrs({'x': x, 'y': y, 'width': max(w, 0.0), 'height': max(h, 0.0), 'fill': fill} | attrs)}/>")
 
@@ -62,9 +66,6 @@ class Drawing:
                  "dominant_baseline": baseline, "font_weight": "bold" if bold else None}
         self.parts.append(f"<text{_attrs({'x': x, 'y': y, 'font_size': size, 'text_anchor': anchor, 'fill': color} | extra)}>"
                           f"{escape(text)}</text>")
-
-    def group(self, parts: list[str], **attrs: object) -> None:
-        self.parts.append(f"<g{_attrs(attrs)}>{''.join(parts)}</g>")
 
     def render(self) -> str:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{number(self.width)}" height="{number(self.height)}" '
