@@ -16,6 +16,7 @@ step at which each delivered message was sent (for the arrows) and whether the t
 matches.
 
     load_trace(f) -> data                 a trace as the page's data (dict)
+    check_trace(path) -> data, violations the same, and the violations its replay found
     render(data) -> str                   the page (pure)
     write_trace_view(path_in, path_out)   read, render, write; returns a summary
 
@@ -157,6 +158,11 @@ def _replay(cfg: core.WorldConfig, col: _Collector, lines: Iterator[tuple[int, d
 
 def load_trace(f: IO[str], replay: bool = True, source: str = "") -> dict:
     """A trace as the page's data. Raises trace.TraceError (one line) on bad input."""
+    return _load(f, replay, source)[0]
+
+
+def _load(f: IO[str], replay: bool, source: str) -> tuple[dict, list[dict] | None]:
+    """(the page's data, the violations the reference found replaying it, or None unreplayed)."""
     lines = trace_mod.read_lines(f)
     header, cfg = trace_mod.read_header(lines)
     col = _Collector()
@@ -204,7 +210,7 @@ def load_trace(f: IO[str], replay: bool = True, source: str = "") -> dict:
         "replay": None if rep is None else rep["info"],
         "links": {},
         "replay_command": None,
-    }
+    }, None if rep is None else rep["violations"]
 
 
 def _chain(first: tuple[int, dict], rest: Iterator[tuple[int, dict]]) -> Iterator[tuple[int, dict]]:
@@ -270,9 +276,21 @@ def _open(path: str) -> IO[str]:
 
 
 def read_trace(path: str, replay: bool = True) -> dict:
+    return _read(path, replay)[0]
+
+
+def check_trace(path: str) -> tuple[dict, list[dict]]:
+    """The trace's page data, replayed, and the violations the reference found replaying it
+    (whatever the trace's own result line says): one replay serves a caller that verifies a
+    trace it wrote and the page it writes next (`write_trace_view(..., data=)`)."""
+    data, violations = _read(path, True)
+    return data, violations or []
+
+
+def _read(path: str, replay: bool) -> tuple[dict, list[dict] | None]:
     with _open(path) as f:
         try:
-            return load_trace(f, replay, os.path.basename(path))
+            return _load(f, replay, os.path.basename(path))
         except trace_mod.TraceError as e:
             raise ViewError(f"{path}: not a readable trace: {e}") from None
         except UnicodeDecodeError:
@@ -299,9 +317,10 @@ def violation_tags(data: dict) -> list[str]:
 
 
 def write_trace_view(path_in: str, path_out: str | None = None, replay: bool = True,
-                     links: dict | None = None, replay_command: str | None = None) -> dict:
-    """A trace's page (default: TRACE with .html). Returns a summary; raises ViewError
-    (one line) on bad input."""
+                     links: dict | None = None, replay_command: str | None = None, data: dict | None = None) -> dict:
+    """A trace's page (default: TRACE with .html). `data`: what `check_trace(path_in)` (or
+    `read_trace(path_in, replay)`) returned for the file as it is now, read and replayed
+    once already. Returns a summary; raises ViewError (one line) on bad input."""
     if os.path.isdir(path_in):
         raise ViewError(f"{path_in} is a directory")
     if not os.path.exists(path_in):
@@ -309,7 +328,7 @@ def write_trace_view(path_in: str, path_out: str | None = None, replay: bool = T
     out = path_out or default_out(path_in)
     if os.path.abspath(out) == os.path.abspath(path_in):
         raise ViewError(f"--out {out} would overwrite the trace")
-    data = read_trace(path_in, replay)
+    data = dict(data) if data is not None else read_trace(path_in, replay)
     data["links"] = links or {}
     data["replay_command"] = replay_command or shlex.join(["rmqspec", "replay", path_in])
     write_page(out, render(data))

@@ -5,8 +5,9 @@ profile, nodes, violating step). Here that history is re-run from its seed up to
 violating step, shrunk (spark_harness.shrink), and written to `counterexamples/` as
 
 - `<name>.jsonl`: the shrunk history as a trace (docs/trace-format.md), checked by
-  replaying it through `histories.runner.replay` before it is reported;
-- `<name>.png`: its timeline picture (spark_harness.plots.timeline);
+  replaying it through the reference (`histories.view.check_trace`, the replay the HTML
+  view's page is then made from) before it is reported;
+- `<name>.svg`: its timeline picture (spark_harness.plots.timeline);
 - `<name>.md`: what was violated, the exact `rmqspec replay` command, and the
   `rmqspec simulate` command that reproduces the original, unshrunk history.
 
@@ -19,7 +20,7 @@ import os
 import time
 from typing import Any
 
-from histories import files, runner, shell
+from histories import files, runner, shell, view
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import chooser, codec
@@ -61,9 +62,12 @@ def simulate_command(spec: HistorySpec, steps: int, imports: tuple[str, ...] = (
 
 
 def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Target, directory: str, name: str,
-          origin: dict, imports: tuple[str, ...] = (), timing: dict | None = None) -> dict:
+          origin: dict, imports: tuple[str, ...] = (), timing: dict | None = None, pages: dict | None = None) -> dict:
     """Write the shrunk history's trace, picture and note; return what the report lists.
-    `timing`, if given, adds the seconds spent drawing the picture to its `plots_s`."""
+    `timing`, if given, adds the seconds spent drawing the picture to its `plots_s`; `pages`,
+    if given, gets the trace's page data (absolute trace path -> histories.view data) from
+    the replay that verified it, for spark_harness.report_view to write its page without
+    replaying it again."""
     files.out_folder(directory)
     steps, chosen = shrink.steps_of(cfg, result.choices, target, result.until_ms)
     path = os.path.join(directory, name + ".jsonl")
@@ -73,32 +77,32 @@ def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Tar
         writer = trace_mod.TraceWriter(f, core.init(cfg), None, extra)
         run = runner.run(cfg, StepsChooser(steps).choose, len(steps), hooks=(writer.step,))
         writer.close(run.summary())
-    with open(path, encoding="utf-8") as f:
-        check = runner.replay(f)
-    got = [v for v in check.run.violations if v.property == target.property]
-    verified = (check.mismatch is None and bool(got) and (got[0].expected is not None) == target.expected)
+    data, replayed = view.check_trace(path)
+    got = [v for v in replayed if v["property"] == target.property]
+    verified = (data["replay"]["ok"] and bool(got) and (got[0]["expected"] is not None) == target.expected)
     violation = got[0] if got else None
+    if pages is not None:
+        pages[os.path.abspath(path)] = data
     faults = sum(1 for _, d in result.choices if d.get("kind") in shrink.FAULT_KINDS)
     rel = display_path(path)
     entry = {
         "property": target.property, "expected": target.expected, "protocol": cfg.protocol,
         "trace": rel, "replay": replay_command(rel, imports),
         "original_events": result.original, "choices": len(result.choices), "faults": faults,
-        "trace_steps": len(steps), "violating_step": violation.step if violation else None,
-        "detail": violation.detail if violation else None, "cause": violation.expected if violation else None,
+        "trace_steps": len(steps), "violating_step": violation["step"] if violation else None,
+        "detail": violation["detail"] if violation else None, "cause": violation["expected"] if violation else None,
         "shrink_replays": result.attempts, "shrink_steps": result.steps, "shrink_budget": result.budget,
         "one_minimal": not result.exhausted,
         "verified": verified, "from": origin,
     }
-    if plots.available():
-        start = time.perf_counter()
-        png = plots.timeline(path, os.path.join(directory, name + ".png"),
+    start = time.perf_counter()
+    picture = plots.timeline(path, os.path.join(directory, name + plots.EXTENSION),
                              f"{cfg.protocol} {target.property}: {len(result.choices)} chosen events "
                              f"({faults} faults) of {result.original}, {len(steps)} steps",
-                             violation.step if violation else None, target.property, tuple(chosen))
-        entry["picture"] = display_path(png)
-        if timing is not None:
-            timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start
+                             violation["step"] if violation else None, target.property, tuple(chosen), page=data)
+    entry["picture"] = display_path(picture)
+    if timing is not None:
+        timing["plots_s"] = timing.get("plots_s", 0.0) + time.perf_counter() - start
     files.write_text(os.path.join(directory, name + ".md"), note(entry))
     entry["note"] = display_path(os.path.join(directory, name + ".md"))
     return entry
@@ -133,12 +137,13 @@ def shrink_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target,
 
 
 def write_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, result: shrink.ShrinkResult,
-               directory: str, imports: tuple[str, ...] = (), timing: dict | None = None) -> dict:
-    """Write a shrunk fuzz history down (trace, picture, note) on the driver."""
+               directory: str, imports: tuple[str, ...] = (), timing: dict | None = None,
+               pages: dict | None = None) -> dict:
+    """Write a shrunk fuzz history down (trace, picture, note) on the driver (`pages`: as `write`'s)."""
     name = f"{spec.protocol}-{target.property}-seed{spec.seed}"
     origin = {"seed": spec.seed, "profile": spec.profile, "nodes": spec.nodes, "variant": dict(spec.label),
               "step": violating_step, "simulate": simulate_command(spec, violating_step, imports)}
-    return write(config_of(spec), result, target, directory, name, origin, imports, timing)
+    return write(config_of(spec), result, target, directory, name, origin, imports, timing, pages)
 
 
 def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tuple[str, ...] = (),

@@ -162,8 +162,9 @@ def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
         if opts.progress:
             print(f"fuzz: {text}", file=sys.stderr, flush=True)
 
+    pages: dict = {}  # the counterexamples' page data, from the replay that verified each trace
     with clock.part("write_s"):
-        cexs = write_counterexamples(shrunk, out, plan.imports, clock.timing, note)
+        cexs = write_counterexamples(shrunk, out, plan.imports, clock.timing, note, pages)
     # write_counterexamples counted its pictures under plots_s: not twice
     clock.timing["write_s"] -= clock.timing.get("plots_s", 0.0)
     if cexs:
@@ -178,7 +179,7 @@ def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
         note("writing the HTML view: index.html and a page per counterexample (each replays its trace)")
         with clock.part("write_s"):
             try:
-                page = report_view.write(out, report=rep)
+                page = report_view.write(out, report=rep, loaded=pages)
             except view.ViewError as e:  # the pages are a convenience: the report is still written
                 rep["outputs"]["view_error"] = str(e)
             else:
@@ -287,17 +288,20 @@ def shrink_in_processes(tasks: list[tuple], imports: tuple[str, ...], budgets: t
 
 
 def write_counterexamples(shrunk: list[tuple], out_dir: str, imports: tuple[str, ...],
-                          timing: dict | None = None, note: Callable[[str], None] = lambda text: None) -> dict:
+                          timing: dict | None = None, note: Callable[[str], None] = lambda text: None,
+                          pages: dict | None = None) -> dict:
     """The shrunk histories into OUT/counterexamples/ (a real folder, never a symlink found there);
-    `note` hears of each before it is written (its timeline picture takes a second or more)."""
+    `note` hears of each before it is written (its replays take a second or more); `pages`
+    gets each trace's page data (counterexample.write)."""
     out: dict = {}
     directory = files.subfolder(out_dir, "counterexamples") if shrunk else ""
     for n, ((protocol, pid, spec, step, target), result, error) in enumerate(shrunk, 1):
-        note(f"writing counterexample {n} of {len(shrunk)} ({protocol} {pid}): trace, timeline picture, notes")
+        note(f"writing counterexample {n} of {len(shrunk)} ({protocol} {pid}): trace, replay, timeline picture, notes")
         if result is None:  # the history does not fail again on replay: report it, do not hide it
             out[(protocol, pid)] = {"error": error, "verified": False}
         else:
-            out[(protocol, pid)] = counterexample.write_fuzz(spec, step, target, result, directory, imports, timing)
+            out[(protocol, pid)] = counterexample.write_fuzz(spec, step, target, result, directory, imports, timing,
+                                                             pages)
     return out
 
 

@@ -196,17 +196,15 @@ def finish_timing(report: dict, timing: dict, wall_s: float) -> None:
 
 
 def draw_plots(report: dict, out_dir: str) -> dict:
-    """plots/<protocol>-{distributions,coverage}.png, named in report["outputs"]["plots"]
-    (nothing where matplotlib is missing)."""
+    """plots/<protocol>-{distributions,coverage}.svg, named in report["outputs"]["plots"]."""
     pictures: dict[str, dict[str, str]] = {}
-    if plots.available():
-        folder = files.subfolder(out_dir, "plots")
-        for p, v in report["by_protocol"].items():
-            pictures[p] = {
-                "distributions": plots.distributions(os.path.join(folder, f"{p}-distributions.png"),
-                                                     f"{p}: per-history distributions", v["stats"]),
-                "coverage": plots.coverage(os.path.join(folder, f"{p}-coverage.png"), f"{p}: coverage",
-                                           *_coverage_groups(v["coverage"]))}
+    folder = files.subfolder(out_dir, "plots")
+    for p, v in report["by_protocol"].items():
+        pictures[p] = {
+            "distributions": plots.distributions(os.path.join(folder, f"{p}-distributions{plots.EXTENSION}"),
+                                                 f"{p}: per-history distributions", v["stats"]),
+            "coverage": plots.coverage(os.path.join(folder, f"{p}-coverage{plots.EXTENSION}"), f"{p}: coverage",
+                                       *_coverage_groups(v["coverage"]))}
     report["outputs"] = dict(report.get("outputs") or {}) | {
         "plots": {p: {k: os.path.relpath(x, out_dir) for k, x in d.items()} for p, d in pictures.items()}}
     return pictures

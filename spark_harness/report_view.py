@@ -56,7 +56,7 @@ def render_index(report: dict, entries: list[dict], title: str) -> str:
         cause = esc(e["cause"]) if e.get("cause") else ("" if e["unexpected"] else "(known cause)")
         page = link(e.get("page"), "step through", e.get("anchor")) if e.get("page") else (
             f'<span class="err">{esc(e["error"])}</span>' if e.get("error") else "no counterexample")
-        extra = " · ".join(x for x in (link(e.get("trace"), "trace"), link(e.get("picture"), "timeline (png)")) if x)
+        extra = " · ".join(x for x in (link(e.get("trace"), "trace"), link(e.get("picture"), "timeline (svg)")) if x)
         steps = f'<div class="small">{e["steps"]:,} steps, violated at step {esc(str(e.get("step")))}</div>' \
             if e.get("steps") is not None else ""
         rows.append(
@@ -121,10 +121,13 @@ def _locate(report_dir: str, path: Any) -> str | None:
     return None
 
 
-def write(report_dir: str, path_out: str | None = None, replay: bool = True, report: dict | None = None) -> dict:
+def write(report_dir: str, path_out: str | None = None, replay: bool = True, report: dict | None = None,
+          loaded: dict | None = None) -> dict:
     """One page per counterexample, next to its trace, and the index (default
     DIR/index.html), from DIR/report.json or the `report` given (a fuzz run that has
-    not written it yet). Returns a summary; raises view.ViewError (one line) on bad input."""
+    not written it yet); `loaded`: page data already read and replayed, by absolute trace
+    path (a fuzz run's, from the replay that verified each counterexample). Returns a
+    summary; raises view.ViewError (one line) on bad input."""
     report = report if report is not None else load_report(report_dir)
     index = path_out or os.path.join(report_dir, "index.html")
     index_dir = os.path.dirname(os.path.abspath(index))
@@ -156,7 +159,8 @@ def write(report_dir: str, path_out: str | None = None, replay: bool = True, rep
                                     .replace(os.sep, "/")),
                      "index_title": "fuzz report index"}
             try:
-                page = view.write_trace_view(trace, out, replay, links, replay_cmd)
+                data = (loaded or {}).get(os.path.abspath(trace)) if replay else None
+                page = view.write_trace_view(trace, out, replay, links, replay_cmd, data=data)
             except view.ViewError as e:
                 entry["error"] = str(e)
                 errors.append(str(e))

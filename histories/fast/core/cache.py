@@ -52,11 +52,23 @@ def _modules(folder, prefix: str = ""):
             yield from _modules(f, prefix + f.name + "/")
 
 
-def _imported(source: bytes) -> set[str]:
+def _statements(tree: ast.Module):
+    """Every statement of a module, nested ones included (imports and function definitions are
+    statements: walking the statement lists alone finds them all, without visiting each
+    expression node, which made the digest cost a second or two of every process's start)."""
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        for field in ("body", "orelse", "handlers", "finalbody", "cases"):
+            todo += getattr(node, field, ())
+
+
+def _imported(tree: ast.Module) -> set[str]:
     """The modules a module imports, and those its `from package import name` may name (a
     name that is not a module is skipped later)."""
     out = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in _statements(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             out.add(node.module)
             out |= {f"{node.module}.{a.name}" for a in node.names}
@@ -65,10 +77,10 @@ def _imported(source: bytes) -> set[str]:
     return out
 
 
-def _defines_kernels(source: bytes) -> bool:
+def _defines_kernels(tree: ast.Module) -> bool:
     """Whether a module decorates a function with Numba's `njit`."""
     return any(isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list)
-               for node in ast.walk(ast.parse(source)))
+               for node in _statements(tree))
 
 
 def _source(module: str) -> bytes | None:
@@ -93,7 +105,14 @@ def compiled_from() -> dict[str, bytes]:
     nothing again."""
     package = {(PACKAGE + "." + name[:-3].replace("/", ".")).removesuffix(".__init__"): f.read_bytes()
                for name, f in _modules(resources.files(PACKAGE))}
-    todo = [m for m, source in package.items() if _defines_kernels(source)]
+    trees: dict[str, ast.Module] = {}
+
+    def tree(module: str) -> ast.Module:  # each module parsed once, and only when read
+        if module not in trees:
+            trees[module] = ast.parse(package[module])
+        return trees[module]
+
+    todo = [m for m, source in package.items() if b"njit" in source and _defines_kernels(tree(m))]
     seen: dict[str, bytes] = {}
     while todo:
         module = todo.pop()
@@ -104,7 +123,7 @@ def compiled_from() -> dict[str, bytes]:
             continue
         seen[module] = source
         if module.startswith(PACKAGE + "."):  # the reference's modules it names, not theirs in turn
-            todo += [m for m in _imported(source) if m.split(".")[0] in REFERENCE or m.startswith(PACKAGE + ".")]
+            todo += [m for m in _imported(tree(module)) if m.split(".")[0] in REFERENCE or m.startswith(PACKAGE + ".")]
     return seen
 
 
