@@ -33,7 +33,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from histories import fast
+from histories import fast, presentation
 from reference_impl import PROTOCOL_PACKAGES, core
 from reference_impl.core import faults
 from spark_harness import variants
@@ -211,14 +211,13 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
     overrides = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in config.items()))
     by_profile, by_nodes, by_version = {}, {}, {}
     for p in protocols:
-        proto = core.protocol(p)
         names = faults.names(p)
         chosen = tuple(names) if profiles == ["all"] else tuple(profiles) if profiles else default_profiles(p)
         for name in chosen:
             if name not in names:
                 raise PlanError(f"unknown fault profile {name!r} for {p}; known: {', '.join(names)}, all")
         by_profile[p] = chosen
-        by_nodes[p] = tuple(nodes) if nodes else tuple(proto.bench_nodes)
+        by_nodes[p] = tuple(nodes) if nodes else tuple(presentation.of(p).bench_nodes)
         by_version[p] = variants.versions(p, config, vary)
         for n in by_nodes[p]:
             if not 1 <= n <= 64:

@@ -384,6 +384,5 @@ PROTOCOL = core.Protocol(
     name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
     ghost_update=ghost_update, ghost_crash=lw.lg.crash_note, observe=observe, make_config=make_config,
-    load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
+    load_config=load_config, check_ids=check_ids, script_action=script_action, script_actions=SCRIPT_ACTIONS,
     profiles=lw.PROFILES, branches=BRANCHES, ext_faults=lw.ext_faults, ext_apply=lw.ext_apply, fifo=lw.fifo)

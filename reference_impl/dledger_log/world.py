@@ -425,5 +425,5 @@ PROTOCOL = core.Protocol(
     name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=lg.crash_note, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES,
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, profiles=PROFILES, branches=BRANCHES,
     ext_faults=ext_faults, ext_apply=ext_apply, fifo=fifo)

@@ -278,4 +278,4 @@ PROTOCOL = core.Protocol(
     name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=ghost_crash, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, branches=BRANCHES)

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from histories import files, formats, runner, scenario_file, shell, timeline
+from histories import files, formats, presentation, runner, scenario_file, shell, timeline
 from reference_impl import core
 from reference_impl.core import faults, inputs, scenario
 from rmqspec.commands.usage import MAX_LINES, MAX_STEPS, UsageError, add_import, config_overrides, int64, int_in
@@ -80,7 +80,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[core.WorldConfig, int, i
     except KeyError:
         raise UsageError(f"unknown protocol {name!r}; known: {', '.join(core.protocol_names())}") from None
     overrides = config_overrides(args.config) or {}
-    nodes = args.nodes or p.default_nodes
+    nodes = args.nodes or presentation.of(name).default_nodes
     _profile(args.faults or "none", name)  # an unknown profile is refused by name
     cfg = make_config(p, nodes, overrides, "--config", args.faults or "none")
     seed = args.seed if args.seed is not None else 1
@@ -110,7 +110,7 @@ def print_summary(result: Any, trace_path: str | None, imports: list[str] | tupl
     print()
     print(f"summary: {result.steps} events, {w.now / 1000:.1f} s simulated, stopped: {result.stopped}")
     final = scenario.observed(w)
-    final_line = core.protocol(w.cfg.protocol).final_line
+    final_line = presentation.of(w.cfg.protocol).final_line
     print("  final:  " + (final_line(final) if final_line is not None else "  ".join(
         f"{n}:{o.get('role') or 'down'}" + (f"@{o['term']}" if o.get("term") is not None else "")
         for n, o in final.items())))
