@@ -252,7 +252,7 @@ def _fuzz_protocol(protocol: str, histories: int | None, cores: int, on_phase, e
         now = tree_cpu_s()
         return None if before is None or now is None else now - before
 
-    engine = plan_mod.make_plan(protocol, 1, engine=engine).engines[protocol]
+    engine = plan_mod.engine_for(protocol, engine)
     histories = histories or FUZZ_HISTORIES[engine].get(protocol, FUZZ_DEFAULT_HISTORIES)
     plan = plan_mod.make_plan(protocol, histories, engine=engine)
     rows, views = [], {}
