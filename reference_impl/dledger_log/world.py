@@ -206,9 +206,17 @@ def ghost_init(cfg: core.WorldConfig) -> LogGhost:
 
 
 def ghost_update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
-    if type(obs) is ClientResult:
-        return g.evolve(appends=g.appends + 1)
-    return lg.update(g, w, i, obs)
+    """The step of the observation's type in `UPDATES` (what the world's clients report), else
+    the log ghost's (ghost.update: the servers' observations and the faults)."""
+    step = UPDATES.get(type(obs))
+    return lg.update(g, w, i, obs) if step is None else step(g, w, i, obs)
+
+
+def _client_result(g: LogGhost, w: core.World, i: int, obs: ClientResult) -> LogGhost:
+    return g.evolve(appends=g.appends + 1)
+
+
+UPDATES = {ClientResult: _client_result}
 
 
 # --- observable state (trace-format.md, protocol dledger_log) ---
