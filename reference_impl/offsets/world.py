@@ -35,7 +35,6 @@ from reference_impl.offsets import broker as ob
 from reference_impl.offsets import client as oc
 from reference_impl.offsets import ghost as gh
 from reference_impl.offsets.records import (
-    BROKER_NAME,
     Broker,
     Consumer,
     GetMessageStatus,
