@@ -41,6 +41,8 @@ def describe(node_id: str, now: dict, before: dict | None) -> str | None:
 
 
 def describe_obs(w: core.World, node_id: str, o: Any) -> str | None:
+    """Timeline lines for failed sends, MQFaultStrategy's rewrites, dropped brokers, stored
+    retries, operators' topic changes and process exits."""
     t = type(o)
     if t is pr.SendDone:
         path = " -> ".join(o.brokers) or "no broker"
@@ -65,6 +67,7 @@ def describe_obs(w: core.World, node_id: str, o: Any) -> str | None:
 
 
 def final_line(observed: dict) -> str:
+    """The summary's final line: what each NameServer lists, each broker's role, each producer's sends."""
     parts = []
     for node_id, o in observed.items():
         if not o.get("alive"):
