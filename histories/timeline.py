@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
+from histories import presentation
 from histories.formats import escape
 from reference_impl import core
 from reference_impl.core import codec, scenario
@@ -61,7 +62,7 @@ class Timeline:
         self.lines += 1
 
     def __call__(self, i: int, before: core.World, ev: Any, after: core.World, obs: tuple) -> None:
-        p = core.protocol(after.cfg.protocol)
+        p = presentation.of(after.cfg.protocol)
         describe = p.describe or (lambda node_id, now, prev: describe_node(now, prev))
         if self.prev is None:
             self.prev = scenario.observed(before)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import attrs
 
-from histories import runner
+from histories import presentation, runner
 from model_checks import conformance as conf
 from model_checks import crosshair_run, prove
 from model_checks import explore as ex
@@ -39,7 +39,7 @@ def suites(seeds: int = 1, steps: int = 1500) -> Part:
     for name in core.protocol_names():
         p = core.protocol(name)
         for prof in SUITE_PROFILES:
-            cfg = p.make_config(p.bench_nodes[0], {}).evolve(profile=faults.profile(prof, name))
+            cfg = p.make_config(presentation.of(name).bench_nodes[0], {}).evolve(profile=faults.profile(prof, name))
             for seed in range(1, seeds + 1):
                 r = runner.run(cfg, chooser.SeededChooser(seed).choose, steps)
                 runs += 1

@@ -25,12 +25,12 @@ def specs(protocol, n, **kw):
 def test_every_job_runs_the_fixed_versions_beside_the_default():
     for protocol in ("dledger_log", "dledger_commitlog", "ha", "nameserver"):
         p, ss = specs(protocol, 2 * len(plan.default_profiles(protocol)) * 3)
-        versions = [label for label, _ in p.versions[protocol]]
+        versions = [label for label, _ in p.parts[protocol].versions]
         assert versions[0] != "fixed" and "fixed" in versions
         first = {dict(s.label)["version"] for s in ss[:len(versions)]}
         assert first == set(versions), "any v consecutive histories run every version"
         pairs = {(s.profile, dict(s.label)["version"]) for s in ss}
-        assert pairs == {(f, v) for f in p.profiles[protocol] for v in versions}
+        assert pairs == {(f, v) for f in p.parts[protocol].profile_names for v in versions}
 
 
 def test_a_history_is_still_named_by_its_index_and_seed():

@@ -35,9 +35,13 @@ def universes() -> dict:
     out = {}
     for p in PROTOCOLS:
         plan = make_plan(p, 1000)
+        assert plan.histories >= plan.parts[p].combinations  # the universe counts every combination
         cfgs = [config_of(s) for s in plan.universe_specs(p)]
         out[p] = {"roles": coverage.role_universe(cfgs), "actions": coverage.action_universe(cfgs),
                   "branches": coverage.branch_universe(p)}
+        resolved = plan.parts[p]
+        assert (list(resolved.roles), list(resolved.actions), list(resolved.branches)) == \
+            (out[p]["roles"], out[p]["actions"], out[p]["branches"]), "make_plan resolves the same universe"
     return out
 
 

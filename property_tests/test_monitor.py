@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from histories import presentation
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spec import properties
@@ -98,7 +99,7 @@ def test_the_generated_check_finds_what_checking_every_property_at_every_step_fi
     """The generated check skips a property while it reads the very same objects, and a known
     cause while what it reads is the same: the violations (step, cause, detail) must be those of
     asking every property at every step."""
-    cfg = core.protocol(protocol).make_config(core.protocol(protocol).bench_nodes[0], {}).evolve(
+    cfg = core.protocol(protocol).make_config(presentation.of(protocol).bench_nodes[0], {}).evolve(
         profile=faults.profile(profile, protocol))
     props = properties.for_protocol(protocol)
     fast, slow = Monitor(props), EveryStep(props)

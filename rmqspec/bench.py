@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from histories import fast, reference_logs, runner
+from histories import fast, presentation, reference_logs, runner
 from histories import tolerant as tolerant_mod
 from histories.reference_logs import nameserver as nameserver_logs
 from histories.reference_logs import offsets as offsets_logs
@@ -75,7 +75,7 @@ def cases(only: str | None = None, engines: tuple[str, ...] = ("reference", "fas
     for protocol in core.protocol_names():
         if only and protocol != only:
             continue
-        for nodes in core.protocol(protocol).bench_nodes:
+        for nodes in presentation.of(protocol).bench_nodes:
             if "reference" in engines:
                 out += [(protocol, nodes, checked, "reference") for checked in (True, False)]
             if "fast" in engines and protocol in fast.PROTOCOLS:
@@ -252,7 +252,7 @@ def _fuzz_protocol(protocol: str, histories: int | None, cores: int, on_phase, e
         now = tree_cpu_s()
         return None if before is None or now is None else now - before
 
-    engine = plan_mod.make_plan(protocol, 1, engine=engine).engines[protocol]
+    engine = plan_mod.engine_for(protocol, engine)
     histories = histories or FUZZ_HISTORIES[engine].get(protocol, FUZZ_DEFAULT_HISTORIES)
     plan = plan_mod.make_plan(protocol, histories, engine=engine)
     rows, views = [], {}

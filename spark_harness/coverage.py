@@ -145,12 +145,13 @@ def role_universe(cfgs: list[core.WorldConfig]) -> list[str]:
     return sorted(roles)
 
 
-def action_universe(cfgs: list[core.WorldConfig]) -> list[str]:
-    """Every kind@role the profiles of `cfgs` can produce (see the module docstring)."""
+def action_universe(cfgs: list[core.WorldConfig], roles: list[str] | None = None) -> list[str]:
+    """Every kind@role the profiles of `cfgs` can produce (see the module docstring); `roles`:
+    their role_universe, if known already."""
     if not cfgs:
         return []
     p = core.protocol(cfgs[0].protocol)
-    roles = role_universe(cfgs)
+    roles = role_universe(cfgs) if roles is None else roles
     profiles = [c.profile for c in cfgs]
 
     def on(weight: str) -> bool:

@@ -114,7 +114,7 @@ def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
         files.remove(os.path.join(out, name))
     progress = Progress(plan.total, enabled=opts.progress)
     outputs: dict = {"dir": out}
-    on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())
+    on = ", ".join(f"{p} on {part.engine}" for p, part in plan.parts.items())
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
           f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {formats.escape(out)}; {on}", file=log,
           flush=True)

@@ -11,6 +11,11 @@ history by arithmetic and its seed, and a task needs only its seed range. Chunks
 (Spark partitions, multiprocessing tasks) are contiguous ranges of k; how a plan is
 chunked changes nothing in the results.
 
+`make_plan` resolves each protocol once into a `ProtocolPlan` (`Plan.parts`): its fault
+profiles (the records themselves), version profiles, cluster sizes, engine and coverage
+universe. Everything after it (the specs of the histories, the chunks, the report and its
+coverage totals) reads that record and resolves none of them again.
+
 Each protocol runs on an engine: its fast world (histories.fast) when the plan asks for
 `fast` and one models every config of the plan, else the reference. The fast world computes
 coverage and the distinct-state sketch of every history itself, with the reference's
@@ -33,11 +38,11 @@ from collections.abc import Iterator
 
 import attrs
 
-from histories import fast
+from histories import fast, presentation
 from reference_impl import PROTOCOL_PACKAGES, core
 from reference_impl.core import faults
-from spark_harness import variants
-from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_history, run_history_fast
+from spark_harness import coverage, variants
+from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, config_of, run_history, run_history_fast
 
 MAX_CHUNK = 200  # histories per task at most on the reference: keeps tasks short enough to balance and show progress
 # On a fast world a history costs about a thousandth of the reference's: a task of 200 would be
@@ -65,21 +70,53 @@ class Chunk:
         return self.stop - self.start
 
 
+@attrs.frozen(kw_only=True)
+class ProtocolPlan:
+    """One protocol of a plan, resolved once by `make_plan`: what every later part of a fuzz run
+    reads (the specs of its histories, the chunks, the report and its coverage totals), so that
+    none of them resolves a profile, a version or a universe again."""
+
+    name: str
+    profiles: tuple[faults.FaultProfile, ...]  # cycled, in this order
+    versions: tuple  # (label, overrides) version profiles, cycled (spark_harness/variants.py)
+    nodes: tuple[int, ...]  # cluster sizes, cycled
+    engine: str  # the engine it runs on: "fast" or "reference"
+    # The coverage universe (spark_harness/coverage.py) of the configurations the plan's histories
+    # run: one per (profile, version, cluster size) that some history k < histories has.
+    roles: tuple[str, ...] = ()
+    actions: tuple[str, ...] = ()
+    branches: tuple[str, ...] = ()
+
+    @property
+    def profile_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.profiles)
+
+    def axes(self, k: int) -> tuple[faults.FaultProfile, tuple, int]:
+        """History k's fault profile, version and cluster size (module docstring)."""
+        p, v = len(self.profiles), len(self.versions)
+        c = k % (p * v)  # a diagonal: the first v histories run every version, p * v every pair
+        return self.profiles[c % p], self.versions[(c % p + c // p) % v], self.nodes[(k // (p * v)) % len(self.nodes)]
+
+    @property
+    def combinations(self) -> int:
+        """(profile, version, cluster size) combinations: history k and k + this run the same ones."""
+        return len(self.profiles) * len(self.versions) * len(self.nodes)
+
+
 @attrs.frozen(kw_only=True, hash=False)
 class Plan:
+    """A fuzz run's histories (module docstring): what is shared, and each protocol's part."""
+
     protocols: tuple[str, ...]
     histories: int  # per protocol
     seed: int = 1
     steps: int = DEFAULT_STEPS
     tail_ms: int = TAIL_MS
-    profiles: dict = attrs.Factory(dict)  # protocol -> tuple of profile names
-    nodes: dict = attrs.Factory(dict)  # protocol -> tuple of cluster sizes
+    parts: dict = attrs.Factory(dict)  # protocol -> its ProtocolPlan
     imports: tuple[str, ...] = ()  # modules that register extra protocols (imported in every task)
     overrides: tuple = ()  # the user's config overrides for every history, as sorted (key, value) pairs
-    versions: dict = attrs.Factory(dict)  # protocol -> tuple of (label, overrides), cycled
     vary: bool = True  # draw switches, swarm subsets and shapes per history (variants.py)
     engine: str = "reference"  # what was asked for: "fast" (where a fast world exists) or "reference"
-    engines: dict = attrs.Factory(dict)  # protocol -> the engine it runs on
     coverage_sample: int | None = None  # on the fast engine: the reference also runs the first N whole (None: all)
     judge: str = "sample"  # on the fast engine: "all" violating histories re-run by the reference, or a "sample"
 
@@ -91,31 +128,17 @@ class Plan:
         "sample", and only expected ones, if k is in the sample)."""
         return self.judge == "all" or in_judge_sample(k)
 
-
-    def _axes(self, protocol: str, k: int) -> tuple[str, tuple, int]:
-        profiles, versions, nodes = self.profiles[protocol], self.versions[protocol], self.nodes[protocol]
-        p, v = len(profiles), len(versions)
-        c = k % (p * v)  # a diagonal: the first v histories run every version, p * v every pair
-        return profiles[c % p], versions[(c % p + c // p) % v], nodes[(k // (p * v)) % len(nodes)]
-
     def spec(self, protocol: str, k: int) -> HistorySpec:
-        profile, version, nodes = self._axes(protocol, k)
-        variant = variants.draw(protocol, faults.profile(profile, protocol), nodes, self.seed + k, version,
-                                self.overrides, self.vary)
-        return HistorySpec(protocol=protocol, profile=profile, nodes=nodes, seed=self.seed + k, steps=self.steps,
-                           tail_ms=self.tail_ms, overrides=variant.overrides, label=variant.label)
+        part = self.parts[protocol]
+        profile, version, nodes = part.axes(k)
+        variant = variants.draw(protocol, profile, nodes, self.seed + k, version, self.overrides, self.vary)
+        return HistorySpec(protocol=protocol, profile=profile.name, nodes=nodes, seed=self.seed + k,
+                           steps=self.steps, tail_ms=self.tail_ms, overrides=variant.overrides, label=variant.label)
 
     def universe_specs(self, protocol: str) -> list[HistorySpec]:
         """One history per (profile, version, cluster size) with no drawn variation: the
         configurations whose fault kinds and roles a coverage universe counts."""
-        n = len(self.profiles[protocol]) * len(self.versions[protocol]) * len(self.nodes[protocol])
-        out = []
-        for k in range(n):
-            profile, version, nodes = self._axes(protocol, k)
-            over = tuple(sorted((dict(version[1]) | dict(self.overrides)).items()))
-            out.append(HistorySpec(protocol=protocol, profile=profile, nodes=nodes, seed=self.seed + k,
-                                   steps=self.steps, tail_ms=self.tail_ms, overrides=over))
-        return out
+        return universe_specs(self.parts[protocol], self.seed, self.steps, self.tail_ms, self.overrides)
 
     def index_of(self, seed: int) -> int:
         return seed - self.seed
@@ -132,7 +155,7 @@ class Plan:
         cores = max(1, parallelism)
         for p in self.protocols:
             even = math.ceil(self.histories / (4 * cores))
-            if self.engines.get(p) == "fast":
+            if self.parts[p].engine == "fast":
                 least = min(FAST_MIN_CHUNK, math.ceil(self.histories / cores))
                 size = max(1, min(FAST_MAX_CHUNK, max(least, even)))
             else:
@@ -157,17 +180,51 @@ def load_imports(modules: tuple[str, ...]) -> None:
 def run_chunk(plan: Plan, chunk: Chunk) -> Iterator[dict]:
     """The summaries of a chunk's histories, one by one (a task's whole work)."""
     load_imports(plan.imports)
-    on_fast = plan.engines.get(chunk.protocol) == "fast"
+    on_fast = plan.parts[chunk.protocol].engine == "fast"
     for k in range(chunk.start, chunk.stop):
         spec = plan.spec(chunk.protocol, k)
         yield run_history_fast(spec, plan.in_sample(k), plan.judged(k)) if on_fast else run_history(spec)
 
 
-def default_profiles(protocol: str) -> tuple[str, ...]:
+def engine_for(protocol: str, asked: str) -> str:
+    """The engine `protocol` runs on when `asked` ("fast" or "reference") is asked for."""
+    return "fast" if asked == "fast" and protocol in fast.PROTOCOLS else "reference"
+
+
+def default_profiles(protocol: str, known: dict[str, faults.FaultProfile] | None = None) -> tuple[str, ...]:
     """Every profile of the protocol that injects faults, gentle to hostile: not `none`,
     nor profiles meant for scenario scripts that bring their own faults (`scripted`,
-    `lockstep`)."""
-    return tuple(name for name in faults.names(protocol) if faults.profile(name, protocol).any_faults())
+    `lockstep`). `known`: the protocol's profiles by name (faults.by_name), if resolved already."""
+    known = faults.by_name(protocol) if known is None else known
+    return tuple(name for name, prof in known.items() if prof.any_faults())
+
+
+def universe_specs(part: ProtocolPlan, seed: int, steps: int, tail_ms: int, overrides: tuple,
+                   histories: int | None = None) -> list[HistorySpec]:
+    """One history per (profile, version, cluster size) of `part` (of its first `histories`
+    histories, if given), with no drawn variation: the configurations whose fault kinds and roles
+    a coverage universe counts."""
+    out = []
+    for k in range(part.combinations if histories is None else min(part.combinations, histories)):
+        profile, version, nodes = part.axes(k)
+        over = tuple(sorted((dict(version[1]) | dict(overrides)).items()))
+        out.append(HistorySpec(protocol=part.name, profile=profile.name, nodes=nodes, seed=seed + k, steps=steps,
+                               tail_ms=tail_ms, overrides=over))
+    return out
+
+
+def with_universe(part: ProtocolPlan, histories: int, seed: int, steps: int, tail_ms: int,
+                  overrides: tuple) -> ProtocolPlan:
+    """`part` with its coverage universe: over the configurations of its first `histories`
+    histories (every combination once there are as many histories as combinations)."""
+    specs = universe_specs(part, seed, steps, tail_ms, overrides, max(1, histories))
+    try:
+        cfgs = [config_of(s) for s in specs]
+    except (ValueError, TypeError, KeyError) as e:
+        raise PlanError(f"{part.name} cannot run: {e.args[0] if e.args else e}") from None
+    roles = coverage.role_universe(cfgs)
+    return attrs.evolve(part, roles=tuple(roles), actions=tuple(coverage.action_universe(cfgs, roles)),
+                        branches=tuple(coverage.branch_universe(part.name)))
 
 
 def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT_STEPS,
@@ -209,29 +266,29 @@ def make_plan(protocol: str, histories: int, seed: int = 1, steps: int = DEFAULT
         if not isinstance(value, (str, int, float, bool)) and value is not None:
             raise PlanError(f"config value of {key!r} must be a string, number, boolean, null or list")
     overrides = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in config.items()))
-    by_profile, by_nodes, by_version = {}, {}, {}
+    parts = {}
     for p in protocols:
-        proto = core.protocol(p)
-        names = faults.names(p)
-        chosen = tuple(names) if profiles == ["all"] else tuple(profiles) if profiles else default_profiles(p)
+        known = faults.by_name(p)
+        chosen = tuple(known) if profiles == ["all"] else tuple(profiles) if profiles else default_profiles(p, known)
         for name in chosen:
-            if name not in names:
-                raise PlanError(f"unknown fault profile {name!r} for {p}; known: {', '.join(names)}, all")
-        by_profile[p] = chosen
-        by_nodes[p] = tuple(nodes) if nodes else tuple(proto.bench_nodes)
-        by_version[p] = variants.versions(p, config, vary)
-        for n in by_nodes[p]:
+            if name not in known:
+                raise PlanError(f"unknown fault profile {name!r} for {p}; known: {', '.join(known)}, all")
+        part = ProtocolPlan(name=p, profiles=tuple(known[name] for name in chosen),
+                            versions=variants.versions(p, config, vary),
+                            nodes=tuple(nodes) if nodes else tuple(presentation.of(p).bench_nodes),
+                            engine=engine_for(p, engine))
+        for n in part.nodes:
             if not 1 <= n <= 64:
                 raise PlanError(f"cluster sizes must be 1..64, not {n}")
-            for _, version in by_version[p]:
+            for _, version in part.versions:
                 try:
                     core.world_config(p, n, chosen[0], dict(version) | config)
                 except (ValueError, TypeError, KeyError) as e:
                     raise PlanError(f"{p} cannot run with {n} nodes: {e.args[0] if e.args else e}") from None
+        parts[p] = part
     if histories <= 0 or steps <= 0:
         raise PlanError("--histories and --steps must be positive")
-    plan = Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms,
-                profiles=by_profile, nodes=by_nodes, imports=tuple(imports), overrides=overrides,
-                versions=by_version, vary=vary, engine=engine, coverage_sample=coverage_sample, judge=judge)
-    engines = {p: "fast" if engine == "fast" and p in fast.PROTOCOLS else "reference" for p in protocols}
-    return attrs.evolve(plan, engines=engines)
+    parts = {p: with_universe(part, histories, seed, steps, tail_ms, overrides) for p, part in parts.items()}
+    return Plan(protocols=protocols, histories=histories, seed=seed, steps=steps, tail_ms=tail_ms, parts=parts,
+                imports=tuple(imports), overrides=overrides, vary=vary, engine=engine,
+                coverage_sample=coverage_sample, judge=judge)

@@ -13,10 +13,8 @@ import os
 from typing import Any
 
 from histories import files
-from reference_impl.core import faults
-from spark_harness import coverage, plots, sketch
+from spark_harness import plots, sketch
 from spark_harness.aggregate import Aggregate, ProtocolAggregate
-from spark_harness.history import config_of
 from spark_harness.plan import JUDGE_EVERY, Plan
 from spec import properties as props
 
@@ -28,11 +26,6 @@ TIMING_PARTS = ("startup_s", "histories_s", "shrink_s", "plots_s", "write_s")
 
 def deterministic_view(report: dict) -> dict:
     return {k: v for k, v in report.items() if k not in RUN_KEYS}
-
-
-def _universes(plan: Plan, protocol: str) -> tuple[list[str], list[str]]:
-    cfgs = [config_of(s) for s in plan.universe_specs(protocol)[:max(1, plan.histories)]]
-    return coverage.action_universe(cfgs), coverage.branch_universe(protocol)
 
 
 def _variants(pa: ProtocolAggregate) -> dict:
@@ -49,7 +42,7 @@ def _variants(pa: ProtocolAggregate) -> dict:
     return out
 def coverage_source(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
     """Which world computed coverage and the distinct-state sketch, and over which histories."""
-    if plan.engines.get(protocol) != "fast":
+    if plan.parts[protocol].engine != "fast":
         return {"engine": "reference", "histories": pa.coverage_histories, "sample": "every history"}
     n = plan.histories if plan.coverage_sample is None else min(plan.coverage_sample, plan.histories)
     return {"engine": "fast", "histories": pa.coverage_histories, "sample": "every history",
@@ -58,8 +51,8 @@ def coverage_source(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
 
 
 def _engine(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
-    fast = plan.engines.get(protocol) == "fast"
-    return {"engine": plan.engines.get(protocol, "reference"),
+    fast = plan.parts[protocol].engine == "fast"
+    return {"engine": plan.parts[protocol].engine,
             "judge": ("every history with a violation" if plan.judge == "all" else
                       f"every history with an unexpected violation, and about 1 in {JUDGE_EVERY} of those whose "
                       f"violations are all expected (by a hash of the history's index)") if fast else None,
@@ -69,7 +62,7 @@ def _engine(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
 
 
 def _coverage(plan: Plan, protocol: str, pa: ProtocolAggregate) -> dict:
-    actions, branches = _universes(plan, protocol)
+    actions, branches = plan.parts[protocol].actions, plan.parts[protocol].branches
     hit_a = sorted(set(actions) & pa.actions)
     hit_b = sorted(set(branches) & pa.branches)
     return {
@@ -123,10 +116,10 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
             if entry["expected"]:
                 expected_found[key] = entry["expected"]
         profiles = {}
-        for name in plan.profiles[p]:
+        for prof in plan.parts[p].profiles:
+            name = prof.name
             c = pa.profiles.get(name, {})
             n = c.get("histories", 0)
-            prof = faults.profile(name, p)
             profiles[name] = {
                 "histories": n, "steps": c.get("steps", 0), "violating_histories": c.get("violating", 0),
                 "unexpected_histories": c.get("unexpected", 0),
@@ -154,12 +147,12 @@ def build(plan: Plan, agg: Aggregate, master: str, timing: dict, outputs: dict, 
         "seeds": [plan.seed, plan.seed + plan.histories - 1], "max_steps": plan.steps, "tail_ms": plan.tail_ms,
         "config": dict(plan.overrides),
         "vary": plan.vary,
-        "versions": {p: {label: v["variants"].get("version", {}).get(label) for label, _ in plan.versions[p]}
-                     for p, v in by_protocol.items() if len(plan.versions[p]) > 1},
+        "versions": {p: {label: v["variants"].get("version", {}).get(label) for label, _ in plan.parts[p].versions}
+                     for p, v in by_protocol.items() if len(plan.parts[p].versions) > 1},
         "unexpected_histories": sum(pa.profiles[x].get("unexpected", 0) for pa in agg.protocols.values()
                                     for x in pa.profiles),
         "engine": plan.engine,
-        "engines": {p: plan.engines.get(p, "reference") for p in plan.protocols},
+        "engines": {p: plan.parts[p].engine for p in plan.protocols},
         "fast_mismatches": sum(pa.engines.get("mismatch", 0) for pa in agg.protocols.values()),
         "violations": violations,
         "expected_violations_found": expected_found,

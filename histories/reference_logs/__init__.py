@@ -53,17 +53,22 @@ def reference_log(protocol: str, profile: str | faults.FaultProfile, seed: int, 
     cfg = core.protocol(protocol).make_config(nodes, overrides or {}).evolve(profile=prof)
     if late_ms:
         cfg = cfg.evolve(protocol=tolerant.tolerant_protocol(protocol, late_ms))
-    writer = LogWriter(cfg, protocol=protocol, steps=True)
+    return write_seeded(LogWriter(cfg, protocol=protocol, steps=True), cfg, seed, steps).lines()
+
+
+def write_seeded(writer: LogWriter, cfg: core.WorldConfig, seed: int, last_step: int) -> LogWriter:
+    """`writer` after the seeded history of `cfg` (the seeded chooser, `seed`) wrote its steps
+    1..last_step, or fewer if nothing can happen before."""
     choose = chooser.SeededChooser(seed).choose
     w = core.init(cfg)
-    for i in range(1, steps + 1):
+    for i in range(1, last_step + 1):
         ev = choose(w)
         if ev is None:
             break
         after, obs = core.step(w, ev)
         writer.step(i, w, ev, after, obs)
         w = after
-    return writer.lines()
+    return writer
 
 
 def strip(lines: list[dict]) -> list[dict]:

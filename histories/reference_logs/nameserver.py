@@ -8,8 +8,9 @@ from __future__ import annotations
 import copy
 
 from histories.reference_log import LogWriter
+from histories.reference_logs import write_seeded
 from reference_impl import core
-from reference_impl.core import chooser, faults
+from reference_impl.core import faults
 
 # Faults a NameServer log can state: crashes (process and machine), restarts, partitions, heals,
 # operators creating and deleting topics.
@@ -27,16 +28,8 @@ def reference_log(profile: faults.FaultProfile, seed: int, steps: int) -> list[d
     p1 (with sendLatencyFaultEnable) sending one message a second, c0; a snapshot every 10 s.
     Each line is tagged with its step (`_step`, for histories.reference_logs.realistic)."""
     cfg = core.protocol("nameserver").make_config(2, {"send_interval_ms": 1000}).evolve(profile=profile)
-    writer = LogWriter(cfg, steps=True, snapshot_ms=10_000)
-    choose = chooser.SeededChooser(seed).choose
-    w = core.init(cfg)
-    for i in range(1, steps):
-        ev = choose(w)
-        if ev is None:
-            break
-        after, obs = core.step(w, ev)
-        writer.step(i, w, ev, after, obs)
-        w = after
+    # its first steps - 1 steps, as these logs have always been cut: the tests that tamper with them name their lines
+    writer = write_seeded(LogWriter(cfg, steps=True, snapshot_ms=10_000), cfg, seed, steps - 1)
     return without_timestamps(writer.lines())
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 
+from histories import presentation
 from reference_impl import core
 from reference_impl.election import member_state as mstate
 from reference_impl.election import records as el
@@ -47,5 +48,6 @@ PROTOCOL = attrs.evolve(election_world.PROTOCOL, name=ELECTION_MUTANT, on_reques
 
 if ELECTION_MUTANT not in core.protocol_names():
     core.register(ELECTION_MUTANT, lambda: PROTOCOL)
+    presentation.register(ELECTION_MUTANT, presentation.of("election"))
     props.register([attrs.evolve(p, protocol=ELECTION_MUTANT) for p in election_spec.PROPERTIES])
     sys.modules[f"spec.{ELECTION_MUTANT}"] = election_spec  # measure() and meter() look up spec.<protocol>

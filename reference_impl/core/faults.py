@@ -133,6 +133,13 @@ def names(protocol: str | None = None) -> list[str]:
     return list(dict.fromkeys([*PROFILES, *_own(protocol)]))
 
 
+def by_name(protocol: str | None = None) -> dict[str, FaultProfile]:
+    """Every profile `protocol` runs, by name in the order of `names`: each `profile(name, protocol)`
+    at once (a fuzz plan resolves them once)."""
+    own = _own(protocol)
+    return {name: own.get(name) or PROFILES[name] for name in dict.fromkeys([*PROFILES, *own])}
+
+
 def profile(name: str, protocol: str | None = None) -> FaultProfile:
     """The profile `name`, calibrated for `protocol` when it defines its own."""
     own = _own(protocol)

@@ -20,7 +20,9 @@ from reference_impl.core.state import record
 
 @record
 class Protocol:
-    """What a protocol supplies to the world (docs/architecture.md has the table)."""
+    """What a protocol supplies to the world (docs/architecture.md has the table): what it is.
+    How the tools show it and on which cluster sizes they run it is another record, in the
+    layer that reads it (histories.presentation)."""
 
     name: str
     # the node: pure transitions
@@ -49,8 +51,6 @@ class Protocol:
     check_ids: Callable | None = None
     profiles: tuple = ()  # FaultProfiles calibrated for this protocol (override the shared ones by name)
     branches: tuple = ()  # the result codes a fuzz run's branch coverage counts (enum members)
-    bench_nodes: tuple[int, ...] = (3,)  # cluster sizes `rmqspec bench` and `fuzz` use
-    default_nodes: int = 3  # `--nodes` when the command line gives none
     script_action: Callable | None = None  # (world, do, node_index, args) -> (world, obs): protocol actions
     script_actions: tuple[str, ...] = ()  # the names script_action understands
     # Protocol-specific world events (e.g. a TCP stream delivering a segment of bytes):
@@ -73,10 +73,6 @@ class Protocol:
     # from the same node to the same node (one TCP connection read by one handling thread); None:
     # the network reorders every message freely (core/schedule.py, `_held`).
     fifo: Callable | None = None
-    # Readable output (the timeline and summary); None: the election-style defaults.
-    describe: Callable | None = None  # (node_id, observed now, observed before | None) -> timeline text | None
-    describe_obs: Callable | None = None  # (world, node_id, observation) -> timeline text | None
-    final_line: Callable | None = None  # (observed state of every node) -> the summary's "final:" text
 
 
 _REGISTRY: dict[str, Callable[[], Protocol]] = {}

@@ -211,57 +211,92 @@ def _ack(g: CommitLogGhost, key: str, offset: int) -> CommitLogGhost:
 
 
 def ghost_update(g: CommitLogGhost, w: core.World, i: int, obs: Any) -> CommitLogGhost:
+    """The DLedger log's ghost step (dledger_log's ghost_update), then the broker's of the
+    observation's type in `UPDATES`; other observations leave the broker's fields as they are."""
     g = lw.ghost_update(g, w, i, obs)
-    if isinstance(obs, bk.PutResult):
-        if obs.status is rocketmq.PutMessageStatus.PUT_OK:
-            floor = g.appended_floor.get((obs.key, obs.offset), -1)
-            if obs.offset <= floor:
-                g = g.evolve(order_violations=g.order_violations + ((obs.key, obs.offset, floor),))
-            g = _ack(g, obs.key, obs.offset).evolve(put_ok_index=g.put_ok_index.set(obs.offset, obs.index))
-    elif isinstance(obs, bk.Appended):
-        g = g.evolve(appended_floor=g.appended_floor.set((obs.key, obs.offset), g.max_acked_offset))
-        if any(role is el.Role.LEADER for _, role in w.nodes[i].role_tasks):
-            g = g.evolve(unrecovered_puts=g.unrecovered_puts.set((obs.offset, obs.key), (w.cfg.ids[i], w.now)))
-        s = w.nodes[i].node.store
-        if w.history.calm and s.committed_index == s.end_index - 1:
-            g = g.evolve(tail_appends=g.tail_appends.set((obs.key, obs.offset), (
-                w.now, w.cfg.ids[i], w.nodes[i].node.member.curr_term)))
-    elif isinstance(obs, cc.SendAttempt) and obs.retried:
-        g = g.evolve(retries=g.retries.set(obs.key, g.retries.get(obs.key, ()) + ((obs.attempt, obs.code),)))
-    elif isinstance(obs, cc.SendDone):
-        if obs.status == "SEND_OK":
-            g = g.evolve(sends_ok=g.sends_ok + 1)
-            if w.history.calm and g.first_send_after_calm_ms < 0:
-                g = g.evolve(first_send_after_calm_ms=w.now)
-        else:
-            g = g.evolve(sends_failed=g.sends_failed + 1)
-    elif isinstance(obs, core.Duplicate):
-        env = next((e for e in w.net.flight if e.id == obs.env), None)
-        if env is not None and isinstance(env.msg, bk.SendMessageRequest):
-            g = g.evolve(duplicated_sends=g.duplicated_sends | {env.msg.key})
-    elif isinstance(obs, cc.Consumed):
-        g = g.evolve(consumed=g.consumed + 1)
-    elif isinstance(obs, bk.BecameMaster) or isinstance(obs, bk.BecameSlave):
-        old = w.nodes[i].store.old
-        if old is not None and old.sealed and w.cfg.ids[i] not in g.sealed_old:
-            g = g.evolve(sealed_old=g.sealed_old.set(w.cfg.ids[i], old))
-    if isinstance(obs, lw.dn.CommitAdvanced):
-        s = lw.store_of(w, i)
-        for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
-            e = s.entries[index - s.begin_index]
-            if not isinstance(e.body, cl.Message):
-                continue  # a no-op (enable_fast_advance_commit_index)
-            key, offset = e.body.key, e.pos + st.BODY_OFFSET
-            owed = g.tail_appends.get((key, offset))
-            if owed is not None:
-                ms = w.now - owed[0]
-                g = g.evolve(tail_appends=g.tail_appends.without((key, offset)))
-                if not g.tail_slowest or ms > g.tail_slowest[0]:
-                    g = g.evolve(tail_slowest=(ms, key, offset) + owed)
-            if offset not in g.committed_keys.get(key, frozenset()):
-                g = g.evolve(committed_keys=g.committed_keys.set(key, g.committed_keys.get(key, frozenset())
-                                                                 | {offset}))
+    step = UPDATES.get(type(obs))
+    return g if step is None else step(g, w, i, obs)
+
+
+def _put_result(g: CommitLogGhost, w: core.World, i: int, obs: bk.PutResult) -> CommitLogGhost:
+    if obs.status is rocketmq.PutMessageStatus.PUT_OK:
+        floor = g.appended_floor.get((obs.key, obs.offset), -1)
+        if obs.offset <= floor:
+            g = g.evolve(order_violations=g.order_violations + ((obs.key, obs.offset, floor),))
+        g = _ack(g, obs.key, obs.offset).evolve(put_ok_index=g.put_ok_index.set(obs.offset, obs.index))
     return g
+
+
+def _appended(g: CommitLogGhost, w: core.World, i: int, obs: bk.Appended) -> CommitLogGhost:
+    g = g.evolve(appended_floor=g.appended_floor.set((obs.key, obs.offset), g.max_acked_offset))
+    if any(role is el.Role.LEADER for _, role in w.nodes[i].role_tasks):
+        g = g.evolve(unrecovered_puts=g.unrecovered_puts.set((obs.offset, obs.key), (w.cfg.ids[i], w.now)))
+    s = w.nodes[i].node.store
+    if w.history.calm and s.committed_index == s.end_index - 1:
+        g = g.evolve(tail_appends=g.tail_appends.set((obs.key, obs.offset), (
+            w.now, w.cfg.ids[i], w.nodes[i].node.member.curr_term)))
+    return g
+
+
+def _send_attempt(g: CommitLogGhost, w: core.World, i: int, obs: cc.SendAttempt) -> CommitLogGhost:
+    if not obs.retried:
+        return g
+    return g.evolve(retries=g.retries.set(obs.key, g.retries.get(obs.key, ()) + ((obs.attempt, obs.code),)))
+
+
+def _send_done(g: CommitLogGhost, w: core.World, i: int, obs: cc.SendDone) -> CommitLogGhost:
+    if obs.status != "SEND_OK":
+        return g.evolve(sends_failed=g.sends_failed + 1)
+    g = g.evolve(sends_ok=g.sends_ok + 1)
+    if w.history.calm and g.first_send_after_calm_ms < 0:
+        g = g.evolve(first_send_after_calm_ms=w.now)
+    return g
+
+
+def _duplicate(g: CommitLogGhost, w: core.World, i: int, obs: core.Duplicate) -> CommitLogGhost:
+    env = next((e for e in w.net.flight if e.id == obs.env), None)
+    if env is not None and isinstance(env.msg, bk.SendMessageRequest):
+        g = g.evolve(duplicated_sends=g.duplicated_sends | {env.msg.key})
+    return g
+
+
+def _consumed(g: CommitLogGhost, w: core.World, i: int, obs: cc.Consumed) -> CommitLogGhost:
+    return g.evolve(consumed=g.consumed + 1)
+
+
+def _role_handled(g: CommitLogGhost, w: core.World, i: int, obs: bk.BecameMaster | bk.BecameSlave) -> CommitLogGhost:
+    old = w.nodes[i].store.old
+    if old is not None and old.sealed and w.cfg.ids[i] not in g.sealed_old:
+        g = g.evolve(sealed_old=g.sealed_old.set(w.cfg.ids[i], old))
+    return g
+
+
+def _commit_advanced(g: CommitLogGhost, w: core.World, i: int, obs: lw.dn.CommitAdvanced) -> CommitLogGhost:
+    s = lw.store_of(w, i)
+    for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
+        e = s.entries[index - s.begin_index]
+        if not isinstance(e.body, cl.Message):
+            continue  # a no-op (enable_fast_advance_commit_index)
+        key, offset = e.body.key, e.pos + st.BODY_OFFSET
+        owed = g.tail_appends.get((key, offset))
+        if owed is not None:
+            ms = w.now - owed[0]
+            g = g.evolve(tail_appends=g.tail_appends.without((key, offset)))
+            if not g.tail_slowest or ms > g.tail_slowest[0]:
+                g = g.evolve(tail_slowest=(ms, key, offset) + owed)
+        if offset not in g.committed_keys.get(key, frozenset()):
+            g = g.evolve(committed_keys=g.committed_keys.set(key, g.committed_keys.get(key, frozenset())
+                                                             | {offset}))
+    return g
+
+
+# What each observation (or fault event) does to the broker's ghost fields, by its type, as
+# core/transitions.py steps the world by the event's type.
+UPDATES = {
+    bk.PutResult: _put_result, bk.Appended: _appended, cc.SendAttempt: _send_attempt, cc.SendDone: _send_done,
+    core.Duplicate: _duplicate, cc.Consumed: _consumed, bk.BecameMaster: _role_handled, bk.BecameSlave: _role_handled,
+    lw.dn.CommitAdvanced: _commit_advanced,
+}
 
 
 # --- observable state (trace-format.md) ---
@@ -384,6 +419,5 @@ PROTOCOL = core.Protocol(
     name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
     ghost_update=ghost_update, ghost_crash=lw.lg.crash_note, observe=observe, make_config=make_config,
-    load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5),
+    load_config=load_config, check_ids=check_ids, script_action=script_action, script_actions=SCRIPT_ACTIONS,
     profiles=lw.PROFILES, branches=BRANCHES, ext_faults=lw.ext_faults, ext_apply=lw.ext_apply, fifo=lw.fifo)

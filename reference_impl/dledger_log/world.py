@@ -206,9 +206,17 @@ def ghost_init(cfg: core.WorldConfig) -> LogGhost:
 
 
 def ghost_update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
-    if type(obs) is ClientResult:
-        return g.evolve(appends=g.appends + 1)
-    return lg.update(g, w, i, obs)
+    """The step of the observation's type in `UPDATES` (what the world's clients report), else
+    the log ghost's (ghost.update: the servers' observations and the faults)."""
+    step = UPDATES.get(type(obs))
+    return lg.update(g, w, i, obs) if step is None else step(g, w, i, obs)
+
+
+def _client_result(g: LogGhost, w: core.World, i: int, obs: ClientResult) -> LogGhost:
+    return g.evolve(appends=g.appends + 1)
+
+
+UPDATES = {ClientResult: _client_result}
 
 
 # --- observable state (trace-format.md, protocol dledger_log) ---
@@ -425,5 +433,5 @@ PROTOCOL = core.Protocol(
     name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=lg.crash_note, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), profiles=PROFILES, branches=BRANCHES,
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, profiles=PROFILES, branches=BRANCHES,
     ext_faults=ext_faults, ext_apply=ext_apply, fifo=fifo)

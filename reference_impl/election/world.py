@@ -94,28 +94,60 @@ def ghost_crash(g: ElectionGhost, w: core.World, i: int, kind: str, crashed: Any
 
 
 def ghost_update(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionGhost:
-    if isinstance(obs, (el.RoleChanged, el.VoteGranted)):
-        g = g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now))
-    if isinstance(obs, (el.RoleChanged, core.Crash, core.Restart, core.Calm)):
-        g = eg.follow_note(g, w.cfg.ids, w.nodes, w.alive, w.now, w.cfg.proto.dledger.is_quorum)
-    if isinstance(obs, (el.TransferStarted, el.TransferDone, el.RoleChanged)):
-        g = g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], w.nodes[i], w.now))
-    elif isinstance(obs, core.Crash):
-        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
-    if isinstance(obs, el.RoleChanged):
-        if obs.role is el.Role.LEADER:
-            node_id = w.cfg.ids[i]
-            g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
-        if w.history.calm and g.settled_ms < 0 and obs.role is not el.Role.CANDIDATE and settled(w):
-            g = g.evolve(settled_ms=w.now)
-    elif isinstance(obs, el.VoteGranted):
-        key = (w.cfg.ids[i], obs.term)
-        g = g.evolve(grants=g.grants.set(key, g.grants.get(key, frozenset()) | {obs.candidate}))
-    elif isinstance(obs, core.FAULT_EVENTS + (core.Calm,)):
-        g = g.evolve(cut_since=cut_since(w, g.cut_since))
-        if isinstance(obs, core.Calm) and settled(w):
-            g = g.evolve(settled_ms=w.now)
+    """Fold one observation (or a fault event, node -1) into the ghost: the step of its type in
+    `UPDATES`; other observations leave it as it is."""
+    step = UPDATES.get(type(obs))
+    return g if step is None else step(g, w, i, obs)
+
+
+def _follow(g: ElectionGhost, w: core.World) -> ElectionGhost:
+    """Who follows whom (the liveness fields) changes only with a role change or a fault."""
+    return eg.follow_note(g, w.cfg.ids, w.nodes, w.alive, w.now, w.cfg.proto.dledger.is_quorum)
+
+
+def _cut(g: ElectionGhost, w: core.World) -> ElectionGhost:
+    return g.evolve(cut_since=cut_since(w, g.cut_since))
+
+
+def _transfer(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionGhost:
+    """A leadership transfer started or ended, or node i's role changed (which ends one)."""
+    return g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], w.nodes[i], w.now))
+
+
+def _role_changed(g: ElectionGhost, w: core.World, i: int, obs: el.RoleChanged) -> ElectionGhost:
+    g = _follow(g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now)), w)
+    g = _transfer(g, w, i, obs)
+    if obs.role is el.Role.LEADER:
+        node_id = w.cfg.ids[i]
+        g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
+    if w.history.calm and g.settled_ms < 0 and obs.role is not el.Role.CANDIDATE and settled(w):
+        g = g.evolve(settled_ms=w.now)
     return g
+
+
+def _vote_granted(g: ElectionGhost, w: core.World, i: int, obs: el.VoteGranted) -> ElectionGhost:
+    key = (w.cfg.ids[i], obs.term)
+    return g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now),
+                    grants=g.grants.set(key, g.grants.get(key, frozenset()) | {obs.candidate}))
+
+
+def _crash(g: ElectionGhost, w: core.World, i: int, obs: core.Crash) -> ElectionGhost:
+    g = _follow(g, w)
+    return _cut(g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node])), w)
+
+
+def _restart(g: ElectionGhost, w: core.World, i: int, obs: core.Restart) -> ElectionGhost:
+    return _cut(_follow(g, w), w)
+
+
+def _calm(g: ElectionGhost, w: core.World, i: int, obs: core.Calm) -> ElectionGhost:
+    g = _cut(_follow(g, w), w)
+    return g.evolve(settled_ms=w.now) if settled(w) else g
+
+
+def _link_fault(g: ElectionGhost, w: core.World, i: int, obs: Any) -> ElectionGhost:
+    """A message lost or duplicated, a partition, a cut link or a heal: who is cut off may change."""
+    return _cut(g, w)
 
 
 def settled(w: core.World) -> bool:
@@ -274,8 +306,17 @@ def tick_slack(c: ElectionConfig, m: mstate.Member, since: int, wake: int) -> in
     return srv.wake_slack(c.dledger, m, since, wake)
 
 
+# What each observation (or fault event) does to the ghost, by its type, as core/transitions.py
+# steps the world by the event's type.
+UPDATES = {
+    el.RoleChanged: _role_changed, el.VoteGranted: _vote_granted, el.TransferStarted: _transfer,
+    el.TransferDone: _transfer, core.Crash: _crash, core.Restart: _restart, core.Calm: _calm,
+    **dict.fromkeys((core.Drop, core.Duplicate, core.Partition, core.CutLink, core.Heal), _link_fault),
+}
+
+
 PROTOCOL = core.Protocol(
     name="election", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=ghost_crash, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(3, 5), branches=BRANCHES)
+    script_action=script_action, script_actions=SCRIPT_ACTIONS, branches=BRANCHES)

@@ -466,7 +466,6 @@ PROTOCOL = core.Protocol(
     name="ha", boot=boot, wake_at=ha.wake_at, on_tick=ha.on_tick, on_request=ha.on_request,
     on_response=ha.on_response, on_message=None, crash=ha.crash, restart=ha.restart, ghost_init=gh.init,
     ghost_update=gh.update, ghost_crash=gh.crash_note, observe=observe, make_config=make_config,
-    load_config=load_config, check_ids=check_ids,
-    script_action=script_action, script_actions=SCRIPT_ACTIONS, bench_nodes=(2, 3),
+    load_config=load_config, check_ids=check_ids, script_action=script_action, script_actions=SCRIPT_ACTIONS,
     ext_init=ext_init, ext_deadline=ext_deadline, ext_events=ext_events, ext_apply=ext_apply, ext_faults=ext_faults,
     profiles=PROFILES, branches=BRANCHES)

@@ -462,76 +462,6 @@ def node_ids(name_servers: tuple[str, ...], groups: int, slaves: int, producers:
     return name_servers + brokers + tuple(f"p{k}" for k in range(producers)) + tuple(f"c{k}" for k in range(consumers))
 
 
-
-# --- timeline ---
-
-
-def describe(node_id: str, now: dict, before: dict | None) -> str | None:
-    """A line for the timeline when a node's headline changed."""
-    if before is not None and now == before:
-        return None
-    if not now.get("alive"):
-        return None if before is not None and not before.get("alive") else "down"
-    role = now["role"]
-    if role == "NAMESRV":
-        keys = ("live_brokers", "broker_addrs")
-        if before is not None and before.get("alive") and all(now[k] == before[k] for k in keys):
-            return None
-        return "lists " + (" ".join(now["live_brokers"]) or "no broker")
-    if role in ("MASTER", "SLAVE"):
-        if before is not None and before.get("alive") and before["role"] == role:
-            return None
-        return f"{role} of {now['broker_name']} (id {now['broker_id']})"
-    if role == "PRODUCER":
-        routes = now["publish_queues"]
-        if before is not None and before.get("alive") and routes == before["publish_queues"]:
-            return None
-        brokers = sorted({q.split(":")[0] for qs_ in routes.values() for q in qs_})
-        return "route: " + (" ".join(brokers) or "none")
-    if before is not None and before.get("alive") and now["subscribe"] == before["subscribe"]:
-        return None
-    return "subscribes " + (" ".join(sorted({q.split(":")[0] for mqs in now["subscribe"].values() for q in mqs}))
-                            or "nothing")
-
-
-def describe_obs(w: core.World, node_id: str, o: Any) -> str | None:
-    t = type(o)
-    if t is pr.SendDone:
-        path = " -> ".join(o.brokers) or "no broker"
-        return f"send {o.msg_id}: {o.status} via {path} ({o.elapsed_ms} ms)" if o.status != "SEND_OK" else None
-    if t is pr.QueueRewritten:
-        return f"MQFaultStrategy rewrote queue {o.pos} of its route: {o.old} -> {o.new}"
-    if t is ns.BrokerRemoved:
-        return f"drops {o.broker_addr} ({o.reason})"
-    if t is nb.MessageStored:
-        m = w.ghost.msgs.get(o.msg_id)
-        return f"stores {o.msg_id} again (copy {m.copies}, retry {o.attempt})" if m is not None and m.copies > 1 \
-            else None
-    if t is CreateTopic:
-        return f"operator: updateTopic {o.topic} on {w.cfg.ids[o.node]}"
-    if t is DeleteTopic:
-        return f"operator: deleteTopic {o.topic} (masters, then NameServers)"
-    if t is OsFin:
-        return None
-    if t is ProcessExit:
-        return "exits after shutdown"
-    return None
-
-
-def final_line(observed: dict) -> str:
-    parts = []
-    for node_id, o in observed.items():
-        if not o.get("alive"):
-            parts.append(f"{node_id}:down")
-        elif o["role"] == "NAMESRV":
-            parts.append(f"{node_id}:[{' '.join(o['live_brokers'])}]")
-        elif o["role"] in ("MASTER", "SLAVE"):
-            parts.append(f"{node_id}:{o['role']}")
-        elif o["role"] == "PRODUCER":
-            parts.append(f"{node_id}:{o['sent']} sent")
-    return "  ".join(parts)
-
-
 # Fault profiles calibrated for this world: it takes about 3,500 events per simulated minute
 # (two producers sending back to back dominate), so a weight of 0.001 is about three faults a
 # minute. TCP neither duplicates nor reorders within a connection: no duplication here.
@@ -585,6 +515,6 @@ PROTOCOL = core.Protocol(
     name="nameserver", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
-    script_actions=SCRIPT_ACTIONS, bench_nodes=(2, 3), ext_init=ext_init, ext_deadline=ext_deadline,
-    ext_events=ext_events, ext_apply=ext_apply, ext_faults=ext_faults, down_is_silent=down_is_silent, describe=describe,
-    describe_obs=describe_obs, final_line=final_line, profiles=PROFILES, branches=BRANCHES)
+    script_actions=SCRIPT_ACTIONS, ext_init=ext_init, ext_deadline=ext_deadline,
+    ext_events=ext_events, ext_apply=ext_apply, ext_faults=ext_faults, down_is_silent=down_is_silent,
+    profiles=PROFILES, branches=BRANCHES)

@@ -35,7 +35,6 @@ from reference_impl.offsets import broker as ob
 from reference_impl.offsets import client as oc
 from reference_impl.offsets import ghost as gh
 from reference_impl.offsets.records import (
-    BROKER_NAME,
     Broker,
     Consumer,
     GetMessageStatus,
@@ -276,45 +275,6 @@ def observe(c: OffsetsConfig, n: Any, alive: bool) -> dict:
     return {"alive": alive, "role": "NAMESRV", "brokers": {a: bid for a, (bid, _) in sorted(n.live.items())}}
 
 
-def describe(node_id: str, now: dict, before: dict | None) -> str | None:
-    """Timeline lines: role changes, the route a consumer sees, queues it holds, a slave's master."""
-    if before is None or now.get("alive") != before.get("alive"):
-        return None
-    if now["role"] == "CONSUMER":
-        parts = []
-        if now["broker_addrs"] != before["broker_addrs"]:
-            parts.append(f"route {BROKER_NAME}: {now['broker_addrs'] or 'none'}")
-        if set(now["assigned"]) != set(before["assigned"]):
-            parts.append(f"queues {sorted(now['assigned'])}")
-        return "; ".join(parts) or None
-    if now["role"] == "SLAVE" and now["master_addr"] != before["master_addr"]:
-        return f"masterAddr {now['master_addr']}"
-    return None
-
-
-def describe_obs(w: core.World, node_id: str, o: Any) -> str | None:
-    """Timeline lines for slave syncs that change offsets, resumes, and lower commits."""
-    name = type(o).__name__
-    if name == "OffsetsSynced" and any(o.before.get(k) != v for k, v in o.table.items()):
-        return f"syncConsumerOffset from {o.master}: {table_json(o.table)}"
-    if name == "OffsetRead":
-        return f"resumes queue {o.queue_id} at {o.offset} (read from {o.addr}, answer {o.answer})"
-    if name == "OffsetCommitted" and o.offset < o.old:
-        return f"commit {o.offset} of queue {o.queue_id} below {o.old} accepted ({o.via})"
-    return None
-
-
-def final_line(observed: dict) -> str:
-    """The summary's final line: each broker's offsets and what each consumer consumed."""
-    parts = []
-    for node, o in observed.items():
-        if o.get("role") in ("MASTER", "SLAVE"):
-            parts.append(f"{node} {o['offset_table']}")
-        elif o.get("role") == "CONSUMER":
-            parts.append(f"{node} consumed {o['consumed']}")
-    return "; ".join(parts)
-
-
 # --- scenario hooks ---
 
 
@@ -430,6 +390,5 @@ PROTOCOL = core.Protocol(
     name="offsets", boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=on_message, crash=crash, restart=restart, ghost_init=gh.init, ghost_update=gh.update,
     observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids, script_action=script_action,
-    script_actions=SCRIPT_ACTIONS, bench_nodes=(2,), default_nodes=2, ext_init=ext_init, ext_deadline=ext_deadline,
-    ext_events=ext_events, ext_apply=ext_apply, describe=describe, describe_obs=describe_obs, final_line=final_line,
-    profiles=PROFILES, branches=BRANCHES)
+    script_actions=SCRIPT_ACTIONS, ext_init=ext_init, ext_deadline=ext_deadline, ext_events=ext_events,
+    ext_apply=ext_apply, profiles=PROFILES, branches=BRANCHES)

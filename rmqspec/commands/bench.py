@@ -4,13 +4,22 @@ validation (docs/benchmarks.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from histories import fast
 from reference_impl import core
 from rmqspec import bench
-from rmqspec.commands.usage import CORES, MAX_HISTORIES, UsageError, add_import, add_progress, float_in, int_in
+from rmqspec.commands.usage import (
+    CORES,
+    MAX_HISTORIES,
+    UsageError,
+    add_import,
+    add_json,
+    add_progress,
+    emit,
+    float_in,
+    int_in,
+)
 from spark_harness.java import JavaMissing
 from spark_harness.progress import Progress
 
@@ -22,7 +31,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--seconds", type=float_in(0.01, 600), default=3.0,
                         help="time per measurement, 0.01..600 (default 3)")
     parser.add_argument("--protocol", default=None, help="only this protocol")
-    parser.add_argument("--json", action="store_true", help="machine-readable measurements on stdout")
+    add_json(parser, "measurements")
     parser.add_argument("--fuzz", action="store_true",
                         help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
     parser.add_argument("--histories", type=int_in(1, MAX_HISTORIES), default=None,
@@ -46,18 +55,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 def run(args: argparse.Namespace) -> int:
     if args.explore:
-        rows = bench.explore(args.depth, log=None if args.no_progress else sys.stderr)
-        if args.json:
-            print(json.dumps(rows, indent=2))
-        else:
-            bench.print_explore(rows)
+        emit(bench.explore(args.depth, log=None if args.no_progress else sys.stderr), args.json, bench.print_explore)
         return 0
     if args.tolerant:
-        rows = bench.tolerant(log=sys.stderr, protocol=args.protocol)
-        if args.json:
-            print(json.dumps(rows, indent=2))
-        else:
-            bench.print_tolerant(rows)
+        emit(bench.tolerant(log=sys.stderr, protocol=args.protocol), args.json, bench.print_tolerant)
         return 0
     if args.fuzz:
         protocols = tuple(p.strip() for p in args.protocol.split(",")) if args.protocol else None
@@ -72,10 +73,7 @@ def run(args: argparse.Namespace) -> int:
         except JavaMissing as e:
             raise UsageError(str(e)) from None
         bar.finish()
-        if args.json:
-            print(json.dumps(result, indent=2))
-        else:
-            bench.print_fuzz(result)
+        emit(result, args.json, bench.print_fuzz)
         return 0
     if args.protocol is not None and args.protocol not in core.protocol_names():
         raise UsageError(f"unknown protocol {args.protocol!r}; known: {', '.join(core.protocol_names())}")
@@ -85,8 +83,5 @@ def run(args: argparse.Namespace) -> int:
         1, f"{r['protocol']} {r['nodes']} nodes {r['engine']} {'checked' if r['checked'] else 'unchecked'}: "
            f"{r['events_per_s']:,} events/s"))
     bar.finish()
-    if args.json:
-        print(json.dumps(rows, indent=2))
-    else:
-        bench.print_table(rows)
+    emit(rows, args.json, bench.print_table)
     return 0

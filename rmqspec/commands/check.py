@@ -9,7 +9,7 @@ import json
 import attrs
 
 from model_checks import check
-from rmqspec.commands.usage import UsageError, add_progress, comma_list
+from rmqspec.commands.usage import UsageError, add_json, add_progress, comma_list
 from spark_harness.progress import Progress
 
 NAME = "check"
@@ -25,7 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--out", default=None, help="directory for reference witness traces")
     parser.add_argument("--parts", type=comma_list(str), default=None,
                         help=f"only these parts, comma-separated (default all: {','.join(check.PARTS)})")
-    parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
+    add_json(parser, "results")
     add_progress(parser)
     return parser
 

@@ -12,7 +12,7 @@ from typing import Any
 from histories import impl_log, runner, tolerant
 from histories import trace as trace_mod
 from rmqspec.commands.replay import open_trace, report_replay
-from rmqspec.commands.usage import UsageError, add_import, int_in
+from rmqspec.commands.usage import UsageError, add_import, add_json, int_in
 
 NAME = "check-trace"
 
@@ -34,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--beam", type=int_in(1, 1024), default=None,
                         help="tolerant: candidate executions kept between lines, 1..1024 (default 4; widened x4 twice "
                              "on a miss)")
-    parser.add_argument("--json", action="store_true", help="machine-readable verdict on stdout")
+    add_json(parser, "verdict")
     add_import(parser)
     return parser
 

@@ -11,7 +11,7 @@ import sys
 from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
-from rmqspec.commands.usage import UsageError, add_progress, float_in, int64, int_in
+from rmqspec.commands.usage import UsageError, add_json, add_progress, add_seed, float_in, int_in
 from spark_harness.progress import Progress
 
 # Shorter runs than these are a few seconds: no progress lines
@@ -29,14 +29,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
     parser.add_argument("--count", type=int_in(1, 10_000_000), default=1000,
                         help="generated cases, 1..10,000,000 (default 1000)")
-    parser.add_argument("--seed", type=int64, default=1,
-                        help="seed of the case generator, a 64-bit integer (default 1)")
+    add_seed(parser, "case generator")
     parser.add_argument("--vectors", default=None, metavar="FILE",
                         help="run a vectors file's cases instead of generating")
     parser.add_argument("--timeout", type=float_in(0.01, 3600), default=10.0, metavar="SECONDS",
                         help="per-case answer timeout, 0.01..3600 s (default 10); the driver's hello gets 60 s or "
                              "this, whichever is longer (a JVM may start first)")
-    parser.add_argument("--json", action="store_true", help="machine-readable outcome on stdout")
+    add_json(parser, "outcome")
     add_progress(parser)
     return parser
 

@@ -10,7 +10,7 @@ from histories.fast import Unsupported
 from model_checks import explore, explore_fast
 from reference_impl import core
 from reference_impl.core import faults
-from rmqspec.commands.usage import MAX_COVERAGE, UsageError, add_progress, comma_list, int_in
+from rmqspec.commands.usage import MAX_COVERAGE, UsageError, add_json, add_progress, comma_list, int_in
 from spark_harness.progress import Progress
 
 NAME = "explore"
@@ -39,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         default=[], help=f"random histories to compare, e.g. 10,100,1000 (each 1..{MAX_COVERAGE:,}, "
                                          "at most 64 values)")
     parser.add_argument("--out", default=None, help="write counterexample traces here")
-    parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
+    add_json(parser, "results")
     add_progress(parser)
     return parser
 

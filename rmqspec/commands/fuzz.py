@@ -9,7 +9,6 @@ import re
 import sys
 
 from histories import files, formats, view
-from reference_impl import core
 from rmqspec.commands.usage import (
     INT64,
     MAX_BUDGET,
@@ -17,10 +16,12 @@ from rmqspec.commands.usage import (
     MAX_STEPS,
     UsageError,
     add_import,
+    add_json,
     add_progress,
     comma_list,
     config_overrides,
     int_in,
+    known_protocols,
 )
 from spark_harness import fuzz, plan, shrink
 from spark_harness.java import JavaMissing
@@ -35,7 +36,7 @@ NAME = "fuzz"
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(NAME, help="many randomized histories on Spark (docs/fuzzing.md)")
     parser.add_argument("--protocol", default="all",
-                        help=f"one of: {', '.join(core.protocol_names())}; a comma-separated list; or all (default)")
+                        help=f"one of: {known_protocols()}; a comma-separated list; or all (default)")
     parser.add_argument("--histories", type=int_in(1, MAX_HISTORIES), default=1000,
                         help=f"histories per protocol, 1..{MAX_HISTORIES:,} (default 1000)")
     parser.add_argument("--steps", type=int_in(1, MAX_STEPS), default=None,
@@ -85,7 +86,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     add_progress(parser)
     parser.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
     parser.add_argument("--list-profiles", action="store_true", help="list the fault profiles per protocol and exit")
-    parser.add_argument("--json", action="store_true", help="print report.json instead of the summary")
+    add_json(parser, text="print report.json instead of the summary")
     add_import(parser)
     return parser
 

@@ -9,7 +9,7 @@ import sys
 
 from histories.mutants import catalogue
 from rmqspec import mutation
-from rmqspec.commands.usage import MAX_HISTORIES, UsageError, comma_list, float_in, int_in
+from rmqspec.commands.usage import MAX_HISTORIES, UsageError, add_json, comma_list, float_in, int_in
 
 NAME = "mutants"
 
@@ -28,7 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         help="fuzz and machines: wall time per mutant at most, 1..86,400 (default 180)")
     parser.add_argument("--list", action="store_true",
                         help="list the mutants and the rule each breaks (with --json: as JSON)")
-    parser.add_argument("--json", action="store_true", help="verdicts and scores on stdout as JSON")
+    add_json(parser, text="verdicts and scores on stdout as JSON")
     return parser
 
 

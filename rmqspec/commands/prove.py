@@ -11,7 +11,7 @@ import time
 import attrs
 
 from model_checks import crosshair_run, prove
-from rmqspec.commands.usage import CORES, UsageError, add_progress, float_in, int_in
+from rmqspec.commands.usage import CORES, UsageError, add_json, add_progress, float_in, int_in
 from spark_harness.progress import Progress
 from spec import symbolic
 
@@ -32,7 +32,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                              f"{CORES} cores (default 2)")
     parser.add_argument("--contracts", type=float_in(0, 600), default=2.0, metavar="SECONDS",
                         help="CrossHair time per contract condition, 0..600 s; 0 skips CrossHair (default 2)")
-    parser.add_argument("--json", action="store_true", help="machine-readable results on stdout")
+    add_json(parser, "results")
     add_progress(parser)
     return parser
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from histories import formats, runner, timeline
 from histories import trace as trace_mod
-from rmqspec.commands.usage import MAX_LINES, UsageError, add_import, int_in
+from rmqspec.commands.usage import UsageError, add_import, add_json, add_timeline
 
 NAME = "replay"
 
@@ -19,10 +19,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser = subparsers.add_parser(NAME, help="re-run a trace through the reference and compare every step")
     parser.add_argument("trace", help="a trace (rmqspec.trace/1, JSON Lines: what simulate --trace, fuzz, shrink, "
                                       "explore --out and prove write)")
-    parser.add_argument("--max-lines", type=int_in(1, MAX_LINES), default=400,
-                        help=f"timeline lines to print, 1..{MAX_LINES:,} (default 400)")
-    parser.add_argument("--quiet", action="store_true", help="summary only, no timeline")
-    parser.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    add_timeline(parser)
+    add_json(parser)
     add_import(parser)
     return parser
 

@@ -8,7 +8,7 @@ import json
 import os
 
 from histories import formats
-from rmqspec.commands.usage import MAX_BUDGET, UsageError, add_import, add_progress, int_in
+from rmqspec.commands.usage import MAX_BUDGET, UsageError, add_import, add_json, add_progress, int_in
 from spark_harness import counterexample, shrink
 from spark_harness.progress import Progress
 
@@ -24,7 +24,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--out", default=None, help="where to write the shrunk trace (default TRACE.shrunk.jsonl)")
     parser.add_argument("--budget", type=int_in(1, MAX_BUDGET), default=None,
                         help=f"replayed steps at most, 1..{MAX_BUDGET:,}")
-    parser.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    add_json(parser)
     add_progress(parser)
     add_import(parser)
     return parser

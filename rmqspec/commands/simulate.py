@@ -9,10 +9,20 @@ import json
 import sys
 from typing import Any
 
-from histories import files, formats, runner, scenario_file, shell, timeline
+from histories import files, formats, presentation, runner, scenario_file, shell, timeline
 from reference_impl import core
 from reference_impl.core import faults, inputs, scenario
-from rmqspec.commands.usage import MAX_LINES, MAX_STEPS, UsageError, add_import, config_overrides, int64, int_in
+from rmqspec.commands.usage import (
+    MAX_STEPS,
+    UsageError,
+    add_import,
+    add_json,
+    add_seed,
+    add_timeline,
+    config_overrides,
+    int_in,
+    known_protocols,
+)
 from spec import properties
 
 NAME = "simulate"
@@ -20,11 +30,10 @@ NAME = "simulate"
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(NAME, help="run one history and print a timeline")
-    parser.add_argument("--protocol", default=None, help=f"one of: {', '.join(core.protocol_names())}")
+    parser.add_argument("--protocol", default=None, help=f"one of: {known_protocols()}")
     parser.add_argument("--nodes", type=int_in(1, 64), default=None,
                         help="number of nodes, 1..64 (default 3; offsets: 2)")
-    parser.add_argument("--seed", type=int64, default=None,
-                        help="seed of the event chooser, a 64-bit integer (default 1)")
+    add_seed(parser, "event chooser", default=None)
     parser.add_argument("--steps", type=int_in(1, MAX_STEPS), default=None,
                         help=f"maximum events, 1..{MAX_STEPS:,} (default 5000; with --script 1,000,000)")
     parser.add_argument("--faults", default=None,
@@ -33,10 +42,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--config", default=None,
                         help="protocol config overrides as JSON, e.g. '{\"max_heart_beat_leak\": 4}'")
     parser.add_argument("--trace", default=None, help="write the trace (JSON Lines) to this file")
-    parser.add_argument("--max-lines", type=int_in(1, MAX_LINES), default=400,
-                        help=f"timeline lines to print, 1..{MAX_LINES:,} (default 400)")
-    parser.add_argument("--quiet", action="store_true", help="summary only, no timeline")
-    parser.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    add_timeline(parser)
+    add_json(parser)
     add_import(parser)
     return parser
 
@@ -80,7 +87,7 @@ def _simulate_config(args: argparse.Namespace) -> tuple[core.WorldConfig, int, i
     except KeyError:
         raise UsageError(f"unknown protocol {name!r}; known: {', '.join(core.protocol_names())}") from None
     overrides = config_overrides(args.config) or {}
-    nodes = args.nodes or p.default_nodes
+    nodes = args.nodes or presentation.of(name).default_nodes
     _profile(args.faults or "none", name)  # an unknown profile is refused by name
     cfg = make_config(p, nodes, overrides, "--config", args.faults or "none")
     seed = args.seed if args.seed is not None else 1
@@ -110,7 +117,7 @@ def print_summary(result: Any, trace_path: str | None, imports: list[str] | tupl
     print()
     print(f"summary: {result.steps} events, {w.now / 1000:.1f} s simulated, stopped: {result.stopped}")
     final = scenario.observed(w)
-    final_line = core.protocol(w.cfg.protocol).final_line
+    final_line = presentation.of(w.cfg.protocol).final_line
     print("  final:  " + (final_line(final) if final_line is not None else "  ".join(
         f"{n}:{o.get('role') or 'down'}" + (f"@{o['term']}" if o.get("term") is not None else "")
         for n, o in final.items())))

@@ -1,16 +1,20 @@
 """What the command line accepts: the bounds on its numbers and the bounded flag types that
-hold them, the one-line error for bad input (exit 2), and what several commands share:
-`--config` overrides, `--import` and `--no-progress`."""
+hold them, the one-line error for bad input (exit 2), and the options several commands share,
+each defined once here: `--json`, `--seed`, the timeline's `--max-lines` and `--quiet`, `--import`,
+`--no-progress`, and `--config` overrides."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from histories import formats
+from reference_impl import core
 
 
 class UsageError(Exception):
@@ -78,6 +82,38 @@ def comma_list(kind: Any, name: str = "") -> Any:
             raise argparse.ArgumentTypeError("empty list")
         return out
     return parse
+
+
+def add_json(parser: argparse.ArgumentParser, what: str = "summary", text: str | None = None) -> None:
+    """`--json`, which every command takes: `what` it prints as JSON on stdout (or the whole
+    help `text`)."""
+    parser.add_argument("--json", action="store_true", help=text or f"machine-readable {what} on stdout")
+
+
+def emit(value: Any, as_json: bool, show: Callable[[Any], None]) -> None:
+    """What a command found: as JSON on stdout with `--json` (`as_json`), else as `show` prints it."""
+    if as_json:
+        print(json.dumps(value, indent=2))
+    else:
+        show(value)
+
+
+def add_seed(parser: argparse.ArgumentParser, of: str, default: int | None = 1) -> None:
+    """`--seed` of `of` (the event chooser, the case generator), any 64-bit integer, 1 by default
+    (`default` None: unset, for a command whose scenario file may bring its own)."""
+    parser.add_argument("--seed", type=int64, default=default, help=f"seed of the {of}, a 64-bit integer (default 1)")
+
+
+def add_timeline(parser: argparse.ArgumentParser) -> None:
+    """`--max-lines` and `--quiet`: how much of a history's timeline to print (simulate, replay)."""
+    parser.add_argument("--max-lines", type=int_in(1, MAX_LINES), default=400,
+                        help=f"timeline lines to print, 1..{MAX_LINES:,} (default 400)")
+    parser.add_argument("--quiet", action="store_true", help="summary only, no timeline")
+
+
+def known_protocols() -> str:
+    """The protocols `--protocol` may name, for its help."""
+    return ", ".join(core.protocol_names())
 
 
 def add_import(parser: argparse.ArgumentParser) -> None:

@@ -9,7 +9,7 @@ import json
 from conform import session as conform_session
 from histories import files, formats
 from rmqspec.commands.conform import QUIET_BYTES, file_size
-from rmqspec.commands.usage import UsageError, add_progress, int64, int_in
+from rmqspec.commands.usage import UsageError, add_json, add_progress, add_seed, int_in
 from spark_harness.progress import Progress
 
 QUIET_COUNT = 10_000  # vectors --count
@@ -23,11 +23,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--out", default=None, metavar="FILE", help="where to write the vectors (JSON)")
     parser.add_argument("--count", type=int_in(0, 1_000_000), default=500,
                         help="generated cases after the edge cases, 0..1,000,000 (default 500)")
-    parser.add_argument("--seed", type=int64, default=1,
-                        help="seed of the case generator, a 64-bit integer (default 1)")
+    add_seed(parser, "case generator")
     parser.add_argument("--check", default=None, metavar="FILE",
                         help="instead: check that a vectors file's answers are still the reference's")
-    parser.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    add_json(parser)
     add_progress(parser)
     return parser
 

@@ -7,7 +7,7 @@ import json
 import os
 
 from histories import formats, view
-from rmqspec.commands.usage import UsageError, add_import
+from rmqspec.commands.usage import UsageError, add_import, add_json
 from spark_harness import report_view
 
 NAME = "view"
@@ -23,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                              "page per counterexample next to its trace)")
     parser.add_argument("--no-replay", action="store_true",
                         help="do not replay through the reference (no send steps for arrows, no conformance line)")
-    parser.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    add_json(parser)
     add_import(parser)
     return parser
 
