@@ -4,6 +4,7 @@ check-trace accepts."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conform import session as conform_session
+from conform.distinct import Distinct
+from conform.vectors_file import VectorsReader, VectorsWriter
 from reference_impl.core import scenario
 from rmqspec import cli
 
@@ -430,6 +434,73 @@ def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
     assert p.returncode == 0, p.stderr[-2000:]
     count, peak = map(int, p.stdout.split())
     assert count == n and peak < 60_000_000, (count, n, peak)
+
+
+def test_a_vectors_file_is_written_as_the_whole_documents_json_would_be():
+    """`vectors --out` writes each vector as it is made (it held the whole document, then
+    its text, about 2.3 GB for `--count 1000000`); the text is what json.dumps gave."""
+    header = {"schema": "rmqspec.vectors/1", "protocol": "election", "seed": 3, "inputs": ["a", "b"]}
+    one = {"id": "edge-0001", "requires": ["VoteRequest"], "state": {"x": [1, {"y": "z\n"}], "e": {}}, "now_ms": 5}
+    for vectors in ([], [one], [one, dict(one, id="edge-0002"), dict(one, id="random-0001", state=[])]):
+        out = io.StringIO()
+        writer = VectorsWriter(out, header)
+        for v in vectors:
+            writer.vector(v)
+        writer.close()
+        assert out.getvalue() == json.dumps({**header, "vectors": vectors}, indent=1) + "\n"
+        assert writer.count == len(vectors)
+
+
+def test_distinct_keeps_digests_of_what_it_saw():
+    """The ids of a vectors file and the cases `vectors --count` generates are told apart by
+    their 128-bit digests, at most 43 bytes each (a set of a million ids was about 100 MB)."""
+    seen = Distinct()
+    texts = [f"random-{i:07d}" for i in range(30_000)]
+    assert all(seen.add(t) for t in texts) and len(seen) == len(texts)
+    assert not any(seen.add(t) for t in texts[::97]) and len(seen) == len(texts)
+    assert "random-0000000" in seen and "random-0030000" not in seen and "\ud800" not in seen
+    assert seen.add("\ud800") and not seen.add("\ud800")  # a lone surrogate is a text like any other
+    assert seen.nbytes <= 43 * len(seen)
+
+
+def _peak_of_vectors(tmp_path, count: int) -> tuple[int, int]:
+    """`rmqspec vectors --count COUNT` in a capped process: (vectors written, its peak memory)."""
+    out = tmp_path / f"v{count}.json"
+    code = ("import sys\nfrom rmqspec import cli\n"
+            "code = cli.main(['vectors', '--count', sys.argv[1], '--out', sys.argv[2], '--no-progress'])\n"
+            "hwm = next(x for x in open('/proc/self/status') if x.startswith('VmHWM:'))\n"
+            "print(code, int(hwm.split()[1]) * 1024)\n")
+    p = _capped(code, str(count), str(out), cap_bytes=4 << 30)
+    assert p.returncode == 0, p.stderr[-2000:]
+    exit_code, peak = map(int, p.stdout.split()[-2:])
+    assert exit_code == 0
+    with open(out, "rb") as f:
+        return sum(1 for _ in VectorsReader(f, str(out))), peak
+
+
+def test_vectors_count_writes_in_memory_that_does_not_grow_with_the_count(tmp_path):
+    """`vectors --count 1000000` held every case with its answer and then the document's text
+    (about 16 KB per case: 2,100 more cases cost 34 MiB more); now 4,000 cases peak where
+    1,000 do (docs/benchmarks.md: 20,000 cases). Hypothesis runs of at most 1,000 examples
+    (a run holds about 18 KB per example); the cases written are held as digests."""
+    small, small_peak = _peak_of_vectors(tmp_path, 1000)
+    large, large_peak = _peak_of_vectors(tmp_path, 4000)
+    assert large - small == 3000, (small, large)
+    assert large_peak - small_peak < 12 << 20, (small_peak, large_peak)
+
+
+def test_vectors_check_keeps_a_wrong_answers_difference_short(capsys, tmp_path, vectors_text):
+    """A wrong vector's differences were kept whole for the first 1,000 wrong ones: an answer
+    of a few MiB each was gigabytes; now each difference's line is cut at 1,000 characters."""
+    doc = json.loads(vectors_text)
+    for v in doc["vectors"]:
+        v["expected"]["outputs"] = [{"out": "draw", "bound": i} for i in range(20_000)]  # 500 KB
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(doc))
+    count, n_wrong, wrong = conform_session.check_vectors(str(path))
+    assert count == n_wrong == len(wrong) == 3
+    lines = [line for _, diffs in wrong for line in diffs]
+    assert all(len(line) < 1100 for line in lines) and any("more characters)" in line for line in lines)
 
 
 # --- scenario scripts, traces and printed paths (issue 28) ---
