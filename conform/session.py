@@ -358,11 +358,18 @@ class VectorsFile:
         need = v["requires"]
         if not isinstance(need, list) or not need or not all(isinstance(x, str) for x in need):
             self._fail(line, f"{where}: requires must be a non-empty list of input and feature names")
+        s = self.subject
+        if need[0] not in s.inputs:
+            self._fail(line, f"{where}: requires[0] must be one of the {s.protocol} inputs {list(s.inputs)}, "
+                             f"got {_show(need[0])}")
+        unknown = [x for x in need[1:] if x not in s.features]
+        if unknown:
+            self._fail(line, f"{where}: requires names {_show(unknown[0])}, which is not one of the {s.protocol} "
+                             f"features {list(s.features)}")
         now = v["now_ms"]
         if isinstance(now, bool) or not isinstance(now, int) or not 0 <= now <= JAVA_LONG[1]:
             self._fail(line, f"{where}: now_ms must be an integer in 0..{JAVA_LONG[1]} (ms on the case's clock), "
                              f"got {_show(now)}")
-        s = self.subject
         for part, check in (("", lambda: s.decode(_wire(v))),
                             ("expected: ", lambda: s.check_answer(v["expected"], s.sections(_wire(v))))):
             try:

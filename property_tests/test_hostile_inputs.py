@@ -381,8 +381,13 @@ def _vector_edit(edit):
     (lambda t: json.dumps(_vector_edit(lambda d: d.update(protocol=5))(json.loads(t))),
      "protocol must be a protocol's name (before 'vectors'), got 5"),
     (lambda t: t + "x", "has text after the JSON object"),
+    (lambda t: json.dumps(_vector_edit(lambda d: d["vectors"][0].update(requires=["x"]))(json.loads(t))),
+     "vector 1 (edge-0001): requires[0] must be one of the election inputs ['VoteRequest'"),
+    (lambda t: json.dumps(_vector_edit(lambda d: d["vectors"][0]["requires"].append("x"))(json.loads(t))),
+     "vector 1 (edge-0001): requires names 'x', which is not one of the election features ['rounds', "),
 ], ids=["duplicate-key", "duplicate-key-in-a-vector", "5000-digits", "100001-digits", "100000-deep", "now-negative",
-        "now-2**63", "term-2**63", "duplicate-id", "lacks-input", "protocol-int", "trailing-text"])
+        "now-2**63", "term-2**63", "duplicate-id", "lacks-input", "protocol-int", "trailing-text", "requires-no-input",
+        "requires-no-feature"])
 def test_a_vectors_file_is_strict_and_says_what_is_wrong(capsys, tmp_path, vectors_text, change, message):
     """Accepted before: duplicate keys and ids, now_ms -5 or 2**63, a term beyond a Java long;
     internal errors: 5,000 digits, deep nesting; messages: `'input'`, an unknown protocol 5."""
@@ -390,6 +395,17 @@ def test_a_vectors_file_is_strict_and_says_what_is_wrong(capsys, tmp_path, vecto
     path.write_text(change(vectors_text))
     err = bad(capsys, "vectors", "--check", path)
     assert err.startswith(f"rmqspec: error: {path}") and message in err, err
+
+
+def test_a_nameserver_vector_with_settings_in_its_config_is_refused(capsys, tmp_path):
+    """A nameserver vector's config is {} (RouteInfoManager takes none); one with keys was accepted."""
+    path = tmp_path / "v.json"
+    assert cli.main(["vectors", "--protocol", "nameserver", "--count", "0", "--out", str(path), "--json"]) == 0
+    doc = json.loads(path.read_text())
+    doc["vectors"][0]["config"] = {"kind": [1]}
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert "vector 1 (edge-0001): case.config must be {}" in bad(capsys, "vectors", "--check", path)
 
 
 def test_a_vectors_file_that_is_not_utf8_is_named(capsys, tmp_path, vectors_text):
