@@ -5,7 +5,8 @@ be distinct), up to millions of them.
 A Python set of the texts themselves costs about 100 bytes per member (a 2.3 GB vectors file
 has a million ids; `vectors --count 1000000` keyed each case by its whole JSON, 1.5 KB). Here
 each text is held as its 128-bit BLAKE2b digest in one flat table (open addressing, linear
-probing, at most three quarters full): at most 43 bytes per member, 32 MiB for a million.
+probing, at most three quarters full): at most 43 bytes per member, 32 MiB for a million
+(48 MiB for the moment the table doubles to hold them).
 Two different texts share a digest with a probability of about n^2 / 2^129 (10^-26 for two
 million texts), so a digest seen before is taken for the text seen before.
 """
