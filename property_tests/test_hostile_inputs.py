@@ -494,11 +494,12 @@ def _peak_of_vectors(tmp_path, count: int) -> tuple[int, int]:
         return sum(1 for _ in VectorsReader(f, str(out))), peak
 
 
+@pytest.mark.slow  # 5,000 cases of the reference: about a minute of CPU
 def test_vectors_count_writes_in_memory_that_does_not_grow_with_the_count(tmp_path):
-    """`vectors --count 1000000` held every case with its answer and then the document's text
-    (about 16 KB per case: 2,100 more cases cost 34 MiB more); now 4,000 cases peak where
-    1,000 do (docs/benchmarks.md: 20,000 cases). Hypothesis runs of at most 1,000 examples
-    (a run holds about 18 KB per example); the cases written are held as digests."""
+    """`vectors --count 1000000` held every case with its answer and then the document's text:
+    1,000 cases peaked at 208 MiB and 4,000 at 323 (docs/benchmarks.md). Now 4,000
+    cases peak about where 1,000 do (166 and 173 MiB measured): Hypothesis runs of at most
+    1,000 examples (a run holds about 18 KB per example), and the cases written held as digests."""
     small, small_peak = _peak_of_vectors(tmp_path, 1000)
     large, large_peak = _peak_of_vectors(tmp_path, 4000)
     assert large - small == 3000, (small, large)
