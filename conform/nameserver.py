@@ -329,7 +329,8 @@ def decode_input(d: Any) -> Any:
 
 def decode_case(d: Any) -> Case:
     d = _obj(d, "case")
-    _obj(_get(d, "config", "case"), "case.config")
+    if _obj(_get(d, "config", "case"), "case.config"):
+        raise WireError("case.config must be {}: RouteInfoManager takes no settings that a case changes")
     now = _get(d, "now_ms", "case", "int")
     state = _obj(_get(d, "state", "case"), "case.state")
     return Case(rim=decode_route_info(_get(state, "routeInfo", "case.state")), now=now,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 import attrs
 import hypothesis
@@ -30,7 +30,8 @@ from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
 from conform import ha, ha_cases
 from conform import nameserver, nameserver_cases
-from conform.vectors_file import VectorsReader
+from conform.distinct import Distinct
+from conform.vectors_file import VectorsReader, VectorsWriter
 from conform.wire import JAVA_LONG
 from conform.wire import show as _show
 from histories import formats
@@ -188,6 +189,9 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
             out.kinds[need[0]] += 1
             if progress:
                 progress(out.cases, "")
+        elif first and progress:  # shrinking: the count stands, the cases sent go on
+            progress(out.cases, f"mismatch on case {first[0].case_id}; shrinking, {sent[0] - first[0].case_id:,} "
+                                "cases sent")
         if diffs:
             mm = Mismatch(case_id=sent[0], vector_id=None, case={"case": sent[0], **wire}, requires=need,
                           expected=expected, got=got, differences=tuple(diffs))
@@ -217,48 +221,80 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
 # --- static vectors ---
 
 
-def vectors(protocol: str, count: int, seed: int, progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """The edge cases, then `count` generated ones, each with the reference's answer;
-    `progress(done, total, what)` as cases are generated, then as they are answered."""
+class _Enough(BaseException):
+    """Ends a Hypothesis run that has found enough cases (a BaseException, so that Hypothesis
+    does not take it for a failure to shrink)."""
+
+
+GENERATE_BATCH = 1_000  # examples per Hypothesis run of `vectors`: a run holds about 18 KB per example
+
+
+@attrs.frozen
+class Written:
+    vectors: int
+    edge: int
+    generated: int
+
+
+def vectors(protocol: str, count: int, seed: int, out: IO[str],
+            progress: Callable[[int, int, str], None] | None = None) -> Written:
+    """The edge cases, then `count` distinct generated ones, each with the reference's answer,
+    written to `out` as a vectors file as each is made (a vector that repeats an earlier one's
+    case is left out); `progress(done, total, what)` after each, edge cases first. What is held
+    at once is one case and the digests of the cases written (conform.distinct), whatever
+    `count` is."""
     s = subject(protocol)
-    cases: list[tuple[str, Any]] = [(f"edge-{i + 1:04d}", c) for i, c in enumerate(s.edge_cases())]
-    cases += [(f"random-{i + 1:04d}", c) for i, c in enumerate(_generated(s, count, seed, progress))]
-    out, seen = [], set()
-    for k, (vid, case) in enumerate(cases, 1):
-        if progress:
-            progress(k, len(cases), "cases answered by the reference")
+    writer = VectorsWriter(out, {"schema": VECTORS_SCHEMA, "wire": f"{WIRE}/1", "protocol": protocol, "seed": seed,
+                                 "inputs": list(s.inputs), "features": list(s.features)})
+    edge_cases = list(s.edge_cases())
+    edges = Distinct()
+    for i, case in enumerate(edge_cases):
         wire, expected, need = s.prepare(case)
-        key = json.dumps(wire, sort_keys=True)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append({"id": vid, "requires": list(need), **wire, "expected": expected})
-    return {"schema": VECTORS_SCHEMA, "wire": f"{WIRE}/1", "protocol": protocol, "seed": seed,
-            "inputs": list(s.inputs), "features": list(s.features), "vectors": out}
+        if edges.add(json.dumps(wire, sort_keys=True)):
+            writer.vector({"id": f"edge-{i + 1:04d}", "requires": list(need), **wire, "expected": expected})
+        if progress:
+            progress(i + 1, len(edge_cases), "edge cases answered by the reference")
+    n_edge = writer.count
+
+    def take(k: int, key: str, wire: dict, expected: dict, need: tuple[str, ...]) -> None:
+        if key not in edges:
+            writer.vector({"id": f"random-{k:04d}", "requires": list(need), **wire, "expected": expected})
+        if progress:
+            progress(k, count, "distinct cases generated and answered")
+
+    _generate(s, count, seed, edges, take)
+    writer.close()
+    return Written(vectors=writer.count, edge=n_edge, generated=writer.count - n_edge)
 
 
-def _generated(s: Subject, count: int, seed: int,
-               progress: Callable[[int, int, str], None] | None = None) -> list[Any]:
-    """`count` distinct generated cases: Hypothesis runs of seeds seed, seed+1, ... (one run
-    repeats some cases, since its choices are few and small) until there are enough."""
-    found: dict[str, Any] = {}
-    for attempt in range(20):
+def _generate(s: Subject, count: int, seed: int, edges: Distinct,
+              take: Callable[[int, str, dict, dict, tuple[str, ...]], None]) -> None:
+    """`count` distinct generated cases, each passed to `take(k, key, wire, expected, requires)`
+    as it is found (k = 1, 2, ...): Hypothesis runs of at most GENERATE_BATCH examples with
+    seeds seed, seed+1, ... (a run repeats some cases, since its choices are few and small), at
+    most 20 runs per GENERATE_BATCH cases asked for, until there are enough."""
+    found = Distinct(min(count, GENERATE_BATCH))
+    batch = min(count, GENERATE_BATCH)
+    for attempt in range(20 * -(-count // GENERATE_BATCH)):
         if len(found) >= count:
             break
 
         @hypothesis.seed(seed + attempt)
-        @settings(max_examples=count, database=None, deadline=None, derandomize=False, phases=[Phase.generate],
+        @settings(max_examples=batch, database=None, deadline=None, derandomize=False, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @given(s.cases(s.inputs, frozenset(s.features)))
         def collect(case: Any) -> None:
-            key = json.dumps(s.prepare(case)[0], sort_keys=True)
-            if len(found) < count:
-                found.setdefault(key, case)
-                if progress:
-                    progress(len(found), count, "distinct cases generated")
+            wire, expected, need = s.prepare(case)
+            key = json.dumps(wire, sort_keys=True)
+            if found.add(key):
+                take(len(found), key, wire, expected, need)
+                if len(found) >= count:
+                    raise _Enough
 
-        collect()
-    return list(found.values())
+        try:
+            collect()
+        except _Enough:
+            break
 
 
 class VectorsFile:
@@ -298,7 +334,7 @@ class VectorsFile:
         self.f.close()
 
     def __iter__(self) -> Iterator[dict]:
-        ids: set[str] = set()
+        ids = Distinct()  # a million ids as digests: 32 MiB, not a set of a million strings
         for line, v in self.reader:
             self.count += 1
             self._check(v, line, ids)
@@ -306,7 +342,7 @@ class VectorsFile:
         if "vectors" not in self.reader.keys:
             raise BadInput(f"{self.path} lacks 'vectors' (a list)")
 
-    def _check(self, v: Any, line: int, ids: set[str]) -> None:
+    def _check(self, v: Any, line: int, ids: Distinct) -> None:
         where = f"vector {self.count}"
         if not isinstance(v, dict):
             self._fail(line, f"{where} must be an object, got {_show(v)}")
@@ -317,17 +353,23 @@ class VectorsFile:
         missing = [k for k in self.VECTOR_KEYS if k not in v]
         if missing:
             self._fail(line, f"{where} lacks {', '.join(map(repr, missing))}")
-        if vid in ids:
+        if not ids.add(vid):
             self._fail(line, f"{where}: the id {vid!r} is an earlier vector's too")
-        ids.add(vid)
         need = v["requires"]
         if not isinstance(need, list) or not need or not all(isinstance(x, str) for x in need):
             self._fail(line, f"{where}: requires must be a non-empty list of input and feature names")
+        s = self.subject
+        if need[0] not in s.inputs:
+            self._fail(line, f"{where}: requires[0] must be one of the {s.protocol} inputs {list(s.inputs)}, "
+                             f"got {_show(need[0])}")
+        unknown = [x for x in need[1:] if x not in s.features]
+        if unknown:
+            self._fail(line, f"{where}: requires names {_show(unknown[0])}, which is not one of the {s.protocol} "
+                             f"features {list(s.features)}")
         now = v["now_ms"]
         if isinstance(now, bool) or not isinstance(now, int) or not 0 <= now <= JAVA_LONG[1]:
             self._fail(line, f"{where}: now_ms must be an integer in 0..{JAVA_LONG[1]} (ms on the case's clock), "
                              f"got {_show(now)}")
-        s = self.subject
         for part, check in (("", lambda: s.decode(_wire(v))),
                             ("expected: ", lambda: s.check_answer(v["expected"], s.sections(_wire(v))))):
             try:
@@ -343,11 +385,17 @@ class VectorsFile:
         raise formats.FormatError(self.path, line, "", message)
 
 
+KEEP_WRONG = 1000  # vectors --check: the wrong vectors whose differences are kept
+MAX_DIFFERENCE_CHARS = 1000  # a kept difference's line (an answer may be a few MiB of outputs)
+
+
 def check_vectors(path: str, progress: Callable[[int, str], None] | None = None,
-                  keep: int = 1000) -> tuple[int, int, list[tuple[str, list[Difference]]]]:
+                  keep: int = KEEP_WRONG) -> tuple[int, int, list[tuple[str, list[str]]]]:
     """Does every vector's expected answer still equal the reference's? (vectors, wrong ones,
-    the first `keep` wrong ones as (id, differences)); `progress(bytes read, detail)` after each."""
-    wrong: list[tuple[str, list[Difference]]] = []
+    the first `keep` wrong ones as (id, their differences' lines, each cut at
+    MAX_DIFFERENCE_CHARS)); `progress(bytes read, detail)` after each. Memory does not grow
+    with the file but for the vectors' ids (conform.distinct)."""
+    wrong: list[tuple[str, list[str]]] = []
     n_wrong = 0
     with VectorsFile(path) as vf:
         for v in vf:
@@ -355,10 +403,16 @@ def check_vectors(path: str, progress: Callable[[int, str], None] | None = None,
             if diffs:
                 n_wrong += 1
                 if len(wrong) < keep:
-                    wrong.append((v["id"], diffs))
+                    wrong.append((v["id"], [_cut(d.line()) for d in diffs]))
             if progress:
                 progress(vf.reader.bytes_read, f"{vf.count:,} vectors, {n_wrong:,} wrong")
         return vf.count, n_wrong, wrong
+
+
+def _cut(line: str) -> str:
+    if len(line) <= MAX_DIFFERENCE_CHARS:
+        return line
+    return f"{line[:MAX_DIFFERENCE_CHARS]}... ({len(line) - MAX_DIFFERENCE_CHARS:,} more characters)"
 
 
 def _wire(v: dict) -> dict:

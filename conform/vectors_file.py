@@ -1,4 +1,5 @@
-"""Reading a vectors file (`rmqspec.vectors/1`, docs/conformance.md) one vector at a time.
+"""Reading and writing a vectors file (`rmqspec.vectors/1`, docs/conformance.md) one vector at
+a time.
 
 A vectors file is one JSON object, and `rmqspec vectors --count 1000000` writes about 2 GB
 of it; read whole, a 300 MB file took 1.28 GiB and `/dev/zero` took memory until it ran
@@ -7,7 +8,10 @@ protocol, ...) first, then the vectors one by one, each parsed on its own, then 
 members follow. What is held at once is one vector's text (at most MAX_VECTOR_BYTES) and a
 read-ahead chunk, whatever the file's size; nothing but whitespace may follow the object.
 
-Each value is strict JSON as everywhere else (histories.formats: no duplicate keys, no
+It is written the same way (`VectorsWriter`): the header, then each vector as it is made,
+the same text `json.dumps(document, indent=1)` gives for the whole document.
+
+Each value read is strict JSON as everywhere else (histories.formats: no duplicate keys, no
 NaN, no integer of more than 20 digits, no nesting deeper than 32 levels, UTF-8 only),
 and an error names the file, the line and the member or vector it is in.
 """
@@ -187,3 +191,25 @@ class VectorsReader:
 
     def fail(self, message: str, line: int | None = None) -> None:
         raise formats.FormatError(self.where, line if line is not None else self.line(), "", message)
+
+
+class VectorsWriter:
+    """A vectors file written to `out` one vector at a time: `header` (the members before
+    `vectors`), then `vector(v)` for each, then `close()`. The text is what
+    `json.dumps(document, indent=1) + "\\n"` writes for the whole document."""
+
+    def __init__(self, out: IO[str], header: dict[str, Any]) -> None:
+        self.out, self.count = out, 0
+        text = json.dumps({**header, "vectors": []}, indent=1)
+        self.out.write(text[:-len("[]\n}")] + "[")
+
+    def vector(self, v: dict[str, Any]) -> None:
+        self.out.write(("\n" if not self.count else ",\n") + _indented(json.dumps(v, indent=1), "  "))
+        self.count += 1
+
+    def close(self) -> None:
+        self.out.write("\n ]\n}\n" if self.count else "]\n}\n")
+
+
+def _indented(text: str, prefix: str) -> str:
+    return prefix + text.replace("\n", "\n" + prefix)  # JSON text holds no newline but between tokens

@@ -4,6 +4,7 @@ check-trace accepts."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from conform import session as conform_session
+from conform.distinct import Distinct
+from conform.vectors_file import VectorsReader, VectorsWriter
 from reference_impl.core import scenario
 from rmqspec import cli
 
@@ -377,8 +381,13 @@ def _vector_edit(edit):
     (lambda t: json.dumps(_vector_edit(lambda d: d.update(protocol=5))(json.loads(t))),
      "protocol must be a protocol's name (before 'vectors'), got 5"),
     (lambda t: t + "x", "has text after the JSON object"),
+    (lambda t: json.dumps(_vector_edit(lambda d: d["vectors"][0].update(requires=["x"]))(json.loads(t))),
+     "vector 1 (edge-0001): requires[0] must be one of the election inputs ['VoteRequest'"),
+    (lambda t: json.dumps(_vector_edit(lambda d: d["vectors"][0]["requires"].append("x"))(json.loads(t))),
+     "vector 1 (edge-0001): requires names 'x', which is not one of the election features ['rounds', "),
 ], ids=["duplicate-key", "duplicate-key-in-a-vector", "5000-digits", "100001-digits", "100000-deep", "now-negative",
-        "now-2**63", "term-2**63", "duplicate-id", "lacks-input", "protocol-int", "trailing-text"])
+        "now-2**63", "term-2**63", "duplicate-id", "lacks-input", "protocol-int", "trailing-text", "requires-no-input",
+        "requires-no-feature"])
 def test_a_vectors_file_is_strict_and_says_what_is_wrong(capsys, tmp_path, vectors_text, change, message):
     """Accepted before: duplicate keys and ids, now_ms -5 or 2**63, a term beyond a Java long;
     internal errors: 5,000 digits, deep nesting; messages: `'input'`, an unknown protocol 5."""
@@ -386,6 +395,17 @@ def test_a_vectors_file_is_strict_and_says_what_is_wrong(capsys, tmp_path, vecto
     path.write_text(change(vectors_text))
     err = bad(capsys, "vectors", "--check", path)
     assert err.startswith(f"rmqspec: error: {path}") and message in err, err
+
+
+def test_a_nameserver_vector_with_settings_in_its_config_is_refused(capsys, tmp_path):
+    """A nameserver vector's config is {} (RouteInfoManager takes none); one with keys was accepted."""
+    path = tmp_path / "v.json"
+    assert cli.main(["vectors", "--protocol", "nameserver", "--count", "0", "--out", str(path), "--json"]) == 0
+    doc = json.loads(path.read_text())
+    doc["vectors"][0]["config"] = {"kind": [1]}
+    path.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert "vector 1 (edge-0001): case.config must be {}" in bad(capsys, "vectors", "--check", path)
 
 
 def test_a_vectors_file_that_is_not_utf8_is_named(capsys, tmp_path, vectors_text):
@@ -430,6 +450,74 @@ def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
     assert p.returncode == 0, p.stderr[-2000:]
     count, peak = map(int, p.stdout.split())
     assert count == n and peak < 60_000_000, (count, n, peak)
+
+
+def test_a_vectors_file_is_written_as_the_whole_documents_json_would_be():
+    """`vectors --out` writes each vector as it is made (it held the whole document, then
+    its text, about 2.3 GB for `--count 1000000`); the text is what json.dumps gave."""
+    header = {"schema": "rmqspec.vectors/1", "protocol": "election", "seed": 3, "inputs": ["a", "b"]}
+    one = {"id": "edge-0001", "requires": ["VoteRequest"], "state": {"x": [1, {"y": "z\n"}], "e": {}}, "now_ms": 5}
+    for vectors in ([], [one], [one, dict(one, id="edge-0002"), dict(one, id="random-0001", state=[])]):
+        out = io.StringIO()
+        writer = VectorsWriter(out, header)
+        for v in vectors:
+            writer.vector(v)
+        writer.close()
+        assert out.getvalue() == json.dumps({**header, "vectors": vectors}, indent=1) + "\n"
+        assert writer.count == len(vectors)
+
+
+def test_distinct_keeps_digests_of_what_it_saw():
+    """The ids of a vectors file and the cases `vectors --count` generates are told apart by
+    their 128-bit digests, at most 43 bytes each (a set of a million ids was about 100 MB)."""
+    seen = Distinct()
+    texts = [f"random-{i:07d}" for i in range(30_000)]
+    assert all(seen.add(t) for t in texts) and len(seen) == len(texts)
+    assert not any(seen.add(t) for t in texts[::97]) and len(seen) == len(texts)
+    assert "random-0000000" in seen and "random-0030000" not in seen and "\ud800" not in seen
+    assert seen.add("\ud800") and not seen.add("\ud800")  # a lone surrogate is a text like any other
+    assert seen.nbytes <= 43 * len(seen)
+
+
+def _peak_of_vectors(tmp_path, count: int) -> tuple[int, int]:
+    """`rmqspec vectors --count COUNT` in a capped process: (vectors written, its peak memory)."""
+    out = tmp_path / f"v{count}.json"
+    code = ("import sys\nfrom rmqspec import cli\n"
+            "code = cli.main(['vectors', '--count', sys.argv[1], '--out', sys.argv[2], '--no-progress'])\n"
+            "hwm = next(x for x in open('/proc/self/status') if x.startswith('VmHWM:'))\n"
+            "print(code, int(hwm.split()[1]) * 1024)\n")
+    p = _capped(code, str(count), str(out), cap_bytes=4 << 30)
+    assert p.returncode == 0, p.stderr[-2000:]
+    exit_code, peak = map(int, p.stdout.split()[-2:])
+    assert exit_code == 0
+    with open(out, "rb") as f:
+        return sum(1 for _ in VectorsReader(f, str(out))), peak
+
+
+@pytest.mark.slow  # 5,000 cases of the reference: about a minute of CPU
+def test_vectors_count_writes_in_memory_that_does_not_grow_with_the_count(tmp_path):
+    """`vectors --count 1000000` held every case with its answer and then the document's text:
+    1,000 cases peaked at 208 MiB and 4,000 at 323 (docs/benchmarks.md). Now 4,000
+    cases peak about where 1,000 do (166 and 173 MiB measured): Hypothesis runs of at most
+    1,000 examples (a run holds about 18 KB per example), and the cases written held as digests."""
+    small, small_peak = _peak_of_vectors(tmp_path, 1000)
+    large, large_peak = _peak_of_vectors(tmp_path, 4000)
+    assert large - small == 3000, (small, large)
+    assert large_peak - small_peak < 12 << 20, (small_peak, large_peak)
+
+
+def test_vectors_check_keeps_a_wrong_answers_difference_short(capsys, tmp_path, vectors_text):
+    """A wrong vector's differences were kept whole for the first 1,000 wrong ones: an answer
+    of a few MiB each was gigabytes; now each difference's line is cut at 1,000 characters."""
+    doc = json.loads(vectors_text)
+    for v in doc["vectors"]:
+        v["expected"]["outputs"] = [{"out": "draw", "bound": i} for i in range(20_000)]  # 500 KB
+    path = tmp_path / "v.json"
+    path.write_text(json.dumps(doc))
+    count, n_wrong, wrong = conform_session.check_vectors(str(path))
+    assert count == n_wrong == len(wrong) == 3
+    lines = [line for _, diffs in wrong for line in diffs]
+    assert all(len(line) < 1100 for line in lines) and any("more characters)" in line for line in lines)
 
 
 # --- scenario scripts, traces and printed paths (issue 28) ---

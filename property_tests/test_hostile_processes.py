@@ -5,6 +5,7 @@ during a fuzz on Spark; two fuzz runs into one folder. Each is one line and exit
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -18,7 +19,9 @@ import pytest
 from conform import session as conform_session
 from histories import files
 from rmqspec import cli
-from spark_harness import java
+from rmqspec.commands import conform as conform_command
+from rmqspec.commands import vectors as vectors_command
+from spark_harness import java, progress
 
 PY = sys.executable
 RMQSPEC = Path(PY).with_name("rmqspec")
@@ -69,7 +72,8 @@ def kill_if_alive(pid: int) -> None:
 ])
 def test_a_driver_that_floods_or_nests_is_one_line_and_exit_2(capsys, mode, says):
     """5 MiB with no newline once grew rmqspec to 7.3 GiB; a deep or long-digit answer was a traceback."""
-    code, out, err = run(capsys, "conform", "--driver", misbehaving(mode), "--count", "5", "--timeout", "30")
+    code, out, err = run(capsys, "conform", "--driver", misbehaving(mode), "--count", "5", "--timeout", "30",
+                         "--no-progress")  # (a slow machine's progress line is not the error)
     assert code == 2 and out == ""
     assert len(err.splitlines()) == 1 and err.startswith("rmqspec: error: driver: ") and says in err, err
 
@@ -199,16 +203,65 @@ def test_conform_shows_its_progress_on_stderr(capsys):
     reference = f"{PY} -m property_tests.drivers.election_reference"
     code, out, err = run(capsys, "conform", "--driver", reference, "--count", "20")
     lines = err.splitlines()
-    assert code == 0 and len(lines) == 20 and all(x.startswith("conform [") for x in lines), err
-    assert " 1/20 cases agree " in lines[0] and " 20/20 cases agree " in lines[-1]
+    assert code == 0 and all(x.startswith("conform [") for x in lines), err
+    # a line per case (and, on a machine slow enough, a line after each 10 s without one)
+    assert {int(x.split(" cases agree")[0].rsplit("/", 1)[0].split()[-1]) for x in lines} == set(range(1, 21)), err
     code, out, err = run(capsys, "conform", "--driver", reference, "--count", "20", "--no-progress")
+    assert code == 0 and err == ""
+
+
+@pytest.fixture
+def quiet_s(monkeypatch):
+    """A progress line's longest silence, made short (the heartbeat works the same at 10 s)."""
+    seconds = 0.2
+    monkeypatch.setattr(progress, "QUIET_S", seconds)
+    monkeypatch.setattr(conform_command, "QUIET_S", seconds)
+    monkeypatch.setattr(vectors_command, "QUIET_S", seconds)
+    return seconds
+
+
+def test_a_driver_that_does_not_answer_still_gets_progress_lines(capsys, quiet_s):
+    """A driver that took minutes over one answer (or a shrink that took minutes) printed
+    nothing meanwhile: a line whenever QUIET_S seconds pass without one, moved or not."""
+    code, out, err = run(capsys, "conform", "--driver", misbehaving("hang"), "--count", "5", "--timeout", "3")
+    *waiting, last = err.splitlines()
+    assert code == 2 and last.startswith("rmqspec: error: driver: no answer to case 1 within 3 s"), err
+    assert waiting and all(x.startswith("conform [") and " 0/5 cases agree " in x for x in waiting), err
+
+
+def test_a_small_vectors_file_gets_progress_lines_only_when_slow(capsys, tmp_path, quiet_s):
+    """Over a vectors file of 16 MiB or less, conform printed no progress at all, however slow
+    its driver; now such a run prints nothing for QUIET_S seconds, then a line at least every
+    QUIET_S seconds."""
+    path = tmp_path / "v.json"
+    assert cli.main(["vectors", "--count", "0", "--out", str(path), "--json"]) == 0
+    capsys.readouterr()
+    code, out, err = run(capsys, "conform", "--driver", misbehaving("hang"), "--vectors", path, "--timeout", "3")
+    *waiting, last = err.splitlines()
+    assert code == 2 and last.startswith("rmqspec: error: driver: no answer to case 1 within 3 s"), err
+    assert waiting and all(x.startswith("conform [") and " bytes of vectors " in x for x in waiting), err
+    reference = f"{PY} -m property_tests.drivers.election_reference"
+    progress.QUIET_S = conform_command.QUIET_S = 3600.0  # (undone by the fixture) a run shorter than that
+    code, out, err = run(capsys, "conform", "--driver", reference, "--vectors", path)
     assert code == 0 and err == ""
 
 
 def test_vectors_generation_reports_both_phases():
     """`vectors --count 1000000` printed nothing while it generated and answered cases."""
     seen: dict[str, tuple[int, int]] = {}
-    conform_session.vectors("election", 30, 1, lambda done, total, what: seen.__setitem__(what, (done, total)))
-    assert seen["distinct cases generated"] == (30, 30)
-    done, total = seen["cases answered by the reference"]
-    assert done == total > 30
+    written = conform_session.vectors("election", 30, 1, io.StringIO(),
+                                      lambda done, total, what: seen.__setitem__(what, (done, total)))
+    assert seen["distinct cases generated and answered"] == (30, 30)
+    done, total = seen["edge cases answered by the reference"]
+    assert done == total >= written.edge > 0 and written.generated == 30  # an edge case that repeats one is left out
+
+
+def test_a_short_vectors_run_is_quiet_and_a_slow_one_is_not(capsys, tmp_path, quiet_s):
+    """Below 10,000 cases `vectors --count` printed no progress however long it took."""
+    code, out, err = run(capsys, "vectors", "--count", "3", "--out", tmp_path / "v.json")
+    lines = err.splitlines()
+    assert code == 0 and lines and all(x.startswith("vectors [") for x in lines), err
+    assert "edge cases answered by the reference" in err and " 3/3 distinct cases generated and answered " in err
+    vectors_command.QUIET_S = progress.QUIET_S = 3600.0  # (undone by the fixture) a run shorter than that
+    code, out, err = run(capsys, "vectors", "--count", "3", "--out", tmp_path / "v.json")
+    assert code == 0 and err == ""

@@ -6,13 +6,20 @@ On a terminal it redraws one line (`\\r`) at most five times a second; otherwise
 every tenth of the way, so logs stay short, and at least every QUIET_S seconds while it is
 updated (a long history must not look like a hang, issue 29). The times it shows are wall-clock seconds
 since the bar started; the eta is a straight-line guess from the items done so far.
+
+Two more for runs whose speed is another program's (`conform`'s driver, issue 28):
+`after_s` keeps a bar silent for its first seconds, so a short run prints nothing however
+it is measured; `keep_alive()` writes a line after QUIET_S seconds without one even when no
+update comes (a driver that takes a minute per answer, a shrink that is not counted).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import IO
 
 WIDTH = 30
@@ -22,8 +29,10 @@ QUIET_S = 10.0  # a log gets a line at least this often while updates come
 
 class Progress:
     def __init__(self, total: int, label: str = "fuzz", out: IO[str] | None = None, enabled: bool = True,
-                 unit: str = "histories") -> None:
+                 unit: str = "histories", after_s: float = 0.0) -> None:
         self.total = max(1, total)
+        self.after_s = after_s
+        self._wrote = False
         self.label = label
         self.unit = unit
         self.out = out if out is not None else sys.stderr
@@ -76,6 +85,7 @@ class Progress:
             return  # an early end drops the eta: that last line is written
         self._last_key = key
         self._last_write = time.monotonic()
+        self._wrote = True
         self.out.write(self._line(final) + "\n")
         self.out.flush()
 
@@ -83,11 +93,14 @@ class Progress:
         if not self.enabled:
             return
         now = time.monotonic()
+        if now - self.start < self.after_s and not self._wrote:
+            return  # a short run: nothing, not even its last line
         if self.tty:
             if final or now - self._last_draw >= 0.2:
                 self.out.write("\r" + self._line(final).ljust(100) + ("\n" if final else ""))
                 self.out.flush()
                 self._last_draw = now
+                self._wrote = True
             return
         if final or (moved and self.total <= ITEM_LINES):
             self._write(final)
@@ -98,6 +111,33 @@ class Progress:
             self._write()
         elif now - self._last_write >= QUIET_S:
             self._write(quiet_too_long=True)
+
+    @contextlib.contextmanager
+    def keep_alive(self) -> Iterator[None]:
+        """For the block: a line (a redraw on a terminal) whenever QUIET_S seconds pass
+        without one, updated or not; the time it shows says the run is alive."""
+        stop = threading.Event()
+        every_s = min(1.0, QUIET_S / 4)
+
+        def beat() -> None:
+            while not stop.wait(every_s):
+                with self._lock:
+                    now = time.monotonic()
+                    if not self.enabled or self._finished or now - self.start < self.after_s:
+                        continue
+                    if self.tty:
+                        self._last_draw = 0.0
+                        self._draw(final=False, moved=False)
+                    elif now - self._last_write >= QUIET_S:
+                        self._write(quiet_too_long=True)
+
+        beater = threading.Thread(target=beat, name="progress-keep-alive", daemon=True)
+        beater.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            beater.join()
 
     def clear(self) -> None:
         """On a terminal, blank the line so that other output can be printed; the next

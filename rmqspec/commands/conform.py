@@ -12,7 +12,7 @@ from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
 from rmqspec.commands.usage import UsageError, add_json, add_progress, add_seed, float_in, int_in
-from spark_harness.progress import Progress
+from spark_harness.progress import QUIET_S, Progress
 
 # Shorter runs than these are a few seconds: no progress lines
 QUIET_BYTES = 16 << 20  # a vectors file (about 7,000 vectors)
@@ -44,18 +44,22 @@ def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
     quiet = args.json or args.no_progress
+    # A run is as slow as its driver: a line at least every QUIET_S seconds, even while one
+    # answer or a shrink takes minutes; a short run over a small vectors file prints none.
     if args.vectors:
         size = file_size(args.vectors)
-        bar = Progress(size, label="conform", unit="bytes of vectors", enabled=not quiet and size > QUIET_BYTES)
+        bar = Progress(size, label="conform", unit="bytes of vectors", enabled=not quiet,
+                       after_s=0.0 if size > QUIET_BYTES else QUIET_S)
     else:
         bar = Progress(args.count, label="conform", unit="cases agree", enabled=not quiet)
     try:
         driver = Driver(args.driver, args.timeout)
         try:
-            if args.vectors:
-                out = conform_session.conform_vectors(args.vectors, driver, bar.update)
-            else:
-                out = conform_session.conform(args.protocol, driver, args.count, args.seed, bar.update)
+            with bar.keep_alive():
+                if args.vectors:
+                    out = conform_session.conform_vectors(args.vectors, driver, bar.update)
+                else:
+                    out = conform_session.conform(args.protocol, driver, args.count, args.seed, bar.update)
         except BaseException:
             driver.kill()  # an error, a timeout, Ctrl-C: the driver's whole process group, now
             raise

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 
 from conform import session as conform_session
 from histories import files, formats
 from rmqspec.commands.conform import QUIET_BYTES, file_size
 from rmqspec.commands.usage import UsageError, add_json, add_progress, add_seed, int_in
-from spark_harness.progress import Progress
+from spark_harness.progress import QUIET_S, Progress
 
-QUIET_COUNT = 10_000  # vectors --count
+QUIET_COUNT = 10_000  # vectors --count: from this many, progress lines from the start (else after QUIET_S)
 
 NAME = "vectors"
 
@@ -36,45 +37,49 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.check:
             size = file_size(args.check)
-            bar = Progress(size, label="vectors", unit="bytes checked", enabled=not quiet and size > QUIET_BYTES)
+            bar = Progress(size, label="vectors", unit="bytes checked", enabled=not quiet,
+                           after_s=0.0 if size > QUIET_BYTES else QUIET_S)
             count, n_wrong, wrong = conform_session.check_vectors(args.check, bar.update)
             bar.finish()
             if args.json:
                 print(json.dumps({"ok": not n_wrong, "vectors": count, "wrong_count": n_wrong, "wrong": [
-                    {"id": vid, "differences": [d.line() for d in diffs]} for vid, diffs in wrong]}, indent=2))
+                    {"id": vid, "differences": lines} for vid, lines in wrong]}, indent=2))
             else:
                 print(f"vectors: {count - n_wrong} of {count} answers are the reference's")
-                for vid, diffs in wrong[:10]:
-                    print(f"  {formats.escape(vid)}: " + "; ".join(d.line() for d in diffs))
+                for vid, lines in wrong[:10]:
+                    print(f"  {formats.escape(vid)}: " + "; ".join(lines))
             return 0 if not n_wrong else 1
         if not args.out:
             raise UsageError("vectors needs --out FILE (or --check FILE)")
         if args.count < 0:
             raise UsageError("--count must be 0 or more")
         bars: dict[str, Progress] = {}
+        started = time.monotonic()
 
         def progress(done: int, total: int, what: str) -> None:
             if what not in bars:
                 for earlier in bars.values():
                     earlier.finish()
-                bars[what] = Progress(total, label="vectors", unit=what, enabled=not quiet and args.count >= QUIET_COUNT)
+                # a bar per phase; a run shorter than QUIET_S (all phases) prints none
+                quiet_for = 0.0 if args.count >= QUIET_COUNT else max(0.0, QUIET_S - (time.monotonic() - started))
+                bars[what] = Progress(total, label="vectors", unit=what, enabled=not quiet, after_s=quiet_for)
             bars[what].update(done)
 
-        doc = conform_session.vectors(args.protocol, args.count, args.seed, progress)
+        conform_session.subject(args.protocol)  # an unknown protocol before the output is touched
+        try:
+            with files.atomic(args.out) as out:  # written as it is made, moved into place when done
+                written = conform_session.vectors(args.protocol, args.count, args.seed, out, progress)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
         for bar in bars.values():
             bar.finish()
     except conform_session.BadInput as e:
         raise UsageError(str(e)) from None
-    try:
-        files.write_text(args.out, json.dumps(doc, indent=1) + "\n")
-    except OSError as e:
-        raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
-    edge = sum(1 for v in doc["vectors"] if v["id"].startswith("edge-"))
-    summary = {"ok": True, "out": args.out, "protocol": args.protocol, "vectors": len(doc["vectors"]),
-               "edge": edge, "generated": len(doc["vectors"]) - edge, "seed": args.seed}
+    summary = {"ok": True, "out": args.out, "protocol": args.protocol, "vectors": written.vectors,
+               "edge": written.edge, "generated": written.generated, "seed": args.seed}
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"vectors: {summary['vectors']} {args.protocol} vectors ({edge} edge cases, "
+        print(f"vectors: {summary['vectors']} {args.protocol} vectors ({summary['edge']} edge cases, "
               f"{summary['generated']} generated with seed {args.seed}) in {formats.escape(args.out)}")
     return 0
