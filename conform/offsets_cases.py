@@ -166,7 +166,7 @@ def edge_cases() -> Iterator[Case]:
     yield case(master.evolve(store=_store((4000,) * 3, (100,))), QueryConsumerOffset(topic=t, group=GROUPS[1],
                                                                                      queue_id=1))  # in memory: 0
     big = master.evolve(store=_store((100,), (4000,) * 3))
-    yield case(big, QueryConsumerOffset(topic=t, group=GROUPS[1], queue_id=0))  # in disk: QUERY_NOT_FOUND
+    yield case(big, QueryConsumerOffset(topic=t, group=GROUPS[1], queue_id=1))  # in disk: QUERY_NOT_FOUND
     yield case(master, QueryConsumerOffset(topic=t, group=g, queue_id=4))  # no such queue: SUCCESS 0
     yield case(master, GetAllConsumerOffset())
     yield case(rec.Broker(id=MASTER, broker_id=0, store=_store()), GetAllConsumerOffset())  # an empty table
