@@ -3,7 +3,7 @@ mismatch), static vectors through a driver, and writing vectors.
 
 A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
 cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
-`election`, `dledger_log`, `ha` and `nameserver` have one; another protocol adds a module pair like
+`election`, `dledger_log`, `ha`, `nameserver` and `offsets` have one; another protocol adds a module pair like
 conform.election and conform.election_cases and one `Subject` entry here.
 
 Hypothesis drives the generated run: each example is one case sent to the driver. The
@@ -30,6 +30,7 @@ from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
 from conform import ha, ha_cases
 from conform import nameserver, nameserver_cases
+from conform import offsets, offsets_cases
 from conform.distinct import Distinct
 from conform.vectors_file import VectorsReader, VectorsWriter
 from conform.wire import JAVA_LONG
@@ -102,6 +103,11 @@ SUBJECTS["nameserver"] = Subject(
     edge_cases=nameserver_cases.edge_cases, prepare=nameserver.prepare, answer=nameserver.answer,
     decode=nameserver.decode_case, sections=nameserver.sections, check_answer=nameserver.check_answer,
     describe=nameserver.describe, value_name=nameserver.value_name, wire_error=nameserver.WireError)
+SUBJECTS["offsets"] = Subject(
+    protocol="offsets", inputs=offsets.INPUTS, features=offsets.FEATURES, cases=offsets_cases.cases,
+    edge_cases=offsets_cases.edge_cases, prepare=offsets.prepare, answer=offsets.answer,
+    decode=offsets.decode_case, sections=offsets.sections, check_answer=offsets.check_answer,
+    describe=offsets.describe, value_name=offsets.value_name, wire_error=offsets.WireError)
 
 
 def subject(protocol: str) -> Subject:
