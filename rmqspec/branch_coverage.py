@@ -33,7 +33,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import coverage
+try:
+    import coverage
+except ImportError:  # the `dev` extra (pyproject.toml) is not installed: only --coverage needs it
+    coverage = None
 
 from histories import files
 
@@ -41,6 +44,10 @@ SCHEMA = "rmqspec.branch-coverage/1"
 ROOT = Path(__file__).resolve().parent.parent / "reference_impl"
 DEFAULT_HISTORIES = 1000  # the goal of issue 27: >= 97 % of the reference's branches by 1,000 histories a protocol
 DEFAULT_OUT = "out/coverage"
+
+
+class MissingCoverage(RuntimeError):
+    """coverage.py is not installed."""
 
 
 def _relative(path: str) -> str:
@@ -58,6 +65,8 @@ def measure(protocol: str, histories: int, seed: int = 1,
     """Branch coverage of every file of reference_impl/ over the first `histories` histories
     of the protocol's default fuzz plan (reference engine), measured in a fresh process
     (rmqspec/coverage_worker.py) so that import-time branches count too."""
+    if coverage is None:
+        raise MissingCoverage("rmqspec bench --coverage needs coverage.py: pip install -e '.[dev]' (make does)")
     with tempfile.TemporaryDirectory(prefix="rmqspec-coverage-") as scratch:
         data_file = os.path.join(scratch, "coverage.data")
         cpu0 = _children_cpu()

@@ -63,8 +63,11 @@ def run_coverage(args: argparse.Namespace) -> int:
     bar = Progress(histories * len(protocols), label="bench --coverage", unit="histories",
                    enabled=not args.no_progress)
     for p in protocols:
-        result = branch_coverage.measure(p, histories, args.seed,
-                                         on_history=lambda k, p=p: bar.advance(1, f"{p} history {k + 1}"))
+        try:
+            result = branch_coverage.measure(p, histories, args.seed,
+                                             on_history=lambda k, p=p: bar.advance(1, f"{p} history {k + 1}"))
+        except branch_coverage.MissingCoverage as e:
+            raise UsageError(str(e)) from None
         branch_coverage.write(result, args.out)
     bar.finish()
     summary = branch_coverage.summarize(branch_coverage.load(args.out))
