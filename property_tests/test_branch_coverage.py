@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import json
 
+import attrs
+
+from reference_impl.core.state import freeze
 from rmqspec import branch_coverage, cli
+from spark_harness import plan, variants
+from spark_harness.history import HistorySpec, run_history
 
 
 def _result(protocol: str, files: dict) -> dict:
@@ -54,3 +59,48 @@ def test_bench_coverage_measures_election_histories(tmp_path, capsys):
     measured = json.loads((out / "election.json").read_text())
     assert measured["files"]["reference_impl/__init__.py"]["executed"]
     assert (out / "missing.txt").read_text().startswith("reference_impl/")
+
+
+# --- ha: GroupTransferService's timeout reaches a producer (the `send_timeout` switch) ---
+
+
+def _sync_master_partition(send_timeout: int | None) -> dict:
+    """SYNC_MASTER, no random faults, the slave cut off from the master and the producer
+    from 10 s to 20 s: the master's puts wait for an ack that does not come."""
+    script = ({"at_ms": 10_000, "do": "partition", "groups": [["n0", "p0"], ["n1"]]}, {"at_ms": 20_000, "do": "heal"})
+    over = {"broker_role": "SYNC_MASTER", "script": tuple(freeze(a) for a in script)}
+    if send_timeout is not None:
+        over["send_msg_timeout"] = send_timeout
+    return run_history(HistorySpec(protocol="ha", profile="none", nodes=2, seed=1, steps=50_000, tail_ms=30_000,
+                                   overrides=tuple(sorted(over.items())), label=()))
+
+
+def test_a_ten_second_send_timeout_receives_flush_slave_timeout():
+    """GroupTransferService#doWaitTransfer's timeout (slaveTimeout, 3 s, checked once a second)
+    answers FLUSH_SLAVE_TIMEOUT after the default sendMsgTimeout (3 s) has given up: the
+    producer sees the status only with a longer client timeout, which the `send_timeout`
+    switch draws."""
+    default = _sync_master_partition(None)
+    longer = _sync_master_partition(10_000)
+    assert "PutMessageStatus.FLUSH_SLAVE_TIMEOUT" not in default["branches"]
+    assert "PutMessageStatus.FLUSH_SLAVE_TIMEOUT" in longer["branches"]
+    assert not [v for v in longer["violations"] if v["expected"] is None]
+
+
+def test_the_send_timeout_switch_is_drawn_apart_from_every_other_axis(monkeypatch):
+    """A switch with its own generator: about half the ha histories run 10 s, and removing the
+    switch leaves every other axis of every history as it was (seeds named in reports keep
+    their variants)."""
+    p = plan.make_plan("ha", 60)
+    with_switch = [p.spec("ha", k) for k in range(60)]
+    labels = [dict(s.label) for s in with_switch]
+    assert 10 < sum(lab["send_timeout"] == "10s" for lab in labels) < 50
+    assert all((lab["send_timeout"] == "10s") == (dict(s.overrides).get("send_msg_timeout") == 10_000)
+               for lab, s in zip(labels, with_switch))
+    space = variants.SPACES["ha"]
+    monkeypatch.setitem(variants.SPACES, "ha", attrs.evolve(
+        space, switches=tuple(sw for sw in space.switches if sw.name != "send_timeout")))
+    without = [p.spec("ha", k) for k in range(60)]
+    for a, b in zip(with_switch, without):
+        assert {k: v for k, v in a.label if k != "send_timeout"} == dict(b.label)
+        assert {k: v for k, v in a.overrides if k != "send_msg_timeout"} == dict(b.overrides)
