@@ -28,13 +28,28 @@ def test_summary_counts_a_protocol_own_package_and_the_union_of_core():
                                     "reference_impl/core/world.py": {"executed": [[5, 7]], "missing": [[5, 6]]},
                                     "reference_impl/ha/service.py": {"executed": [], "missing": [[1, 2], [1, 3]]}})
     s = branch_coverage.summarize([ha, election])
-    assert s["protocols"]["ha"] == {"histories": 1, "seed": 1, "cpu_s": 0.0, "taken": 1, "total": 2,
-                                    "percent": 50.0}
+    assert {k: s["protocols"]["ha"][k] for k in ("histories", "taken", "total", "percent")} == {
+        "histories": 1, "taken": 1, "total": 2, "percent": 50.0}
     assert (s["protocols"]["election"]["taken"], s["protocols"]["election"]["total"]) == (2, 2)
     assert (s["core"]["taken"], s["core"]["total"]) == (2, 2)
     assert (s["total"]["taken"], s["total"]["total"]) == (5, 6)
     assert s["missing"] == {"reference_impl/ha/service.py": [(1, 3)]}
     assert branch_coverage.missing_text(s) == "reference_impl/ha/service.py: 1->3\n"
+
+
+def test_files_no_fuzz_history_runs_are_counted_apart():
+    """log_points.py (the implementation-log writer), the trace codec and input validation are
+    not run by a fuzz history: their branches are in `not_fuzzed`, with the reason."""
+    ha = _result("ha", {"reference_impl/ha/service.py": {"executed": [[1, 2]], "missing": [[1, 3]]},
+                        "reference_impl/ha/log_points.py": {"executed": [], "missing": [[4, 5], [4, 6]]},
+                        "reference_impl/core/codec.py": {"executed": [[7, 8]], "missing": [[7, 9]]}})
+    s = branch_coverage.summarize([ha])
+    row = s["protocols"]["ha"]
+    assert (row["fuzzed"]["taken"], row["fuzzed"]["total"]) == (1, 2)
+    assert (row["not_fuzzed"]["taken"], row["not_fuzzed"]["total"]) == (0, 2)
+    assert (s["total"]["fuzzed"]["total"], s["total"]["not_fuzzed"]["total"]) == (2, 4)
+    assert set(s["not_fuzzed"]) == {"reference_impl/ha/log_points.py", "reference_impl/core/codec.py"}
+    assert branch_coverage.not_fuzzed("reference_impl/ha/service.py") is None
 
 
 def test_a_protocol_not_measured_leaves_its_package_out_of_the_union():

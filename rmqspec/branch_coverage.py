@@ -41,6 +41,18 @@ except ImportError:  # the `dev` extra (pyproject.toml) is not installed: only -
 from histories import files
 
 SCHEMA = "rmqspec.branch-coverage/1"
+# Files of reference_impl/ that a fuzz history does not run by design, each with its reason.
+# Their branches are reported apart (`not_fuzzed`); every other branch is in `fuzzed`.
+NOT_FUZZED = {
+    "log_points.py": "the implementation-log writer (rmqspec.log/1) that histories/reference_log.py and "
+                     "check-trace call; a fuzz history writes no log (its tests: test_*_impl_logs.py, "
+                     "test_*_log.py)",
+    "core/codec.py": "trace encoding and decoding (replay, check-trace, counterexample files); a fuzz history "
+                     "writes no trace, only its counterexamples do (test_trace.py)",
+    "core/inputs.py": "validation of user input (simulate --config, scenario files, check-trace headers); the "
+                      "fuzz builds valid configurations, so the error branches are for bad input "
+                      "(test_hostile_inputs.py)",
+}
 ROOT = Path(__file__).resolve().parent.parent / "reference_impl"
 DEFAULT_HISTORIES = 1000  # the goal of issue 27: >= 97 % of the reference's branches by 1,000 histories a protocol
 DEFAULT_OUT = "out/coverage"
@@ -52,6 +64,11 @@ class MissingCoverage(RuntimeError):
 
 def _relative(path: str) -> str:
     return str(Path(path).resolve().relative_to(ROOT.parent))
+
+
+def not_fuzzed(relative: str) -> str | None:
+    """Why no fuzz history runs this file (NOT_FUZZED), or None."""
+    return next((why for suffix, why in NOT_FUZZED.items() if relative.endswith("/" + suffix)), None)
 
 
 def _owner(relative: str) -> str:
@@ -70,19 +87,33 @@ def measure(protocol: str, histories: int, seed: int = 1,
     with tempfile.TemporaryDirectory(prefix="rmqspec-coverage-") as scratch:
         data_file = os.path.join(scratch, "coverage.data")
         cpu0 = _children_cpu()
+        done = 0
         with subprocess.Popen([sys.executable, "-m", "rmqspec.coverage_worker", protocol, str(histories), str(seed),
                                data_file], stdout=subprocess.PIPE, text=True, cwd=ROOT.parent) as child:
-            for line in child.stdout:
-                if line.startswith("history ") and on_history is not None:
-                    on_history(int(line.split()[1]))
-        if child.returncode != 0:
+            try:
+                for line in child.stdout:
+                    if line.startswith("history "):
+                        done += 1
+                        if on_history is not None:
+                            on_history(int(line.split()[1]))
+            except KeyboardInterrupt:  # the worker got it too: it keeps the histories it finished
+                child.wait()
+        if child.returncode != 0 or not os.path.exists(data_file):
             raise RuntimeError(f"the coverage worker for {protocol} exited {child.returncode}")
         cpu = _children_cpu() - cpu0
-        cov = coverage.Coverage(branch=True, data_file=data_file, source=[str(ROOT)], config_file=False)
-        cov.load()
-        report = os.path.join(scratch, "coverage.json")
-        cov.json_report(outfile=report, show_contexts=False)
-        raw = json.loads(Path(report).read_text())
+        per_file = files_of(data_file, scratch)
+    return {"schema": SCHEMA, "protocol": protocol, "histories": done, "asked": histories, "seed": seed,
+            "cpu_s": round(cpu, 1), "coverage_py": coverage.__version__, "files": per_file}
+
+
+def files_of(data_file: str, scratch: str) -> dict:
+    """Per file of reference_impl/ (relative to the repository), the branches taken and
+    missed in a saved coverage.py data file, as sorted [from, to] line pairs."""
+    cov = coverage.Coverage(branch=True, data_file=data_file, source=[str(ROOT)], config_file=False)
+    cov.load()
+    report = os.path.join(scratch, "coverage.json")
+    cov.json_report(outfile=report, show_contexts=False)
+    raw = json.loads(Path(report).read_text())
     per_file = {}
     for path, data in raw["files"].items():
         rel = _relative(path)
@@ -90,8 +121,7 @@ def measure(protocol: str, histories: int, seed: int = 1,
         missing = sorted(tuple(a) for a in data.get("missing_branches", []))
         if executed or missing:
             per_file[rel] = {"executed": executed, "missing": missing}
-    return {"schema": SCHEMA, "protocol": protocol, "histories": histories, "seed": seed,
-            "cpu_s": round(cpu, 1), "coverage_py": coverage.__version__, "files": per_file}
+    return per_file
 
 
 def _children_cpu() -> float:
@@ -115,9 +145,18 @@ def load(out: str) -> list[dict]:
     return found
 
 
-def _count(executed: set, missing: set) -> dict:
+def _ratio(executed: set, missing: set) -> dict:
     taken, total = len(executed), len(executed) + len(missing)
     return {"taken": taken, "total": total, "percent": round(100 * taken / total, 2) if total else 100.0}
+
+
+def _count(executed: set, missing: set) -> dict:
+    """All branches, and apart those of files the fuzz runs and those it does not (NOT_FUZZED);
+    a branch is (file, from, to)."""
+    def fuzzed(branches: set, want: bool) -> set:
+        return {b for b in branches if (not_fuzzed(b[0]) is None) == want}
+    return _ratio(executed, missing) | {"fuzzed": _ratio(fuzzed(executed, True), fuzzed(missing, True)),
+                                        "not_fuzzed": _ratio(fuzzed(executed, False), fuzzed(missing, False))}
 
 
 def summarize(results: list[dict]) -> dict:
@@ -155,17 +194,24 @@ def summarize(results: list[dict]) -> dict:
     all_exec = set().union(*(e for e, _ in by_owner.values())) if by_owner else set()
     all_miss = set().union(*(m for _, m in by_owner.values())) if by_owner else set()
     return {"schema": SCHEMA + "-summary", "protocols": rows, "core": _count(core_exec, core_miss),
-            "total": _count(all_exec, all_miss), "missing": missing_by_file}
+            "total": _count(all_exec, all_miss), "missing": missing_by_file,
+            "not_fuzzed": {rel: not_fuzzed(rel) for rel in sorted(union) if not_fuzzed(rel)}}
+
+
+def _cell(row: dict) -> str:
+    return f"{row['taken']:>5,} / {row['total']:<5,} {row['percent']:>6.2f}%"
 
 
 def print_summary(summary: dict, out: str) -> None:
-    print(f"{'package':<20} {'histories':>9} {'branches':>14} {'taken':>8} {'cpu s':>8}")
+    """A row per protocol (its own package), then core and the union: branches taken in the
+    files a fuzz history runs, in those it does not (NOT_FUZZED), and in all."""
+    print(f"{'package':<18} {'histories':>9}  {'fuzzed files':<21} {'not fuzzed':<21} {'all':<21} {'cpu s':>6}")
     for p, row in sorted(summary["protocols"].items()):
-        print(f"{p:<20} {row['histories']:>9,} {row['taken']:>6,} / {row['total']:<5,} {row['percent']:>7.2f}% "
-              f"{row['cpu_s']:>8,.0f}")
+        print(f"{p:<18} {row['histories']:>9,}  {_cell(row['fuzzed'])}  {_cell(row['not_fuzzed'])}  {_cell(row)}  "
+              f"{row['cpu_s']:>6,.0f}")
     for name in ("core", "total"):
         row = summary[name]
-        print(f"{name:<20} {'':>9} {row['taken']:>6,} / {row['total']:<5,} {row['percent']:>7.2f}%")
+        print(f"{name:<18} {'':>9}  {_cell(row['fuzzed'])}  {_cell(row['not_fuzzed'])}  {_cell(row)}")
     count = sum(len(v) for v in summary["missing"].values())
     print(f"{count} branches not taken, by file and line (from -> to; a negative target is the function's exit): "
           f"{os.path.join(out, 'missing.txt')}")
