@@ -8,7 +8,11 @@ import json
 
 import attrs
 
+from histories import runner
+from reference_impl import core
+from reference_impl.core import chooser
 from reference_impl.core.state import freeze
+from reference_impl.ha.records import BrokerRole, Producer
 from rmqspec import branch_coverage, cli
 from spark_harness import plan, variants
 from spark_harness.history import HistorySpec, run_history
@@ -119,3 +123,27 @@ def test_the_send_timeout_switch_is_drawn_apart_from_every_other_axis(monkeypatc
     for a, b in zip(with_switch, without):
         assert {k: v for k, v in a.label if k != "send_timeout"} == dict(b.label)
         assert {k: v for k, v in a.overrides if k != "send_msg_timeout"} == dict(b.overrides)
+
+
+# --- branches named unreachable by the fuzz, each with the test that takes it ---
+
+
+def test_the_ha_world_never_puts_to_a_slave():
+    """handle_put's SLAVE branch (checkStoreStatus: SERVICE_NOT_AVAILABLE) is not reached by the
+    ha world: every producer sends to brokers[0], which boots and restarts with the master role
+    (4.9.4 master/slave never moves it). A hostile history with 3 brokers and 2 producers holds
+    that at every step; test_ha_units.py::test_slave_refuses_puts takes the branch."""
+    cfg = core.world_config("ha", 3, "hostile", {"producers": 2, "broker_role": "SYNC_MASTER"})
+    master = cfg.proto.brokers[0]
+    seen = []
+
+    def hook(i, w, event, after, obs):
+        for n in after.nodes:
+            if isinstance(n, Producer):
+                assert n.master == master
+            elif n.id == master:
+                assert n.role is not BrokerRole.SLAVE
+        seen.append(i)
+
+    runner.run(cfg, chooser.SeededChooser(5).choose, 4000, hooks=(hook,), properties=[])
+    assert len(seen) == 4000
