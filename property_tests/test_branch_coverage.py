@@ -56,6 +56,18 @@ def test_files_no_fuzz_history_runs_are_counted_apart():
     assert branch_coverage.not_fuzzed("reference_impl/ha/service.py") is None
 
 
+def test_a_file_measured_on_another_version_is_left_out_of_the_union():
+    """Line numbers of two versions of a file do not compare: a later measurement of a file
+    whose source differs from the first one's is left out and named."""
+    first = _result("dledger_log", {"reference_impl/dledger_log/store.py": {"executed": [[1, 2]], "missing": [[1, 3]],
+                                                                          "source": "a"}})
+    later = _result("dledger_commitlog", {"reference_impl/dledger_log/store.py": {"executed": [[1, 3]],
+                                                                                "missing": [], "source": "b"}})
+    s = branch_coverage.summarize([first, later])
+    assert s["stale"] == ["reference_impl/dledger_log/store.py (dledger_commitlog)"]
+    assert s["missing"] == {"reference_impl/dledger_log/store.py": [(1, 3)]}
+
+
 def test_a_protocol_not_measured_leaves_its_package_out_of_the_union():
     election = _result("election", {"reference_impl/election/server.py": {"executed": [[1, 2]], "missing": []},
                                     "reference_impl/ha/service.py": {"executed": [], "missing": [[1, 2]]}})

@@ -24,6 +24,7 @@ line, so that docs/fuzzing.md can name each with what takes it or why nothing ca
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -120,7 +121,8 @@ def files_of(data_file: str, scratch: str) -> dict:
         executed = sorted(tuple(a) for a in data.get("executed_branches", []))
         missing = sorted(tuple(a) for a in data.get("missing_branches", []))
         if executed or missing:
-            per_file[rel] = {"executed": executed, "missing": missing}
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+            per_file[rel] = {"executed": executed, "missing": missing, "source": digest}
     return per_file
 
 
@@ -163,10 +165,16 @@ def summarize(results: list[dict]) -> dict:
     """Per protocol (its own package), `core`, and `total` (the union of every measured
     protocol over all of reference_impl/), with the missing branches by file."""
     union: dict[str, tuple[set, set]] = {}
+    sources: dict[str, str] = {}
+    stale = set()
     rows = {}
     for r in results:
         own_exec, own_miss = set(), set()
         for rel, data in r["files"].items():
+            if sources.setdefault(rel, data.get("source", "")) != data.get("source", ""):
+                # measured on another version of the file: its line numbers are not comparable
+                stale.add(f"{rel} ({r['protocol']})")
+                continue
             executed = {tuple(a) for a in data["executed"]}
             missing = {tuple(a) for a in data["missing"]}
             seen = union.setdefault(rel, (set(), set()))
@@ -195,7 +203,8 @@ def summarize(results: list[dict]) -> dict:
     all_miss = set().union(*(m for _, m in by_owner.values())) if by_owner else set()
     return {"schema": SCHEMA + "-summary", "protocols": rows, "core": _count(core_exec, core_miss),
             "total": _count(all_exec, all_miss), "missing": missing_by_file,
-            "not_fuzzed": {rel: not_fuzzed(rel) for rel in sorted(union) if not_fuzzed(rel)}}
+            "not_fuzzed": {rel: not_fuzzed(rel) for rel in sorted(union) if not_fuzzed(rel)},
+            "stale": sorted(stale)}
 
 
 def _cell(row: dict) -> str:
@@ -212,6 +221,8 @@ def print_summary(summary: dict, out: str) -> None:
     for name in ("core", "total"):
         row = summary[name]
         print(f"{name:<18} {'':>9}  {_cell(row['fuzzed'])}  {_cell(row['not_fuzzed'])}  {_cell(row)}")
+    for name in summary["stale"]:
+        print(f"left out: {name}, measured on another version of the file than the first protocol's")
     count = sum(len(v) for v in summary["missing"].values())
     print(f"{count} branches not taken, by file and line (from -> to; a negative target is the function's exit): "
           f"{os.path.join(out, 'missing.txt')}")
