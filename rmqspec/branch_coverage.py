@@ -24,6 +24,7 @@ line, so that docs/fuzzing.md can name each with what takes it or why nothing ca
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -165,14 +166,22 @@ def summarize(results: list[dict]) -> dict:
     """Per protocol (its own package), `core`, and `total` (the union of every measured
     protocol over all of reference_impl/), with the missing branches by file."""
     union: dict[str, tuple[set, set]] = {}
+    # The version of each file the union counts: the one its own protocol ran (core: the first
+    # measurement's); a measurement of another version is left out, its line numbers do not compare.
     sources: dict[str, str] = {}
+    for r in results:
+        for rel, data in r["files"].items():
+            if _owner(rel) == r["protocol"]:
+                sources[rel] = data.get("source", "")
+    for r in results:
+        for rel, data in r["files"].items():
+            sources.setdefault(rel, data.get("source", ""))
     stale = set()
     rows = {}
     for r in results:
         own_exec, own_miss = set(), set()
         for rel, data in r["files"].items():
-            if sources.setdefault(rel, data.get("source", "")) != data.get("source", ""):
-                # measured on another version of the file: its line numbers are not comparable
+            if sources[rel] != data.get("source", ""):
                 stale.add(f"{rel} ({r['protocol']})")
                 continue
             executed = {tuple(a) for a in data["executed"]}
@@ -221,15 +230,45 @@ def print_summary(summary: dict, out: str) -> None:
     for name in ("core", "total"):
         row = summary[name]
         print(f"{name:<18} {'':>9}  {_cell(row['fuzzed'])}  {_cell(row['not_fuzzed'])}  {_cell(row)}")
-    for name in summary["stale"]:
-        print(f"left out: {name}, measured on another version of the file than the first protocol's")
+    if summary["stale"]:
+        print(f"left out of the union: {len(summary['stale'])} measurements of a file on another version than its "
+              f"own protocol's (--json: stale)")
     count = sum(len(v) for v in summary["missing"].values())
     print(f"{count} branches not taken, by file and line (from -> to; a negative target is the function's exit): "
           f"{os.path.join(out, 'missing.txt')}")
 
 
+def _functions(path: Path) -> list[tuple[int, int, str]]:
+    """(first line, last line, qualified name) of every function in a file, outermost first."""
+    try:
+        tree = ast.parse(path.read_text())
+    except (OSError, SyntaxError):
+        return []
+    found = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    found.append((child.lineno, child.end_lineno or child.lineno, name))
+                visit(child, name + ".")
+    visit(tree, "")
+    return found
+
+
 def missing_text(summary: dict) -> str:
+    """Every branch not taken, a line per file and function (`<module>` for top-level code),
+    with the reason when no fuzz history runs the file."""
     lines = []
     for rel, arcs in summary["missing"].items():
-        lines.append(f"{rel}: " + ", ".join(f"{a}->{b}" for a, b in arcs))
+        functions = _functions(ROOT.parent / rel)
+        by_function: dict[str, list] = {}
+        for a, b in arcs:
+            inner = [f for f in functions if f[0] <= a <= f[1]]
+            name = inner[-1][2] if inner else "<module>"
+            by_function.setdefault(name, []).append(f"{a}->{b}")
+        why = not_fuzzed(rel)
+        for name, shown in by_function.items():
+            lines.append(f"{rel} {name}: " + ", ".join(shown) + (f"  [not fuzzed: {why}]" if why else ""))
     return "\n".join(lines) + ("\n" if lines else "")
