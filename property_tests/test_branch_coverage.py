@@ -77,6 +77,17 @@ def test_a_protocol_not_measured_leaves_its_package_out_of_the_union():
     assert s["missing"] == {}
 
 
+def test_bench_coverage_refuses_bad_input_in_one_line(tmp_path, capsys):
+    """An --out that is a file, or a protocol rmqspec does not ship: exit 2, one line, before any
+    history runs."""
+    plain = tmp_path / "plain"
+    plain.write_text("x")
+    assert cli.main(["bench", "--coverage", "--protocol", "election", "--out", str(plain), "--no-progress"]) == 2
+    assert cli.main(["bench", "--coverage", "--protocol", "paxos", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "plain" in err[0] and "paxos" in err[1]
+
+
 def test_bench_coverage_measures_election_histories(tmp_path, capsys):
     """Three election histories in a traced worker: the election package's branches are
     counted, some taken, and import-time branches of reference_impl/__init__.py are taken

@@ -98,7 +98,8 @@ def measure(protocol: str, histories: int, seed: int = 1,
                         done += 1
                         if on_history is not None:
                             on_history(int(line.split()[1]))
-            except KeyboardInterrupt:  # the worker got it too: it keeps the histories it finished
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the worker stops too, keeping the histories it finished
+                child.terminate()
                 child.wait()
         if child.returncode != 0 or not os.path.exists(data_file):
             raise RuntimeError(f"the coverage worker for {protocol} exited {child.returncode}")
@@ -142,8 +143,11 @@ def load(out: str) -> list[dict]:
     folder = Path(out)
     found = []
     for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text())
-        if data.get("schema") == SCHEMA:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # not a measurement of ours
+        if isinstance(data, dict) and data.get("schema") == SCHEMA:
             found.append(data)
     return found
 

@@ -57,9 +57,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def run_coverage(args: argparse.Namespace) -> int:
     protocols = tuple(p.strip() for p in args.protocol.split(",")) if args.protocol else PROTOCOL_PACKAGES
     for p in protocols:
-        if p not in core.protocol_names():
-            raise UsageError(f"unknown protocol {p!r}; known: {', '.join(core.protocol_names())}")
+        if p not in PROTOCOL_PACKAGES:  # the worker imports rmqspec's own protocols only
+            raise UsageError(f"unknown protocol {p!r} for --coverage; known: {', '.join(PROTOCOL_PACKAGES)}")
     histories = args.histories or branch_coverage.DEFAULT_HISTORIES
+    try:
+        files.out_folder(args.out)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: {e.strerror or e}") from None
     bar = Progress(histories * len(protocols), label="bench --coverage", unit="histories",
                    enabled=not args.no_progress)
     for p in protocols:
