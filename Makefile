@@ -7,7 +7,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all check bench clean
+.PHONY: demo test test-all check bench coverage clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@echo "make: creating $(VENV) and installing rmqspec with its dependencies (PySpark, Numba, Z3, Hypothesis, ...): about 2 minutes the first time, a line at least every 10 s"
 	@( while sleep 10; do echo "make: still installing ($$SECONDS s)"; done ) & ticker=$$!; \
 	  echo "$(PYTHON) -m venv $(VENV)"; $(PYTHON) -m venv $(VENV) && \
-	  $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e . \
+	  $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e '.[dev]' \
 	    | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }; \
 	  status=$$?; kill $$ticker; exit $$status
 	@$(BIN)/python -m spark_harness.java >/dev/null 2>&1 || \
@@ -50,6 +50,12 @@ check: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/rmqspec bench
+
+# Branch coverage of reference_impl/ under the default fuzz plan, 1,000 histories per protocol on
+# the reference, one protocol after another (docs/fuzzing.md, "Branch coverage of the reference"):
+# several CPU-hours, never part of CI. coverage.py comes with the `dev` extra, which .venv installs.
+coverage: $(STAMP)
+	$(BIN)/rmqspec bench --coverage --histories 1000 --out out/coverage
 
 clean:
 	rm -rf $(VENV) build *.egg-info

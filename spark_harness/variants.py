@@ -55,6 +55,10 @@ class Switch:
     name: str
     values: tuple | Callable[[int], tuple]
     when: Callable[[dict], bool] | None = None  # (overrides chosen so far) -> applies?
+    # Drawn from a generator of its own (rng_of(protocol, seed, name)) instead of the history's
+    # shared one: a switch added later then leaves every other draw of every history as it was,
+    # so the histories that reports, findings and tests name by seed keep their variants.
+    own_draw: bool = False
 
     def choices(self, nodes: int) -> tuple:
         return self.values(nodes) if callable(self.values) else self.values
@@ -134,6 +138,10 @@ SPACES: dict[str, Space] = {
             # so a slave asking for 0 is fed from the start of the last file (HA-5/HA-6's preconditions).
             Switch(name="mapped_file", values=(("1GiB", {}), ("16KiB", {"mapped_file_size_commit_log": SMALL_FILE}))),
             Switch(name="producers", values=(("1", {}), ("2", {"producers": 2}))),
+            # DefaultMQProducer#setSendMsgTimeout. With the default 3 s the producer gives up on a
+            # SYNC_MASTER put when the broker's slaveTimeout (3 s) runs out, before GroupTransferService
+            # (which looks once a second) answers FLUSH_SLAVE_TIMEOUT; a longer client timeout receives it.
+            Switch(name="send_timeout", values=(("3s", {}), ("10s", {"send_msg_timeout": 10_000})), own_draw=True),
         ),
         shapes=(
             Shape(name="master-data-loss", needs=("os_crash", "disk_loss"),
@@ -185,8 +193,8 @@ def versions(protocol: str, user: dict, vary: bool = True) -> tuple:
     return vs if vary else vs[:1]
 
 
-def rng_of(protocol: str, seed: int) -> random.Random:
-    return random.Random(f"rmqspec-variant:{protocol}:{seed}")
+def rng_of(protocol: str, seed: int, switch: str | None = None) -> random.Random:
+    return random.Random(f"rmqspec-variant:{protocol}:{seed}" + (f":{switch}" if switch else ""))
 
 
 def swarm_kinds(prof: faults.FaultProfile, rng: random.Random) -> list[str] | None:
@@ -218,7 +226,8 @@ def draw(protocol: str, profile: faults.FaultProfile, nodes: int, seed: int, ver
         for sw in sp.switches:
             values = sw.choices(nodes)
             # always draw, so that one switch's values do not shift the others' draws
-            pick = 0 if rng.random() < 0.5 else 1 + rng.randrange(len(values) - 1)
+            own = rng_of(protocol, seed, sw.name) if sw.own_draw else rng
+            pick = 0 if own.random() < 0.5 else 1 + own.randrange(len(values) - 1)
             if sw.when is not None and not sw.when(chosen):
                 continue
             if any(k in fixed for _, o in values for k in o):

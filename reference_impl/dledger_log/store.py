@@ -307,6 +307,14 @@ def truncate(cfg: LogConfig, s: Store, m: Member, entry: Entry, leader_term: int
         if pre_append(cfg, wrote, entry.size) == entry.pos and (not kept or kept[-1].index == entry.index - 1):
             entries, begin = kept + (entry,), (kept[0].index if kept else entry.index)
         else:  # rebuildWithPos: every data file goes; the list restarts at the entry's position
+            # Not reached by the dledger_log world (docs/fuzzing.md, "Branch coverage of the
+            # reference"): a leader truncates at the entry a follower's COMPARE reply said it holds,
+            # or at the leader's begin index, and every log there begins at index 0, position 0 until
+            # a rebuild moves it. So only a follower whose log shrank after its reply could get here.
+            # The same leader's dispatcher waits for the TRUNCATE's reply, a newer leader's push makes
+            # this TRUNCATE fail its term check, and a crash drops every message to and from the
+            # process (core.network.node_down), that reply included. test_dledger_store.py::
+            # test_truncate (DLedger's testTruncate) takes the branch.
             entries, begin = (entry,), entry.index
             s = s.evolve(min_pos=entry.pos)
         flushed = min(s.flushed_index, entry.index - 1)

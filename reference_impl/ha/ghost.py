@@ -30,8 +30,8 @@ What they record, and why:
 - `lost_stores`, `down_stores` (HA-3, HA-4): a broker's CommitLog just before its latest OS
   crash or disk loss, and what it kept while down, so a cause names a copy only if that
   crash took it, or that restart's recovery truncated it.
-- `appended_at` (HA-11): when the master appended the message at each recent offset (the
-  put's time, from which slaveTimeout runs).
+- `appended_at` (HA-11): when the master appended the message at each recent offset and at
+  each offset a put still waits on (the put's time, from which slaveTimeout runs).
 - `tail_puts`, `tail_failed`, `tail_slowest` (HA-Q): puts made in the quiet tail that
   fault-free service owes a PUT_OK (any put of an ASYNC_MASTER; a SYNC_MASTER's while a live
   slave whose CommitLog is a prefix-copy of the master's, caught up to its max offset, has an
@@ -53,7 +53,7 @@ from reference_impl.rocketmq import BrokerRole, PutMessageStatus
 
 ACK_LOG_KEEP = 16  # connections whose latest ack is kept for attribution
 MASTER_LOSSES_KEPT = 32  # (their stores are the master's own values, shared, not copied)
-APPENDED_KEPT = 32  # more than any number of puts pending at once (one per producer)
+APPENDED_KEPT = 32  # appends kept besides those of puts still waiting for GroupTransferService
 
 
 @record
@@ -109,7 +109,7 @@ class HaGhost:
     master_losses: tuple = ()  # MasterLoss, the latest MASTER_LOSSES_KEPT
     lost_stores: FrozenMap = EMPTY  # node id -> (time, its store before its latest OS crash / disk loss, after)
     down_stores: FrozenMap = EMPTY  # node id -> the store it keeps while down (what its restart recovers)
-    appended_at: FrozenMap = EMPTY  # offset -> when the master appended a message there (latest APPENDED_KEPT)
+    appended_at: FrozenMap = EMPTY  # offset -> when the master appended a message there (waiting puts', and the latest APPENDED_KEPT)
     tail_puts: FrozenMap = EMPTY  # msg id -> (appended at, why fault-free service owes it PUT_OK): HA-Q
     tail_failed: tuple = ()  # (msg id, appended at, answered at, status) of such puts answered otherwise
     tail_slowest: tuple = ()  # (ms from the append to the answer, msg id, appended at) of the slowest PUT_OK
@@ -302,7 +302,12 @@ def _appended(g: HaGhost, w: core.World, i: int, o: Appended) -> HaGhost:
         return g
     at = g.appended_at.set(o.offset, w.now)
     if len(at) > APPENDED_KEPT:
-        at = at.without(min(at, key=at.get))
+        # the oldest append no put still waits on: a put GroupTransferService has not answered
+        # keeps its time however many puts were answered at once meanwhile
+        waiting = {p.offset for p in w.nodes[i].puts}
+        done = [k for k in at if k not in waiting]
+        if done:
+            at = at.without(min(done, key=at.get))
     g = g.evolve(appended_at=at)
     why = _owed_put_ok(w, o) if w.history.calm else None
     return g.evolve(tail_puts=g.tail_puts.set(o.msg_id, (w.now, why))) if why else g

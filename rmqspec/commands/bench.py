@@ -4,11 +4,13 @@ validation (docs/benchmarks.md)."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 
-from histories import fast
-from reference_impl import core
-from rmqspec import bench
+from histories import fast, files
+from reference_impl import PROTOCOL_PACKAGES, core
+from rmqspec import bench, branch_coverage
 from rmqspec.commands.usage import (
     CORES,
     MAX_HISTORIES,
@@ -48,12 +50,53 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     parser.add_argument("--tolerant", action="store_true",
                         help="seconds to validate implementation logs (check-trace on rmqspec.log/1): 100- and "
                              "10,000-line election logs and the real DLedger 0.2.6 logs")
+    parser.add_argument("--coverage", action="store_true",
+                        help="branch coverage of reference_impl/ (coverage.py, branch mode) over the first "
+                             f"--histories histories (default {branch_coverage.DEFAULT_HISTORIES:,}) of each "
+                             "protocol's default fuzz plan, on the reference, one protocol after another; "
+                             "writes OUT/<protocol>.json and OUT/missing.txt")
+    parser.add_argument("--seed", type=int_in(0, 2**62), default=1,
+                        help=f"with --coverage: seed of the plan's first history, 0..{2**62:,} (default 1)")
+    parser.add_argument("--out", default=branch_coverage.DEFAULT_OUT,
+                        help="with --coverage: where each protocol's measurement goes; the summary adds up every "
+                             "protocol measured there (default %(default)s)")
     add_progress(parser)
     add_import(parser)
     return parser
 
 
+def run_coverage(args: argparse.Namespace) -> int:
+    protocols = tuple(p.strip() for p in args.protocol.split(",")) if args.protocol else PROTOCOL_PACKAGES
+    for p in protocols:
+        if p not in PROTOCOL_PACKAGES:  # the worker imports rmqspec's own protocols only
+            raise UsageError(f"unknown protocol {p!r} for --coverage; known: {', '.join(PROTOCOL_PACKAGES)}")
+    histories = args.histories or branch_coverage.DEFAULT_HISTORIES
+    try:
+        files.out_folder(args.out)
+    except OSError as e:
+        raise UsageError(f"--out {args.out}: {e.strerror or e}") from None
+    bar = Progress(histories * len(protocols), label="bench --coverage", unit="histories",
+                   enabled=not args.no_progress)
+    for p in protocols:
+        try:
+            result = branch_coverage.measure(p, histories, args.seed,
+                                             on_history=lambda k, p=p: bar.advance(1, f"{p} history {k + 1}"))
+        except branch_coverage.MissingCoverage as e:
+            raise UsageError(str(e)) from None
+        branch_coverage.write(result, args.out)
+    bar.finish()
+    summary = branch_coverage.summarize(branch_coverage.load(args.out))
+    files.write_text(os.path.join(args.out, "missing.txt"), branch_coverage.missing_text(summary))
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        branch_coverage.print_summary(summary, args.out)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.coverage:
+        return run_coverage(args)
     if args.explore:
         emit(bench.explore(args.depth, log=None if args.no_progress else sys.stderr), args.json, bench.print_explore)
         return 0
