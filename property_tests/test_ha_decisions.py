@@ -9,7 +9,7 @@ import pytest
 from histories import runner
 from histories.mutants import catalogue as mu
 from reference_impl import core
-from reference_impl.core import faults
+from reference_impl.core import configure, faults
 from reference_impl.core import network as net
 from reference_impl.core.network import Respond
 from reference_impl.ha import broker as ha_broker
@@ -57,6 +57,17 @@ def test_a_send_the_network_delivered_twice_is_judged_as_its_own_put() -> None:
     flush status. HA-11/HA-12 judge the put this delivery made, not the first one of that rpc."""
     r = simulate("lossy", 1, 1200, SYNC)
     assert not [v for v in r.violations if v.property in ("HA-11", "HA-12")], r.violations
+
+
+def test_a_put_waiting_while_many_are_answered_at_once_keeps_its_time() -> None:
+    """standard, seed 5, 4.9.2, two producers, sendMsgTimeout 10 s, partitions only: while the slave
+    is cut off, puts answered SLAVE_NOT_AVAILABLE at once pushed a waiting put's append time out of
+    the ghost's 32 latest, and HA-11 judged its FLUSH_SLAVE_TIMEOUT (at 38,945 ms) as 'put at -1 ms'."""
+    overrides = dict(SYNC, fault_kinds=["partition", "heal"], producers=2, send_msg_timeout=10_000, version="4.9.2")
+    r = runner.simulate(configure.world_config(PROTOCOL, 2, "standard", overrides), 5, 776)
+    assert r.world.ghost.appended_at.keys() >= {p.offset for p in r.world.nodes[0].puts}
+    assert not r.unexpected, r.unexpected
+    assert r.measures["puts_flush_slave_timeout"] > 0 and r.measures["puts_slave_not_available"] > 32
 
 
 def _duplicate_after_close(broken_copy: bool) -> list:

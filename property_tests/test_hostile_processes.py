@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -162,6 +163,20 @@ def test_a_signal_during_a_spark_fuzz_is_one_line(tmp_path, signum, exit_code):
             p.kill()
     assert p.returncode == exit_code and after == "rmqspec: interrupted\n", (p.returncode, after[-3000:])
     assert "Traceback" not in "".join(before) + out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not RMQSPEC.exists(), reason="rmqspec is not installed here")
+def test_a_fuzz_that_shrinks_on_a_process_pool_closes_it_without_a_traceback(tmp_path):
+    """The pool's close ends its forked workers with SIGTERM, and each printed the traceback of
+    the command's own SIGTERM handler (issue 28: one line or nothing). Six nameserver histories
+    violate three properties, one counterexample each to shrink."""
+    done = subprocess.run([str(RMQSPEC), "fuzz", "--protocol", "nameserver", "--histories", "6", "--engine",
+                           "reference", "--master", "none", "--no-progress", "--no-plots", "--no-view", "--out",
+                           str(tmp_path / "out")], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"on ([2-9]|\d\d+) process\(es\)", done.stdout + done.stderr) or os.cpu_count() == 1
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
 
 
 # --- two fuzz runs into one folder ---

@@ -106,6 +106,7 @@ def test_a_readme_command_runs_as_written(command, workdir):
     done = bash(command.line, workdir)
     assert done.returncode == command.exit_code, (
         f"{command.line}\nexit {done.returncode}, stdout ends:\n{done.stdout[-1500:]}\nstderr ends:\n{done.stderr[-1500:]}")
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]  # an error is one line, a worker's too
 
 
 def test_the_replay_command_a_simulate_prints_runs_in_a_fresh_shell(tmp_path):

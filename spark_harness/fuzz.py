@@ -17,6 +17,7 @@ import contextlib
 import functools
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -279,12 +280,20 @@ def shrink_in_processes(tasks: list[tuple], imports: tuple[str, ...], budgets: t
             done(*work(item))
     else:
         ctx = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-        with ctx.Pool(workers) as pool:
+        with ctx.Pool(workers, initializer=_quiet_worker) as pool:
             for i, result in pool.imap_unordered(work, items):
                 done(i, result)
     if progress is not None:
         progress.finish()
     return [results[i] for i in range(len(tasks))]
+
+
+def _quiet_worker() -> None:
+    """A forked shrinking worker inherits the command's signal handlers, which turn SIGTERM into
+    an exception: the pool's close ends its workers with SIGTERM, and each would print that
+    exception's traceback. The worker just stops; Ctrl-C is the parent's to handle."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def write_counterexamples(shrunk: list[tuple], out_dir: str, imports: tuple[str, ...],
