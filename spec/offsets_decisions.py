@@ -13,8 +13,10 @@ the reference's functions:
   table in memory at that moment, and a running broker writes it that often.
 - OFF-9 `RebalancePushImpl#removeUnnecessaryMessageQueue` (clustering, concurrent consumption):
   a consumer that drops a queue at a rebalance first commits its latest offset for it
-  (`offsetStore.persist(mq)`: updateConsumeOffsetToBroker to the master, else the first
-  address), then forgets it (`removeOffset`).
+  (`offsetStore.persist(mq)`: updateConsumeOffsetToBroker to the master; when the master is not
+  in its route, it refreshes the route first), then forgets it (`removeOffset`). A commit that
+  waited for a refresh (this one, or persistAll's) goes, once the refresh is answered or failed,
+  to the master of the route it left, else its first address.
 - OFF-10 `ConsumerManageProcessor#updateConsumerOffset` and PullMessageProcessor's
   `storeOffsetEnable` branch (`ConsumerOffsetManager#commitOffset`): every offset a broker
   takes is the one an UPDATE_CONSUMER_OFFSET or a master's pull delivered to it at that step,
@@ -43,6 +45,7 @@ from reference_impl.offsets.records import (
     CommitSent,
     ConsumerOffsetSerializeWrapper,
     GetAllConsumerOffset,
+    GetRouteInfo,
     OffsetCommitted,
     OffsetRead,
     OffsetsPersisted,
@@ -138,16 +141,59 @@ def off8(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
 
 
 def commit_address(addrs: Any) -> str | None:
-    """RemoteBrokerOffsetStore#updateConsumeOffsetToBroker's broker: findBrokerAddressInSubscribe(name,
-    MASTER_ID, true), else (.., false): the master, else the map's first entry (ascending ids)."""
+    """RemoteBrokerOffsetStore#updateConsumeOffsetToBroker's broker once the master lookup
+    findBrokerAddressInSubscribe(name, MASTER_ID, true) failed and the route was refreshed:
+    (.., false), the master, else the map's first entry (a HashMap of small Long ids: ascending)."""
     if not addrs:
         return None
     return addrs[MASTER_ID] if MASTER_ID in addrs else addrs[min(addrs)]
 
 
+def _commit_sent(before: core.World, after: core.World, obs: tuple, i: int, q: int, v: int, addr: str | None) -> bool:
+    """Consumer i sent offset v of queue q to addr at this step (addr None: MQClientException
+    "The broker[...] not exist", which the reference observes as a CommitSent to no one)."""
+    if addr is None:
+        return any(j == i and type(x) is CommitSent and x.queue_id == q and x.addr is None for j, x in obs)
+    return any(e.src == i and type(e.msg) is UpdateConsumerOffset and e.msg.queue_id == q
+               and e.msg.commit_offset == v and after.cfg.ids[e.dst] == addr for e in _new_envelopes(before, after))
+
+
+def _refresh_for(before: core.World, after: core.World, i: int, q: int, v: int) -> bool:
+    """Consumer i asked the NameServer for the route at this step, and offset v of queue q waits for
+    the answer (updateTopicRouteInfoFromNameServer runs on the caller's thread before the second lookup)."""
+    for e in _new_envelopes(before, after):
+        rpc = net_mod.find_rpc(after.net, e.rpc) if e.src == i and type(e.msg) is GetRouteInfo else None
+        action = rpc.ctx[2] if rpc is not None and len(rpc.ctx) == 3 else None
+        if action is not None and action[0] == "commit" and action[1][:1] == (q,) and action[2] == v:
+            return True
+    return False
+
+
+def _refresh_closed(before: core.World, event: Any) -> tuple[int, int, int] | None:
+    """(consumer, queue, offset) of the commit that waited for the route refresh this step answers
+    or fails, if one did."""
+    if type(event) is core.RpcFail:
+        rpc = net_mod.find_rpc(before.net, event.rpc)
+    else:
+        env = _delivered(before, event)
+        rpc = net_mod.find_rpc(before.net, env.rpc) if env is not None and env.reply else None
+    if rpc is None or type(rpc.ctx) is not tuple or len(rpc.ctx) != 3 or rpc.ctx[0] != "route":
+        return None
+    i, action = rpc.requester, rpc.ctx[2]
+    n = before.nodes[i]
+    if action[0] != "commit" or not before.alive[i] or rpc.ctx[1] != n.incarnation:
+        return None  # a restarted consumer's callbacks go nowhere
+    return i, action[1][0], action[2]
+
+
 def off9(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
-    if not obs:
-        return True
+    closed = _refresh_closed(before, event)
+    if closed is not None:
+        i, q, v = closed
+        addr = commit_address(after.nodes[i].broker_addrs)  # the refreshed route (a failure leaves the old)
+        if not _commit_sent(before, after, obs, i, q, v, addr):
+            return _wrong(after, f"{after.cfg.ids[i]} refreshed its route for the commit of offset {v} of queue {q} "
+                                 f"and did not then commit it to {addr} (updateConsumeOffsetToBroker)")
     for i, o in obs:
         if type(o) is not QueueDropped or o.why != "rebalance":
             continue
@@ -158,16 +204,14 @@ def off9(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
         v = was.offset_table.get(q)
         if v is None:
             continue  # nothing to persist (readOffset from memory finds none)
-        addr = commit_address(was.broker_addrs)
-        sent = [e for e in _new_envelopes(before, after) if e.src == i and type(e.msg) is UpdateConsumerOffset
-                and e.msg.queue_id == q]
-        if addr is None:
-            ok = any(j == i and type(x) is CommitSent and x.queue_id == q and x.addr is None for j, x in obs)
+        if MASTER_ID in was.broker_addrs:
+            ok = _commit_sent(before, after, obs, i, q, v, was.broker_addrs[MASTER_ID])
         else:
-            ok = any(after.cfg.ids[e.dst] == addr and e.msg.commit_offset == v for e in sent)
+            ok = _refresh_for(before, after, i, q, v)
         if not ok:
+            to = was.broker_addrs[MASTER_ID] if MASTER_ID in was.broker_addrs else "a route refresh"
             return _wrong(after, f"{was.id} dropped queue {q} at a rebalance without committing its offset {v} to "
-                                 f"{addr} first (removeUnnecessaryMessageQueue: persist, then removeOffset)")
+                                 f"{to} first (removeUnnecessaryMessageQueue: persist, then removeOffset)")
     return True
 
 
@@ -284,8 +328,9 @@ PROPERTIES = [
                        "(5 s) after its first 10 s."),
     Property(id="OFF-9", protocol="offsets", kind="safety", holds_step=off9, explain=_why,
              statement="RebalancePushImpl#removeUnnecessaryMessageQueue: a consumer that drops a queue at a "
-                       "rebalance first commits its latest offset for it to the master (else the first address), "
-                       "then forgets the offset."),
+                       "rebalance first commits its latest offset for it to the master (without one in its route, "
+                       "after a route refresh: to the refreshed route's master, else its first address), then "
+                       "forgets the offset."),
     Property(id="OFF-10", protocol="offsets", kind="safety", holds_step=off10, explain=_why,
              statement="ConsumerManageProcessor#updateConsumerOffset / PullMessageProcessor (storeOffsetEnable): "
                        "every offset a broker takes is the one an UPDATE_CONSUMER_OFFSET, or a pull to the master, "
