@@ -5,28 +5,21 @@ caught with a shrunk case, and vectors round-trip."""
 
 from __future__ import annotations
 
+import functools
 import json
-import sys
 
 import pytest
 
 from conform import dledger_log, dledger_log_cases
 from conform.session import SUBJECTS
+from property_tests.support import conform_runs
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.election.records import Code, Role
 from rmqspec import cli
 
-PY = sys.executable
-REFERENCE = f"{PY} -m property_tests.drivers.dledger_log_reference"
-
-
-def broken(bug: str) -> str:
-    return f"{PY} -m property_tests.drivers.dledger_log_broken --bug {bug}"
-
-
-def conform_json(capsys, driver: str, *more: str) -> tuple[int, dict]:
-    code = cli.main(["conform", "--protocol", "dledger_log", "--driver", driver, "--json", *more])
-    return code, json.loads(capsys.readouterr().out)
+REFERENCE = conform_runs.reference_driver("dledger_log")
+broken = functools.partial(conform_runs.broken_driver, "dledger_log")
+conform_json = functools.partial(conform_runs.conform_json, protocol="dledger_log")
 
 
 def test_the_reference_behind_the_protocol_agrees_with_itself(capsys):

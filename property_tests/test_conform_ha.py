@@ -6,27 +6,20 @@ takes, and vectors round-trip."""
 
 from __future__ import annotations
 
+import functools
 import json
-import sys
 
 import pytest
 
 from conform import ha, ha_cases
 from conform.session import SUBJECTS
+from property_tests.support import conform_runs
 from reference_impl.ha import wire
 from rmqspec import cli
 
-PY = sys.executable
-REFERENCE = f"{PY} -m property_tests.drivers.ha_reference"
-
-
-def broken(bug: str) -> str:
-    return f"{PY} -m property_tests.drivers.ha_broken --bug {bug}"
-
-
-def conform_json(capsys, driver: str, *more: str) -> tuple[int, dict]:
-    code = cli.main(["conform", "--protocol", "ha", "--driver", driver, "--json", *more])
-    return code, json.loads(capsys.readouterr().out)
+REFERENCE = conform_runs.reference_driver("ha")
+broken = functools.partial(conform_runs.broken_driver, "ha")
+conform_json = functools.partial(conform_runs.conform_json, protocol="ha")
 
 
 def answer(case: ha.Case) -> dict:

@@ -5,28 +5,20 @@ decodes to the case it encodes, and the HashMap order onChannelDestroy's scans f
 
 from __future__ import annotations
 
+import functools
 import json
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conform import nameserver, nameserver_cases
+from property_tests.support import conform_runs
 from reference_impl.nameserver import route_info as ri
 from rmqspec import cli
 
-PY = sys.executable
-REFERENCE = f"{PY} -m property_tests.drivers.nameserver_reference"
-
-
-def broken(bug: str) -> str:
-    return f"{PY} -m property_tests.drivers.nameserver_broken --bug {bug}"
-
-
-def conform_json(capsys, driver: str, *more: str) -> tuple[int, dict]:
-    code = cli.main(["conform", "--protocol", "nameserver", "--driver", driver, "--json", *more])
-    out, _ = capsys.readouterr()
-    return code, json.loads(out)
+REFERENCE = conform_runs.reference_driver("nameserver")
+broken = functools.partial(conform_runs.broken_driver, "nameserver")
+conform_json = functools.partial(conform_runs.conform_json, protocol="nameserver")
 
 
 def test_the_reference_behind_the_protocol_agrees_with_itself(capsys):
@@ -49,22 +41,11 @@ def test_a_broken_route_info_manager_is_caught_and_shrunk(capsys, bug, path):
 
 @pytest.fixture(scope="module")
 def vectors_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("vectors") / "nameserver.json"
-    assert cli.main(["vectors", "--protocol", "nameserver", "--out", str(path), "--count", "40", "--seed", "3",
-                     "--json"]) == 0
-    return path
+    return conform_runs.write_vectors(tmp_path_factory.mktemp("vectors") / "nameserver.json", "nameserver", 40, 3)
 
 
 def test_vectors_hold_the_edge_cases_then_generated_ones_and_the_reference_satisfies_them(capsys, vectors_file):
-    doc = json.loads(vectors_file.read_text())
-    assert doc["protocol"] == "nameserver"
-    ids = [v["id"] for v in doc["vectors"]]
-    assert ids[0].startswith("edge-") and sum(i.startswith("random-") for i in ids) == 40
-    assert {v["requires"][0] for v in doc["vectors"]} == set(nameserver.INPUTS)
-    assert cli.main(["vectors", "--check", str(vectors_file)]) == 0
-    capsys.readouterr()
-    code, d = conform_json(capsys, REFERENCE, "--vectors", str(vectors_file))
-    assert code == 0 and d["cases"] == len(doc["vectors"])
+    conform_runs.check_vectors_round_trip(capsys, "nameserver", nameserver.INPUTS, vectors_file, 40)
 
 
 def test_a_changed_answer_in_a_vectors_file_is_found(capsys, vectors_file, tmp_path):
