@@ -12,7 +12,7 @@ import pytest
 
 from conform import dledger_log, dledger_log_cases
 from conform.session import SUBJECTS
-from property_tests.support import conform_runs
+from property_tests import conform_runs
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.election.records import Code, Role
 from rmqspec import cli

@@ -13,7 +13,7 @@ import pytest
 
 from conform import ha, ha_cases
 from conform.session import SUBJECTS
-from property_tests.support import conform_runs
+from property_tests import conform_runs
 from reference_impl.ha import wire
 from rmqspec import cli
 

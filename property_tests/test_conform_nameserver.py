@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conform import nameserver, nameserver_cases
-from property_tests.support import conform_runs
+from property_tests import conform_runs
 from reference_impl.nameserver import route_info as ri
 from rmqspec import cli
 

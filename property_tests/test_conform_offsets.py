@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conform import offsets, offsets_cases
-from property_tests.support import conform_runs
+from property_tests import conform_runs
 from rmqspec import cli
 
 REFERENCE = conform_runs.reference_driver("offsets")

@@ -16,30 +16,22 @@ HashSet: TopicTest before TBW102).
 from __future__ import annotations
 
 import copy
-import json
+import functools
 import os
 from pathlib import Path
 
 import pytest
 
-from histories import tolerant
 from histories import reference_logs as il
+from property_tests.support import impl_logs
 
 REAL_NS = Path(__file__).resolve().parent / "impl_logs" / "rocketmq-4.9.4" / "nameserver"
 REAL = sorted(p.stem for p in REAL_NS.glob("*.jsonl"))
 
 
-def read_real(name: str) -> list[dict]:
-    with open(REAL_NS / f"{name}.jsonl", encoding="utf-8") as f:
-        return [json.loads(x) for x in f]
-
-
-def check(lines: list[dict]) -> tolerant.Result:
-    return tolerant.check(il.parse(lines))
-
-
-def events(name: str, at: str) -> list[dict]:
-    return [d for d in read_real(name)[1:] if d["at"] == at]
+read_real = functools.partial(impl_logs.read_log, REAL_NS)
+check = impl_logs.check_log
+events = functools.partial(impl_logs.log_events, REAL_NS)
 
 
 def test_the_corpus_has_real_logs():

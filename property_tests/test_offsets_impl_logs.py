@@ -19,14 +19,14 @@ route before each commit while the master is out of it (test_offsets_units.py,
 from __future__ import annotations
 
 import copy
-import json
+import functools
 import os
 from pathlib import Path
 
 import pytest
 
 from histories import reference_logs as il
-from histories import tolerant
+from property_tests.support import impl_logs
 
 REAL_OFFSETS = Path(__file__).resolve().parent / "impl_logs" / "rocketmq-4.9.4" / "offsets"
 REAL = sorted(p.stem for p in REAL_OFFSETS.glob("*.jsonl"))
@@ -35,17 +35,9 @@ LONG = {"master_crash_restart", "consumer_crash_rebalance", "slave_reads_lower_c
 SLOW = pytest.mark.skipif(not os.environ.get("RMQSPEC_SLOW_LOGS"), reason="minutes each; RMQSPEC_SLOW_LOGS=1")
 
 
-def read_real(name: str) -> list[dict]:
-    with open(REAL_OFFSETS / f"{name}.jsonl", encoding="utf-8") as f:
-        return [json.loads(x) for x in f]
-
-
-def check(lines: list[dict]) -> tolerant.Result:
-    return tolerant.check(il.parse(lines))
-
-
-def events(name: str, at: str) -> list[dict]:
-    return [d for d in read_real(name)[1:] if d["at"] == at]
+read_real = functools.partial(impl_logs.read_log, REAL_OFFSETS)
+check = impl_logs.check_log
+events = functools.partial(impl_logs.log_events, REAL_OFFSETS)
 
 
 def test_the_corpus_has_real_logs():

@@ -6,7 +6,27 @@ does, and returns that line's number, where the checker must reject the log.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable
+from pathlib import Path
+
+from histories import reference_logs, tolerant
+
+
+def read_log(folder: Path, name: str) -> list[dict]:
+    """A shipped implementation log's records, its header first."""
+    with open(folder / f"{name}.jsonl", encoding="utf-8") as f:
+        return [json.loads(x) for x in f]
+
+
+def check_log(lines: list[dict]) -> tolerant.Result:
+    """The tolerant checker's verdict on a log's records."""
+    return tolerant.check(reference_logs.parse(lines))
+
+
+def log_events(folder: Path, name: str, at: str) -> list[dict]:
+    """A shipped log's records written at log point `at`."""
+    return [d for d in read_log(folder, name)[1:] if d["at"] == at]
 
 
 def _find(lines: list[dict], pred: Callable[[dict], bool], start: int = 1) -> int:
