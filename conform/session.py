@@ -167,10 +167,16 @@ def ask(s: Subject, driver: Driver, case_id: int, wire: dict, expected: dict) ->
     return got, differences(expected, got)
 
 
+GENERATE_BATCH = 1_000  # examples per Hypothesis run of `conform` and `vectors`: a run holds about 18 KB per example
+
+
 def conform(protocol: str, driver: Driver, count: int, seed: int,
             progress: Callable[[int, str], None] | None = None) -> Outcome:
     """Hypothesis-generated cases through the driver until `count` agree or one does not (then
-    shrunk); `progress(cases that agree, detail)` after each case."""
+    shrunk); `progress(cases that agree, detail)` after each case. The cases come from Hypothesis
+    runs of at most GENERATE_BATCH examples with seeds seed, seed + 1, ... (a run holds about
+    18 KB per example until it ends, so one run of `count` examples grew with `count`); a run
+    that adds no agreeing case ends them (a strategy with no more cases to give)."""
     s = subject(protocol)
     hello = driver.hello(protocol, s.inputs, s.features)
     out = Outcome(protocol=protocol, hello=hello)
@@ -178,11 +184,6 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
     first: list[Mismatch] = []
     last: list[Mismatch] = []
 
-    @hypothesis.seed(seed)
-    @settings(max_examples=count, database=None, deadline=None, derandomize=False, report_multiple_bugs=False,
-              phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck),
-              verbosity=Verbosity.quiet, print_blob=False)
-    @given(s.cases(hello.inputs, hello.features))
     def check(case: Any) -> None:
         wire, expected, need = s.prepare(case)
         sent[0] += 1
@@ -208,17 +209,28 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
             last[:] = [mm]
             raise _Found(mm)
 
-    try:
-        check()
-    except _DriverGone as gone:
-        raise gone.error from None
-    except _Found as found:
-        out.mismatch = found.mismatch
-    except Flaky:
-        out.mismatch, out.flaky = (last or first)[0], True
-    except Unsatisfiable:
-        raise DriverError(f"no generated case fits the driver's inputs {list(hello.inputs)} "
-                          f"and features {sorted(hello.features)}") from None
+    strategy = s.cases(hello.inputs, hello.features)
+    for attempt in range(-(-count // GENERATE_BATCH)):
+        agreed = out.cases
+        if agreed >= count:
+            break
+        run = settings(max_examples=min(count - agreed, GENERATE_BATCH), database=None, deadline=None,
+                       derandomize=False, report_multiple_bugs=False, phases=[Phase.generate, Phase.shrink],
+                       suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                       print_blob=False)(given(strategy)(check))
+        try:
+            hypothesis.seed(seed + attempt)(run)()
+        except _DriverGone as gone:
+            raise gone.error from None
+        except _Found as found:
+            out.mismatch = found.mismatch
+        except Flaky:
+            out.mismatch, out.flaky = (last or first)[0], True
+        except Unsatisfiable:
+            raise DriverError(f"no generated case fits the driver's inputs {list(hello.inputs)} "
+                              f"and features {sorted(hello.features)}") from None
+        if out.mismatch is not None or out.cases == agreed:
+            break
     if out.mismatch is not None:
         out.shrink_cases = sent[0] - out.cases - 1  # after the agreeing ones and the first mismatch
     return out
@@ -232,7 +244,6 @@ class _Enough(BaseException):
     does not take it for a failure to shrink)."""
 
 
-GENERATE_BATCH = 1_000  # examples per Hypothesis run of `vectors`: a run holds about 18 KB per example
 
 
 @attrs.frozen

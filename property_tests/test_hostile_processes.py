@@ -22,7 +22,7 @@ from histories import files
 from rmqspec import cli
 from rmqspec.commands import conform as conform_command
 from rmqspec.commands import vectors as vectors_command
-from spark_harness import java, progress
+from spark_harness import engines, java, progress
 
 PY = sys.executable
 RMQSPEC = Path(PY).with_name("rmqspec")
@@ -163,6 +163,32 @@ def test_a_signal_during_a_spark_fuzz_is_one_line(tmp_path, signum, exit_code):
             p.kill()
     assert p.returncode == exit_code and after == "rmqspec: interrupted\n", (p.returncode, after[-3000:])
     assert "Traceback" not in "".join(before) + out
+
+
+def test_the_jvms_stderr_is_copied_until_a_signal_and_then_dropped(monkeypatch, capsys):
+    """Under load, Ctrl-C on a Spark fuzz printed the JVM's errors about the py4j call the signal
+    broke before `rmqspec: interrupted`: the JVM's stderr comes through a relay that a signal
+    silences before the command's own handler runs. A line without an end is read 64 KiB at a
+    time (a hostile JVM allocates nothing more), and the pipe is read to its end either way."""
+    monkeypatch.setattr(engines, "_JVM_QUIET", engines.threading.Event())
+    seen = []
+    on_signal = engines._silencing(lambda signum, frame: seen.append(signum))
+    assert engines._silencing(on_signal) is on_signal and engines._silencing(signal.SIG_DFL) is signal.SIG_DFL
+
+    class Pipe(io.BytesIO):
+        reads: list = []
+
+        def readline(self, size=-1):
+            line = super().readline(size)
+            self.reads.append(len(line))
+            if line.startswith(b"WARN"):
+                on_signal(signal.SIGINT, None)  # the signal comes while the JVM is writing
+            return line
+    engines._relay_jvm_stderr(Pipe(b"Setting default log level\n" + b"x" * 200_000 + b"\nWARN a\nERROR py4j\n"))
+    err = capsys.readouterr().err
+    assert seen == [signal.SIGINT] and "ERROR" not in err and "WARN" not in err
+    assert err.startswith("Setting default log level\n") and err.count("x") == 200_000
+    assert max(Pipe.reads) == 65536 and Pipe.reads[-1] == 0
 
 
 @pytest.mark.slow

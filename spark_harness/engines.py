@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import os
 import signal
+import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -35,6 +36,9 @@ from spark_harness.progress import Progress
 LOG4J_NAME = "log4j2.properties"
 SUBMITTED = "submitted"  # --master given by spark-submit
 JOB_GROUP = "rmqspec-fuzz"
+# Set by a Ctrl-C or SIGTERM while a session is open, and by stop_quietly: from then on the
+# driver JVM's stderr goes nowhere (_relay_jvm_stderr), so an interrupted run ends on one line.
+_JVM_QUIET = threading.Event()
 
 
 # --- one process and a process pool ---
@@ -197,12 +201,43 @@ def session(master: str, app: str = "rmqspec fuzz"):
         b = b.config(key, value)
     handler = signal.getsignal(signal.SIGINT)
     spark = b.getOrCreate()
+    _JVM_QUIET.clear()
     if threading.current_thread() is threading.main_thread():
         # PySpark's own SIGINT handler cancels the jobs through py4j from inside the py4j call
-        # the main thread is in (three tracebacks on Ctrl-C): the caller's handler stays.
-        signal.signal(signal.SIGINT, handler)
+        # the main thread is in (three tracebacks on Ctrl-C): the caller's handler stays, and
+        # it and the SIGTERM one first silence the JVM, whose errors about the py4j call the
+        # signal broke would otherwise come before our one line (issue 28, under load).
+        signal.signal(signal.SIGINT, _silencing(handler))
+        signal.signal(signal.SIGTERM, _silencing(signal.getsignal(signal.SIGTERM)))
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _silencing(handler):
+    """The signal handler `handler` (when it is a function), silencing the JVM's stderr first."""
+    if not callable(handler) or getattr(handler, "silences_jvm", False):
+        return handler
+
+    def on_signal(signum, frame):
+        _JVM_QUIET.set()
+        return handler(signum, frame)
+    on_signal.silences_jvm = True
+    return on_signal
+
+
+def _relay_jvm_stderr(stream) -> None:
+    """Copy the driver JVM's stderr (Spark's start-up notes, its errors) to ours, line by line
+    (at most 64 KiB a line: a JVM writing without newlines allocates nothing more), until the run
+    is interrupted or stopped under a running job (_JVM_QUIET); then read on and drop it, so the
+    JVM never blocks on a full pipe."""
+    for line in iter(lambda: stream.readline(65536), b""):
+        if _JVM_QUIET.is_set():
+            continue
+        try:
+            sys.stderr.write(line.decode("utf-8", "replace"))
+            sys.stderr.flush()
+        except (OSError, ValueError):  # our stderr closed: the JVM's lines have nowhere to go
+            pass
 
 
 def stop_quietly(spark) -> None:
@@ -211,6 +246,7 @@ def stop_quietly(spark) -> None:
     running job (a Parquet write aborting, tasks killed) prints no Java errors after our one
     line. Each call is best effort: an interrupted py4j call may have left its connection
     broken, and stopping must go on."""
+    _JVM_QUIET.set()
     sc = spark.sparkContext
     for quiet in (lambda: sc.setLogLevel("OFF"), sc.cancelAllJobs):
         try:
@@ -225,7 +261,9 @@ def _driver_jvm_apart(options: dict) -> None:
     as the builder would but for that: a Ctrl-C or SIGTERM sent to our process group (a
     terminal, `timeout`, a CI runner) then reaches only us, and we stop Spark, instead of
     the JVM and its Python workers dying under a running job with pages of Java errors.
-    The JVM still ends with us: it exits when its stdin, a pipe from this process, closes."""
+    The JVM still ends with us: it exits when its stdin, a pipe from this process, closes.
+    Its stderr is a pipe too, which a thread of ours copies to our stderr until we are
+    interrupted (_relay_jvm_stderr)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
 
@@ -233,8 +271,11 @@ def _driver_jvm_apart(options: dict) -> None:
         return  # started already, or by spark-submit
     conf = SparkConf(loadDefaults=False).setAll(options.items())
     with SparkContext._lock:
-        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})
+        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True,
+                                                                   "stderr": subprocess.PIPE})
         SparkContext._jvm = SparkContext._gateway.jvm
+    threading.Thread(target=_relay_jvm_stderr, args=(SparkContext._gateway.proc.stderr,), daemon=True,
+                     name="rmqspec-jvm-stderr").start()
 
 
 class Watcher(threading.Thread):
