@@ -11,7 +11,7 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conform import election, election_cases
+from conform import election, election_cases, session
 from conform.session import SUBJECTS
 from reference_impl.election.records import ParseResult, VoteResult
 from rmqspec import cli
@@ -45,6 +45,17 @@ def test_the_reference_behind_the_protocol_agrees_with_itself(capsys):
     assert d["cases"] == 400 and sum(d["kinds"].values()) == 400
     assert set(d["kinds"]) == set(election.INPUTS), d["kinds"]
     assert d["implementation"].startswith("rmqspec reference")
+
+
+def test_generated_cases_come_from_hypothesis_runs_of_a_bounded_size(capsys, monkeypatch):
+    """A Hypothesis run holds about 10 KB per example until it ends: `--count` past the batch is
+    reached by several runs, with the seeds that follow `--seed` (memory stays flat)."""
+    seeds = []
+    seed = session.hypothesis.seed
+    monkeypatch.setattr(session, "GENERATE_BATCH", 40)
+    monkeypatch.setattr(session.hypothesis, "seed", lambda s: (seeds.append(s), seed(s))[1])
+    code, d = conform_json(capsys, REFERENCE, "--count", "100", "--seed", "7")
+    assert code == 0 and d["cases"] == 100 and seeds == [7, 8, 9]
 
 
 def test_a_driver_gets_only_the_inputs_its_hello_declares(capsys):
