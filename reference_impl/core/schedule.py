@@ -6,7 +6,9 @@ Time advances only through events. Each node says when it next has work to do
 (`wake_at`, and never before that wake time was set: `World.since`); under Java timing
 its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
 it; the start-up stagger for a node's first tick), so a tick is a window like a
-delivery. Each message may be delivered within the delay window of the fault profile;
+delivery. A node that runs several threads (`Protocol.threads`) says so for each thread
+(`thread_wakes`, `thread_slack`, its own `since`): every thread is an actor with its own
+window and its own `Tick(node, thread)`. Each message may be delivered within the delay window of the fault profile;
 each open RPC fails at its deadline, an invokeAsync timeout within one scan period of
 Netty's response table after it (reference_impl.core.network); a scenario script pins
 actions at given times. The *horizon* is the earliest time by which something must
@@ -28,12 +30,14 @@ again, and if that has closed meanwhile it is due at once. Behind a cut link not
 held: a message whose window closes there is lost, as any other.
 
 `enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
-seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
+seeded chooser's contract (a seed names a history), so it is stable: the quiet tail, the
+script, the ticks (node by node, a node's threads in index order), deliveries (in send
+order), RPC failures, the protocol's own events. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
 Memos keep the hot path cheap without changing any answer. `_LAST`, `_LAST_EVENTS` and
 `_LAST_WAKES` remember the horizon, the protocol events and the (wake time, slack) of
-every node of the last world asked (`_LAST_HELD` the held envelopes of the last network
+every thread of every node of the last world asked (`_LAST_HELD` the held envelopes of the last network
 and world config asked), since the chooser, `step`, a replay's `is_enabled`
 and the shrinker's default steps ask several times about the same world. A step changes
 one node or two, so `_wakes` of the next world takes the entry of each node whose
