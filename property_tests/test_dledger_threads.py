@@ -11,6 +11,7 @@ from typing import Any
 
 from property_tests.support.dledger import PEERS3, body, leader_store
 from reference_impl import core
+from reference_impl.core import codec
 from reference_impl.core import network as net_mod
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import log_points as lp
@@ -239,3 +240,70 @@ def test_self_vote_refused_after_a_handler_granted_another_candidate_in_between(
     assert m.curr_vote_for == "n1" and (m.round.valid_num, m.round.accepted_num) == (1, 0)
     assert not [o for _, o in obs if isinstance(o, el.VoteGranted)]
     assert not monitor.violations
+
+
+# --- each thread's lateness (Java timing) ---
+
+
+def test_thread_slack_by_thread() -> None:
+    """server.thread_slack: the maintainer's is the election's; the handler and the checker act at once when
+    woken, else within their 1 ms poll; a dispatcher blocked in get, or whose sleep ends with its work
+    there, at once; the flush service on time."""
+    w = log_world({"n0": leader_store(st.LogConfig(), 1)})
+    c, n0 = w.cfg.proto.node, node(w, "n0")
+    assert dn.thread_slack(c, n0, 0, 0, 0) == 0  # no elector: nothing to notice late
+    assert dn.thread_slack(c, n0, HANDLER, 0, 0) == 1
+    assert dn.thread_slack(c, n0.evolve(handler=n0.handler.evolve(woken=True)), HANDLER, 0, 0) == 0
+    assert dn.thread_slack(c, n0, CHECKER, 0, 0) == 1
+    assert dn.thread_slack(c, n0.evolve(pusher=n0.pusher.evolve(checker_woken=True)), CHECKER, 0, 0) == 0
+    assert dn.thread_slack(c, n0, FLUSH, 0, 10) == 0
+    k = dispatcher_thread("n1")
+    d = n0.pusher.dispatchers[0]
+    assert dn.thread_slack(c, n0, k, 0, 0) == 1
+    blocked = n0.evolve(pusher=n0.pusher.evolve(dispatchers=(d.evolve(waiting=1, wait_until=3000),) + n0.pusher.dispatchers[1:]))
+    assert dn.thread_slack(c, blocked, k, 0, 3000) == 0
+    asleep = n0.evolve(pusher=n0.pusher.evolve(dispatchers=(d.evolve(sleep_until=600),) + n0.pusher.dispatchers[1:]))
+    assert dn.thread_slack(c, asleep, k, 100, 600) == 0  # the work was there before the sleep ended
+    assert dn.thread_slack(c, asleep, k, 700, 600) == 1  # work that came after it is polled
+
+
+def test_a_role_change_takes_the_wakeup_notices_away() -> None:
+    """A thread not in the role it works in loops on waitForRunning(1), which takes a wakeup() at once."""
+    w = log_world()
+    n1 = node(w, "n1")
+    woken = n1.evolve(handler=n1.handler.evolve(woken=True), pusher=n1.pusher.evolve(checker_woken=True))
+    assert dn.idle_on_role_change(n1.member, woken) is woken
+    moved = dn.idle_on_role_change(n1.member, woken.evolve(member=n1.member.evolve(role=el.Role.CANDIDATE)))
+    assert not moved.handler.woken and not moved.pusher.checker_woken
+
+
+def test_a_thread_that_is_not_due_does_nothing() -> None:
+    """on_thread_tick of a thread with no work (a replay's or a script's stray tick) changes nothing."""
+    w = log_world()
+    n1 = node(w, "n1")
+    for k in range(6):
+        assert dn.on_thread_tick(w.cfg.proto.node, n1, k, 0, 0) == (n1, ())
+
+
+def test_a_trace_names_the_thread_of_a_tick_and_refuses_an_unknown_one() -> None:
+    """codec: a thread tick's JSON names its thread as Java does; decoding takes it back; a thread the node
+    does not run is a DecodeError (exit 2 at the CLI), as is a thread named on a one-actor protocol."""
+    w = log_world({"n0": leader_store(st.LogConfig(), 1)})
+    ev = core.Tick(node=0, thread=dispatcher_thread("n2"))
+    d = codec.encode_event(w, ev)
+    assert d == {"kind": "tick", "node": "n0", "thread": "EntryDispatcher-n0-n2", "draw": 0}
+    assert codec.decode_event(w, d) == ev
+    for bad in ({**d, "thread": "EntryDispatcher-n0-n9"}, {"kind": "tick", "node": "n0"}):
+        try:
+            codec.decode_event(w, bad)
+        except codec.DecodeError as e:
+            assert "thread" in str(e)
+        else:
+            raise AssertionError(f"decoded {bad}")
+    ew = core.init(election_world.make_config(3))
+    try:
+        codec.decode_event(ew, {"kind": "tick", "node": "n0", "thread": "StateMaintainer"})
+    except codec.DecodeError as e:
+        assert "one actor" in str(e)
+    else:
+        raise AssertionError("decoded a thread on an election node")
