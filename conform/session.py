@@ -3,8 +3,8 @@ mismatch), static vectors through a driver, and writing vectors.
 
 A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
 cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
-Only `election` has one; another protocol adds a module pair like conform.election and
-conform.election_cases and one `Subject` line here.
+A protocol adds a module pair (conform.election and conform.election_cases; conform.dledger_log
+and conform.dledger_log_cases) and one `Subject` entry here.
 
 Hypothesis drives the generated run: each example is one case sent to the driver. The
 first mismatch makes Hypothesis shrink (every shrink step is one more case sent), and
@@ -25,7 +25,7 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis.errors import Flaky, Unsatisfiable
 
-from conform import election, election_cases
+from conform import dledger_log, dledger_log_cases, election, election_cases
 from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
 
@@ -79,6 +79,12 @@ SUBJECTS = {
                         sections=_election_sections,
                         check_answer=election.check_answer, describe=_election_describe, value_name=election.value_name,
                         wire_error=election.WireError),
+    "dledger_log": Subject(protocol="dledger_log", inputs=dledger_log.INPUTS, features=dledger_log.FEATURES,
+                           cases=dledger_log_cases.cases, edge_cases=dledger_log_cases.edge_cases,
+                           prepare=dledger_log.prepare, answer=dledger_log.answer, decode=dledger_log.decode_case,
+                           sections=dledger_log.sections, check_answer=dledger_log.check_answer,
+                           describe=dledger_log.describe, value_name=dledger_log.value_name,
+                           wire_error=dledger_log.WireError),
 }
 
 

@@ -126,7 +126,7 @@ def test_a_rejection_shows_the_closest_executions_and_what_they_would_have_neede
 def test_a_hit_search_bound_is_reported():
     r = check(il.read_real("leader_crash_s3"), max_states=1, beam=1)
     assert not r.accepted
-    assert "bound" in r.reason and "larger bound" in r.reason
+    assert "bound" in r.reason and "a larger --max-states might explain it" in r.reason
 
 
 def test_a_log_cut_short_of_a_line_the_reference_owes_is_rejected_at_its_end():
@@ -156,6 +156,33 @@ def test_dledger_log_entry_written_at_the_wrong_index_is_rejected_at_its_line():
     assert at_line(r, bad, line), (r.failing and r.failing.line, line, r.reason)
 
 
+def test_a_log_with_one_way_cut_links_is_explained():
+    """`cut` facts (one link, one direction) beside `partition`: the messages behind the cut are
+    lost, the other links carry on."""
+    lines = il.realistic(il.reference_log("election", "cut", 2, 500, late_ms=30), 2)
+    assert any(d["at"] == "cut" for d in lines[1:])
+    r = check(lines)
+    assert r.accepted, r.reason
+
+
+def test_a_cut_both_ways_is_two_cut_links():
+    lines = il.read_real("leader_crash_s3")
+    fact = {"t_ms": lines[1]["t_ms"], "node": None, "at": "cut", "src": "n0", "dst": "n2", "both": True}
+    log = il.parse(lines[:1] + [fact] + lines[1:])
+    checker = tolerant.Checker(log)
+    w = checker.goal(tolerant.State(core.init(checker.cfg), (), (0, 0, 0)), log.lines[0]).w
+    assert w.net.cut == {(0, 2), (2, 0)}
+
+
+def test_a_log_whose_clients_are_outside_the_world_is_explained():
+    """Header "clients": "outside": the clients write nothing, the servers' handleAppend requests
+    are facts, and everything after them is the reference's."""
+    lines = il.realistic(il.reference_log("dledger_log", "lockstep", 1, 300, late_ms=5), 1)
+    events = [d for d in lines[1:] if d["at"] != "DLedgerClient#append"]
+    r = check([dict(lines[0], clients="outside")] + events)
+    assert r.accepted, r.reason
+
+
 # --- the command line ---
 
 
@@ -182,7 +209,7 @@ def test_check_trace_rejects_a_violation_with_exit_1_and_names_the_line(tmp_path
     (lambda ls: ls[:1] + [ls[3], dict(ls[2], t_ms=ls[3]["t_ms"] - 1)], "goes back"),
     (lambda ls: [dict(ls[0], nodes=["n0", "n0"])] + ls[1:], "distinct node ids"),
     (lambda ls: [dict(ls[0], config={"dledger": {"heart_beat_interval": 3}})] + ls[1:], "bad config"),
-    (lambda ls: ls[:1] + [dict(ls[5], node="n9")], "'node' must be one of"),
+    (lambda ls: ls[:1] + [dict(ls[5], node="n9")], "line 2: node must be one of"),
 ])
 def test_check_trace_refuses_a_malformed_log_with_exit_2(tmp_path, capsys, edit, message):
     lines = edit(il.read_real("leader_crash_s3"))

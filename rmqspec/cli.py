@@ -265,7 +265,8 @@ def build_parser() -> Parser:
 
     con = sub.add_parser("conform",
                          help="check another implementation's handlers through a driver (docs/conformance.md)")
-    con.add_argument("--protocol", default="election", help="the protocol whose handlers the driver runs (election)")
+    con.add_argument("--protocol", default="election",
+                     help="the protocol whose handlers the driver runs (election, dledger_log)")
     con.add_argument("--driver", required=True, metavar="CMD",
                      help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
     con.add_argument("--count", type=_int_in(1, 10_000_000), default=1000,
@@ -277,7 +278,7 @@ def build_parser() -> Parser:
     con.add_argument("--json", action="store_true")
 
     vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
-    vec.add_argument("--protocol", default="election", help="the protocol (election)")
+    vec.add_argument("--protocol", default="election", help="the protocol (election, dledger_log)")
     vec.add_argument("--out", default=None, metavar="FILE", help="where to write the vectors (JSON)")
     vec.add_argument("--count", type=_int_in(0, 1_000_000), default=500,
                      help="generated cases after the edge cases, 0..1,000,000 (default 500)")

@@ -6,19 +6,30 @@ import time
 from typing import Any
 
 from histories import impl_log as il
-from histories.tolerant.records import BACKTRACK, CHECKPOINT_EVERY, CHECKPOINTS, MAX_BEAM, WIDENINGS, Result, State
-from histories.tolerant.search import Search
+from histories.tolerant.records import (
+    BACKTRACK,
+    CHECKPOINT_EVERY,
+    CHECKPOINTS,
+    MAX_BEAM,
+    RETRY_BUDGET,
+    WIDENINGS,
+    Result,
+    State,
+)
+from histories.tolerant.diagnosis import Diagnosis
 from reference_impl import core
-from reference_impl.core import network as net_mod
 
 
-class Checker(Search):
+class Checker(Diagnosis):
     """Explains a log line by line (`run`)."""
 
     def run(self, stop: int | None = None) -> Any:
         """Explain the lines one by one, keeping the `beam` best executions. When none explains
         a line, go back to a checkpoint and try again with a beam four times as wide (twice at
-        most), since the execution that explains it may have been cut."""
+        most), since the execution that explains it may have been cut. The work is bounded: at
+        most `max_states` search states per line (shared by the executions of the frontier), and
+        at most RETRY_BUDGET times that for each retry from a checkpoint; a retry whose budget is
+        spent fails where it is, and the next one (if any) starts."""
         start = time.perf_counter()
         opts = self.opts
         frontier = [State(core.init(self.cfg), (), (0,) * len(self.ids))]
@@ -26,43 +37,55 @@ class Checker(Search):
         beam, level, wide_until = opts.beam, 0, -1
         pos = 0
         explained = 0
+        retry_left = 0  # states a retry from a checkpoint may still expand
+        first_failure: tuple | None = None  # the line the first attempt could not explain, and why
+        cuts: list[int] = []  # the lines after which the beam dropped executions
+        wide_from = 0  # where the current retry began
+        self.retries = []
         while pos < self.n:
             if pos == stop:
                 return frontier  # for debugging: the executions that explain the lines before `stop`
             ln = self.lines[pos]
+            self.current_pos = pos
             if pos % CHECKPOINT_EVERY == 0 and (not checkpoints or checkpoints[-1][0] < pos):
                 checkpoints = (checkpoints + [(pos, frontier)])[-CHECKPOINTS:]
             if pos % 500 == 0:
                 if self.progress is not None:
                     self.progress(pos, self.n)
-                self.forget(pos)
+                self.forget(pos, frontier, checkpoints)
             self.near = []
-            nxt: dict[Any, State] = {}
-            dead: list[tuple[State, str]] = []
-            for s in frontier:
-                gone = self.expired(s, ln)
-                if gone is not None:
-                    why = f"the reference wrote {self.describe_lid(gone)} and the log does not show it within the slack"
-                    dead.append((s, why))
-                    continue
-                for g in self.explain(s, ln):
-                    old = nxt.get(g)
-                    if old is None or g.score() < old.score():
-                        nxt[g] = g
-            if not nxt:
-                if level < WIDENINGS and checkpoints:
+            nxt, dead, used, stopped = self.step_frontier(frontier, ln)
+            if level:
+                retry_left -= used
+            spent = level and retry_left < 0  # this retry's budget is spent: it fails here
+            if not nxt or spent:
+                if not nxt and (first_failure is None or ln.pos > first_failure[0].pos):
+                    first_failure = (ln, frontier, dead, stopped, list(self.near))
+                if level:
+                    self.retries.append((self.lines[wide_from].line, beam, RETRY_BUDGET * opts.max_states - retry_left,
+                                         ln.line))
+                back = None
+                while level < WIDENINGS and checkpoints:
                     level += 1
-                    back = [c for c in checkpoints if c[0] <= pos - BACKTRACK[level - 1]] or checkpoints[:1]
-                    pos, frontier = back[-1]
+                    back = ([c for c in checkpoints if c[0] <= pos - BACKTRACK[level - 1]] or checkpoints[:1])[-1]
+                    if any(c >= back[0] for c in cuts):
+                        break  # an execution was dropped since then: a wider beam may keep the one that explains
+                    back = None  # nothing was dropped: the same executions would fail the same way
+                if back is not None:
+                    pos, frontier = back
+                    wide_from = pos
                     beam = min(opts.beam * 4 ** level, MAX_BEAM)
-                    wide_until = max(wide_until, ln.pos + CHECKPOINT_EVERY)
+                    wide_until = max(wide_until, first_failure[0].pos + CHECKPOINT_EVERY)
+                    retry_left = RETRY_BUDGET * opts.max_states
                     self.stats.beam_widenings += 1
                     checkpoints = [c for c in checkpoints if c[0] <= pos]
                     continue
-                return self.reject(frontier, ln, dead, start)
+                failing, frontier, dead, stopped, self.near = first_failure
+                return self.reject(frontier, failing, dead, stopped, start)
             states = sorted(nxt.values(), key=State.score)
             if len(states) > beam:
                 self.stats.beam_cuts += 1
+                cuts = (cuts + [pos])[-4 * CHECKPOINTS:]
             frontier = states[:max(beam, 1)]
             if pos % CHECKPOINT_EVERY == CHECKPOINT_EVERY - 1:
                 frontier_kept = states[:MAX_BEAM]
@@ -71,11 +94,11 @@ class Checker(Search):
             pos += 1
             explained = max(explained, pos)
             if pos > wide_until and level:
-                beam, level = opts.beam, 0
-        finished = [s for s in frontier if all(self.cut_off(self.n, tau) for _, tau, _ in s.pending)]
+                beam, level, first_failure, self.retries = opts.beam, 0, None, []
+        finished = [s for s in frontier if all(self.cut_off(self.n, p[1]) for p in s.pending)]
         if not finished:
             s = frontier[0]
-            lid, tau, _ = next(p for p in s.pending if not self.cut_off(self.n, p[1]))
+            lid, tau = next(p for p in s.pending if not self.cut_off(self.n, p[1]))[:2]
             return Result(accepted=False, lines=self.n, explained=explained, seconds=time.perf_counter() - start,
                           stats=self.stats, options=self.opts, failing=None,
                           reason=f"the log ends, but the reference wrote {self.describe_lid(lid)} at "
@@ -88,60 +111,40 @@ class Checker(Search):
         return Result(accepted=True, lines=self.n, explained=self.n, seconds=time.perf_counter() - start,
                       stats=st, options=self.opts, best=best)
 
-    def forget(self, pos: int) -> None:
+    def step_frontier(self, frontier: list[State], ln: il.LogLine) -> tuple[dict, list, int, bool]:
+        """Explain line `ln` from every execution of the frontier, sharing the line's budget of
+        search states among them: (the executions that explain it, the executions that cannot
+        go on and why, states expanded, whether the budget stopped a search)."""
+        nxt: dict[Any, State] = {}
+        dead: list[tuple[State, str]] = []
+        left = self.opts.max_states
+        used_total, stopped = 0, False
+        for k, s in enumerate(frontier):
+            gone = self.expired(s, ln)
+            if gone is not None:
+                why = f"the reference wrote {self.describe_lid(gone)} and the log does not show it within the slack"
+                dead.append((s, why))
+                continue
+            share = max(1, left // (len(frontier) - k))
+            goals, used, hit = self.explain(s, ln, share)
+            left -= used
+            used_total += used
+            stopped = stopped or hit
+            for g in goals:
+                old = nxt.get(g)
+                if old is None or g.score() < old.score():
+                    nxt[g] = g
+        self.stats.line_states_max = max(self.stats.line_states_max, used_total)
+        return nxt, dead, used_total, stopped and not nxt
+
+    def forget(self, pos: int, frontier: list[State], checkpoints: list) -> None:
         """Drop the memos about lines the search can no longer look at (it goes back at most
         BACKTRACK[-1] lines), so that memory stays bounded by the search, not the log."""
         keep = pos - BACKTRACK[-1] - CHECKPOINT_EVERY
         if keep > 0:
             self.match_memo = {k: v for k, v in self.match_memo.items() if k[0] >= keep}
+            live = {p[0] for s in frontier for p in s.pending}
+            live |= {p[0] for _, states in checkpoints for s in states for p in s.pending}
+            self.forget_lines(keep, live)
         self.hidden_memo.clear()
-
-    def reject(self, frontier: list[State], ln: il.LogLine, dead: list, start: float) -> Result:
-        bounds = []
-        if self.stats.state_bound_hits:
-            bounds.append(f"the state bound ({self.opts.max_states} per line) was hit")
-        if self.stats.depth_bound_hits:
-            bounds.append(f"the depth bound ({self.opts.max_depth} events per line) was hit")
-        reason = f"nothing in the reference explains {ln.describe(self.ids)}"
-        if dead and len(dead) == len(frontier):
-            reason = dead[0][1]
-        if bounds:
-            reason += " (" + "; ".join(bounds) + ": a larger bound might explain it)"
-        self.failing_pos = ln.pos
-        cands = [self.candidate(s, [n for n in self.near if n[0] is s]) for s in frontier[:3]]
-        return Result(accepted=False, lines=self.n, explained=ln.pos, seconds=time.perf_counter() - start,
-                      stats=self.stats, options=self.opts, failing=ln, reason=reason, candidates=cands)
-
-    def describe_event(self, w: core.World, ev: Any) -> str:
-        ids = self.ids
-        if isinstance(ev, core.Tick):
-            return f"tick {ids[ev.node]} (draw {ev.draw}, late {ev.late})"
-        if isinstance(ev, core.Deliver):
-            env = net_mod.find(w.net, ev.env)
-            if env is None:
-                return "delivery"
-            return f"delivery {ids[env.src]}->{ids[env.dst]} {type(env.msg).__name__}"
-        if isinstance(ev, core.RpcFail):
-            rpc = net_mod.find_rpc(w.net, ev.rpc)
-            return f"RPC failure {ids[rpc.requester]}->{ids[rpc.responder]}" if rpc else "RPC failure"
-        return type(ev).__name__ if not isinstance(ev, str) else ev
-
-    def candidate(self, s: State, near: list) -> dict:
-        w = s.w
-        nodes = {}
-        for i, node_id in enumerate(self.ids):
-            shown = self.lp.snapshot(w.cfg.proto, w.nodes[i], w.alive[i]) if w.alive[i] else {"alive": False}
-            nodes[node_id] = shown if shown is not None else {}
-        needed = []
-        for _, st, ev, lid, why in near:
-            if why is None:
-                diff = il.differences(self.lines[self.failing_pos].fields, self.written[lid][2])
-                why = "differs from the log: " + "; ".join(diff) if diff else "the log shows it elsewhere"
-            elif why.startswith("the log does not show it"):
-                why += self.nearest(lid, st.w.now)
-            needed.append(f"{self.describe_event(st.w, ev)} writes {self.describe_lid(lid)}: {why}")
-        return {"t_ms": w.now + self.log.origin, "nodes": nodes,
-                "pending": [f"{self.describe_lid(lid)} (written at t={tau + self.log.origin})"
-                            for lid, tau, _ in s.pending],
-                "last_events": [self.describe_event(before, e) for before, e in s.trail],
-                "needed": needed}
+        self.step_memo.clear()  # its steps name lines by id, and an id forgotten here is gone

@@ -19,6 +19,7 @@ MAX_BEAM = 64
 HIDDEN_LATE_MS = 5  # a tick that writes nothing fires at most this long after its own window (Search.due_by)
 TRAIL = 6  # reference events a state remembers, for reports
 BACKTRACK = (32, 192)  # lines the search goes back at least when it widens the beam the first and second time
+RETRY_BUDGET = 4  # a retry from a checkpoint expands at most this many times max_states in all
 
 
 @attrs.define
@@ -48,11 +49,20 @@ class Stats:
     state_bound_hits: int = 0
     beam_cuts: int = 0
     beam_widenings: int = 0
+    line_states_max: int = 0  # the most search states one line took (all executions of the frontier)
 
 
 class State:
     """A reference execution explaining a log prefix. `key` identifies it for deduplication;
-    the counters say how much of it was inferred (not part of the key)."""
+    the counters say how much of it was inferred (not part of the key).
+
+    `pending` holds the lines the reference wrote that the log has not shown yet, each as
+    (line id, reference time, log position when written, causes): `causes` are the pending
+    lines it must come after in the log (an answer after the append it reports, a delivery's
+    lines after the send). `node_in[i]` are the pending lines every later line of node i must
+    come after (a future's completion before what the node does with the answer), and
+    `env_in` maps an envelope in flight to the pending lines its delivery's lines must come
+    after (its send line, and what that depended on). A line is identified by (line id, time)."""
 
     __slots__ = (
         "_hash",
@@ -60,10 +70,12 @@ class State:
         "_overdue",
         "draws",
         "drift",
+        "env_in",
         "events",
         "guessed",
         "hidden",
         "late",
+        "node_in",
         "pending",
         "reordered",
         "skew",
@@ -73,12 +85,14 @@ class State:
 
     def __init__(self, w: core.World, pending: tuple, draws: tuple, hidden: int = 0, reordered: int = 0,
                  late: int = 0, skew: int = 0, events: int = 0, trail: tuple = (), drift: int = 0,
-                 guessed: int = 0) -> None:
+                 guessed: int = 0, node_in: tuple = (), env_in: tuple = ()) -> None:
         self.w, self.pending, self.draws = w, pending, draws
         self.hidden, self.reordered, self.late, self.skew, self.events = hidden, reordered, late, skew, events
         self.drift = drift  # the sum of |reference time - log time| over the lines explained
         self.guessed = guessed  # draws the log does not show
         self.trail = trail  # the last few reference events, for reports
+        self.node_in = node_in or (NONE,) * len(w.nodes)
+        self.env_in = env_in  # ((envelope id, causes), ...), only envelopes with causes
         self._key = None
         self._hash = None
         self._overdue = None
@@ -86,9 +100,13 @@ class State:
     def but(self, **changes: Any) -> State:
         """A copy with some fields changed (the memoised key, hash and due ticks recomputed)."""
         fields = {name: getattr(self, name) for name in ("w", "pending", "draws", "hidden", "reordered", "late",
-                                                          "skew", "events", "trail", "drift", "guessed")}
+                                                          "skew", "events", "trail", "drift", "guessed", "node_in",
+                                                          "env_in")}
         fields.update(changes)
         return State(**fields)
+
+    def pending_ids(self) -> set:
+        return {(p[0], p[1]) for p in self.pending}
 
     def __hash__(self) -> int:
         if self._hash is None:
@@ -109,13 +127,22 @@ class State:
             net = w.net
             flight = frozenset((e.src, e.dst, _hash_of(e.msg), e.sent_ms, e.reply) for e in net.flight)
             rpcs = frozenset((r.requester, r.responder, r.deadline_ms, _hash_of(r.ctx), r.window) for r in net.rpcs)
-            pending = tuple(sorted((lid, tau) for lid, tau, _ in self.pending))
+            pending = tuple(sorted((lid, tau, causes) for lid, tau, _, causes in self.pending))
             nodes = tuple(_hash_of(n) for n in w.nodes)
-            self._key = (w.now, nodes, w.alive, flight, rpcs, net.cut, w.since, w.fresh, pending, self.draws)
+            envs: Any = ()
+            if self.env_in:
+                by_id = {e.id: e for e in net.flight}
+                envs = frozenset(((e.src, e.dst, _hash_of(e.msg), e.sent_ms, e.reply), c)
+                                 for i, c in self.env_in if (e := by_id.get(i)) is not None)
+            self._key = (w.now, nodes, w.alive, flight, rpcs, net.cut, w.since, w.fresh, pending, self.draws,
+                         self.node_in, envs)
         return self._key
 
     def score(self) -> tuple:
         return (self.drift, len(self.pending), self.events, self.hidden, self.late)
+
+
+NONE: frozenset = frozenset()
 
 
 @attrs.define
@@ -140,13 +167,14 @@ class Result:
                          "late_ms_total": s.late_ms_total, "late_ms_max": s.late_ms_max,
                          "skew_ms_max": s.skew_ms_max},
             "search": {"states_expanded": s.states_expanded, "frontier_max": s.frontier_max,
+                       "line_states_max": s.line_states_max,
                        "depth_bound_hits": s.depth_bound_hits, "state_bound_hits": s.state_bound_hits,
                        "beam_cuts": s.beam_cuts, "beam_widenings": s.beam_widenings},
             "bounds": attrs.asdict(self.options),
         }
         if not self.accepted:
             out["failing_line"] = None if self.failing is None else {
-                "line": self.failing.line, "t_ms": self.failing.raw.get("t_ms"), "text": self.failing.raw}
+                "line": self.failing.line, "t_ms": self.failing.t_ms, "text": self.failing.raw}
             out["reason"] = self.reason
             out["candidates"] = self.candidates
         return out
@@ -165,7 +193,7 @@ class Result:
                         f"lateness; the log's t_ms differ from the reference's by {s.skew_ms_max} ms at most")
             search = f"  search: {s.states_expanded} states expanded, frontier <= {s.frontier_max}; bounds: {bounds}"
             return f"{accepted}\n{inferred}\n{search}"
-        where = (f"at line {self.failing.line} (t_ms={self.failing.raw.get('t_ms')})" if self.failing is not None
+        where = (f"at line {self.failing.line} (t_ms={self.failing.t_ms})" if self.failing is not None
                  else "at the end of the log")
         head = (f"check-trace: REJECTED {where}, after {self.explained} of {self.lines} lines were explained "
                 f"({self.seconds:.2f} s)")
@@ -176,7 +204,8 @@ class Result:
         for k, c in enumerate(self.candidates, 1):
             nodes = "; ".join(
                 f"{n} " + ("down" if st.get("alive") is False else
-                           f"{st.get('role')} term {st.get('term')} voted {st.get('voted_for')} leader {st.get('leader')}")
+                           f"{st.get('role')} term {st.get('term')} voted {st.get('voted_for')} "
+                           f"leader {st.get('leader')}")
                 for n, st in c["nodes"].items())
             out.append(f"  closest execution {k} (reference at t_ms={c['t_ms']}): {nodes}")
             if c["last_events"]:
@@ -185,24 +214,49 @@ class Result:
                 out.append(f"    written, not yet in the log: {p}")
             for need in c["needed"]:
                 out.append(f"    near miss: {need}")
-        out.append(f"  search: {s.states_expanded} states expanded; bounds: {bounds}")
+        out.append(f"  search: {s.states_expanded} states expanded, at most {s.line_states_max} for one line; "
+                   f"bounds: {bounds}")
         return "\n".join(out)
 
 
 _HASHES: dict[int, tuple[Any, int]] = {}  # id(value) -> (value, hash): node states and messages are shared
+_MEMO_SIZE = 1 << 18
+_PARTS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
 def _hash_of(v: Any) -> int:
-    """hash(v), remembered while that very object is in the memo (records do not cache their
-    hash, and a node's state is hashed again for every execution that holds it)."""
+    """A hash of v made of its parts' hashes, each remembered while that very object is in the
+    memo: a node's next state shares most of its parts (its store's entries, its member) with
+    the one before, and records do not cache their hash, so hashing a node anew would walk its
+    whole log at every step. Plain values and small records are hashed as they are."""
     hit = _HASHES.get(id(v))
     if hit is not None and hit[0] is v:
         return hit[1]
-    if len(_HASHES) > 1 << 16:
+    if len(_HASHES) > _MEMO_SIZE:
         _HASHES.clear()
-    h = hash(v)
+    cls = type(v)
+    parts = _PARTS.get(cls)
+    if parts is None:
+        parts = _PARTS[cls] = _parts(cls)
+    if parts:
+        h = hash((cls, tuple(_hash_of(getattr(v, name)) if deep else hash(getattr(v, name)) for name, deep in parts)))
+    elif cls is tuple and len(v) > 8:
+        h = hash(tuple(_hash_of(x) for x in v))
+    else:
+        h = hash(v)
     _HASHES[id(v)] = (v, h)
     return h
+
+
+def _parts(cls: type) -> tuple[tuple[str, bool], ...]:
+    """A record's fields, each with whether to hash it by its parts (records and tuples, which
+    may be large) or as it is (plain values, small maps that cache their hash)."""
+    if not attrs.has(cls):
+        return ()
+    return tuple((f.name, f.type not in _PLAIN_TYPES) for f in attrs.fields(cls))
+
+
+_PLAIN_TYPES = {"int", "str", "bool", "str | None", "int | None", "float", int, str, bool}
 
 
 def _skew(t: int | None, tau: int) -> int:

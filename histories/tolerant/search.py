@@ -8,19 +8,42 @@ from collections.abc import Callable
 from typing import Any
 
 from histories import impl_log as il
+from histories import reference_log as rl
 from histories.tolerant.lookahead import Lookahead
-from histories.tolerant.records import ANY_DRAW, HIDDEN_LATE_MS, PROBES, TRAIL, State, _skew
+from histories.tolerant.records import ANY_DRAW, HIDDEN_LATE_MS, NONE, PROBES, TRAIL, State, _skew
 from reference_impl import core
 from reference_impl.core import network as net_mod
+
+
+SIBLING = "the log does not show it with the line its step writes"
+STEP_MEMO = 1 << 15  # reference steps remembered (Search.stepped)
 
 
 class Search(Lookahead):
     """The per-line search (`explain`) and the events it takes."""
 
-    def lines_of(self, before: core.World, ev: Any, after: core.World, obs: tuple) -> list[int]:
-        """The ids of the lines a step writes, at the log points the implementation writes."""
+    def lines_of(self, before: core.World, ev: Any, after: core.World, obs: tuple) -> list[tuple[int, str, int]]:
+        """The lines a step writes at the log points the implementation writes: (line id, what
+        it is, the envelope it carries) (reference_log.step_lines)."""
         points = self.points
-        return [self.intern(x) for x in il.step_lines(self.lp, before, ev, after, obs, raw=True) if x[1] in points]
+        return [(self.intern(x[:3]), x[3], x[4])
+                for x in rl.step_lines(self.lp, before, ev, after, obs, raw=True, tagged=True) if x[1] in points]
+
+    def stepped(self, w: core.World, ev: Any, now: int | None = None) -> tuple[core.World, core.World, list]:
+        """(world before, world after, lines written) for event `ev` in world `w` (at `now`, when
+        given, for a delivery): remembered while `w` is, since executions that differ only in
+        their pending lines fire the same events from the same world."""
+        k = (id(w), ev, now)
+        hit = self.step_memo.get(k)
+        if hit is not None and hit[0] is w:
+            return hit[1]
+        before = w if now is None or now == w.now else w.evolve(now=now)
+        after, obs = core.step(before, ev)
+        out = (before, after, self.lines_of(before, ev, after, obs))
+        if len(self.step_memo) > STEP_MEMO:
+            self.step_memo.clear()
+        self.step_memo[k] = (w, out)
+        return out
 
     def fire(self, s: State, ev: Any, pos: int, line_t: int | None) -> list[tuple[core.World, list[int], Any, bool]]:
         """The successor worlds for one enabled event, with the lines each writes and the event
@@ -34,8 +57,8 @@ class Search(Lookahead):
             wake = core.wake_times(w)[i]
             out = []
             for draw, inferred in self.draws_for(s, i, pos, lo):
-                def make(late: int, draw: int = draw) -> tuple[core.World, Any]:
-                    return w, core.Tick(node=i, draw=draw, late=late)
+                def make(late: int, draw: int = draw) -> tuple[core.World, Any, int | None]:
+                    return w, ev.evolve(draw=draw, late=late), None
                 out += [x + (inferred,) for x in self._timed(pos, make, lo, hi, wake, line_t)]
             return out
         if isinstance(ev, core.RpcFail):
@@ -47,7 +70,7 @@ class Search(Lookahead):
             if target is False:
                 return []
             return [x + (False,) for x in self._timed(
-                pos, lambda late: (w, core.RpcFail(rpc=ev.rpc, late=late)), lo, hi, deadline, line_t, target)]
+                pos, lambda late: (w, core.RpcFail(rpc=ev.rpc, late=late), None), lo, hi, deadline, line_t, target)]
         if isinstance(ev, core.Deliver):
             env = net_mod.find(w.net, ev.env)
             earliest = max(w.now, env.sent_ms + core.delay_window(w)[0])
@@ -56,45 +79,42 @@ class Search(Lookahead):
             if target is False:
                 return []
 
-            def make_delivery(late: int) -> tuple[core.World, Any]:
-                return (w.evolve(now=earliest + late) if late else w), ev
+            def make_delivery(late: int) -> tuple[core.World, Any, int | None]:
+                return w, ev, (earliest + late if late else None)
             return [x + (False,) for x in self._timed(pos, make_delivery, 0, latest - earliest, earliest, line_t,
                                                       target)]
-        after, obs = core.step(w, ev)
-        return [(after, self.lines_of(w, ev, after, obs), ev, False)]
+        _, after, lids = self.stepped(w, ev)
+        return [(after, lids, ev, False)]
 
-    def _timed(self, pos: int, make: Callable[[int], tuple[core.World, Any]], lo: int, hi: int, base: int,
-               line_t: int | None, target: int | None = None) -> list[tuple[core.World, list[int], Any]]:
+    def _timed(self, pos: int, make: Callable[[int], tuple[core.World, Any, int | None]], lo: int, hi: int,
+               base: int, line_t: int | None, target: int | None = None) -> list[tuple[core.World, list, Any]]:
         """Step at the earliest time the event's window allows; if the first line it writes
         appears in the log later, step again at that line's time (within the window). An
         event that writes nothing at its earliest time is tried at the time of the line being
         explained as well, since what it writes may depend on when it happens (a leader steps
         down only once its lease has run out)."""
         if target is not None:
-            before, ev = make(min(hi, max(lo, target - base)))
-            after, obs = core.step(before, ev)
-            return [(after, self.lines_of(before, ev, after, obs), ev)]
-        before, ev = make(lo)
-        after, obs = core.step(before, ev)
-        lids = self.lines_of(before, ev, after, obs)
+            w, ev, now = make(min(hi, max(lo, target - base)))
+            _, after, lids = self.stepped(w, ev, now)
+            return [(after, lids, ev)]
+        w, ev, now = make(lo)
+        _, after, lids = self.stepped(w, ev, now)
         if hi <= lo:
             return [(after, lids, ev)]
         if lids:
-            target = self.target_time(pos, lids[0], base + lo, base + hi)
+            target = self.target_time(pos, lids[0][0], base + lo, base + hi)
             if target is not None:
                 late = min(hi, max(lo, target - base))
                 if late != lo:
-                    before, ev = make(late)
-                    after, obs = core.step(before, ev)
-                    lids = self.lines_of(before, ev, after, obs)
+                    w, ev, now = make(late)
+                    _, after, lids = self.stepped(w, ev, now)
             return [(after, lids, ev)]
         out = [(after, lids, ev)]
         if line_t is not None:
             late = min(hi, max(lo, line_t - base))
             if late != lo:
-                before2, ev2 = make(late)
-                after2, obs2 = core.step(before2, ev2)
-                lids2 = self.lines_of(before2, ev2, after2, obs2)
+                w2, ev2, now2 = make(late)
+                _, after2, lids2 = self.stepped(w2, ev2, now2)
                 if lids2:
                     out.append((after2, lids2, ev2))
         return out
@@ -106,14 +126,13 @@ class Search(Lookahead):
         if self.draw_logged and self.lp.logs_draws(w.nodes[i]):
             k = s.draws[i]
             if k < len(self.draw_lines[i]):
-                f = self.draw_lines[i][k].fields
-                return [((f["r"] * core.DRAW_SPAN + f["bound"] - 1) // f["bound"], False)]
+                bound, r = self.draw_lines[i][k]
+                return [((r * core.DRAW_SPAN + bound - 1) // bound, False)]
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
         probes = []
         for d in PROBES:
-            ev = core.Tick(node=i, draw=d, late=lo)
-            after, obs = core.step(w, ev)
-            probes.append((after.nodes[i], tuple(self.lines_of(w, ev, after, obs))))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            probes.append((after.nodes[i], tuple(lids)))
         if all(p == probes[0] for p in probes[1:]):
             return [(0, False)]  # this tick draws nothing (or nothing that matters)
         return self.unknown_draws(s, i, pos, lo)
@@ -124,17 +143,19 @@ class Search(Lookahead):
         maintainer-thread line in the log, and the largest."""
         w = s.w
         nxt = None
-        for ln in self.lines[pos:pos + self.opts.window]:
-            if ln.node == i and self.thread_of.get(ln.at) == "maintainer" and ln.t is not None and ln.t > w.now:
-                nxt = ln.t
-                break
+        lines = self.lines
+        for p in range(pos, min(pos + self.opts.window, self.n)):
+            if lines.node[p] == i and self.thread_of.get(lines.point_names[lines.at[p]]) == "maintainer":
+                t = lines.t_at(p)
+                if t is not None and t > w.now:
+                    nxt = t
+                    break
         grid = self.opts.draw_grid
         draws = sorted(set(PROBES) | {ANY_DRAW * k // (grid - 1) for k in range(grid)})
         best: dict[tuple, tuple[int, int]] = {}
         for d in draws:
-            ev = core.Tick(node=i, draw=d, late=lo)
-            after, obs = core.step(w, ev)
-            key = tuple(self.lines_of(w, ev, after, obs))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            key = tuple(lids)
             wake = core.wake_times(after)[i]
             score = abs(wake - nxt) if nxt is not None and wake >= 0 else (0 if d == ANY_DRAW else 1)
             if key not in best or score < best[key][0]:
@@ -159,34 +180,68 @@ class Search(Lookahead):
             tau = max(w.now, ln.t if h < 0 else min(ln.t, h))
             if abs(tau - ln.t) > slack:
                 return None
-        ev = self.fact(w, ln)
-        if ev is None:
+        events = self.fact(w, ln)
+        if not events:
             return None
-        after, _ = core.step(w.evolve(now=tau) if tau > w.now else w, ev)
+        after = w.evolve(now=tau) if tau > w.now else w
+        for ev in events:
+            after, _ = core.step(after, ev)
         d = _skew(ln.t, tau)
         return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=(s.trail + ((w, ln.at),))[-TRAIL:],
                      drift=s.drift + d)
 
-    def fact(self, w: core.World, ln: il.LogLine) -> Any:
+    def fact(self, w: core.World, ln: il.LogLine) -> list:
+        """The world events a fact's line stands for ([]: it cannot happen now)."""
         if ln.at == "crash":
-            return core.Crash(node=ln.node, os=bool(ln.fields.get("os"))) if w.alive[ln.node] else None
+            return [core.Crash(node=ln.node, os=bool(ln.fields.get("os")))] if w.alive[ln.node] else []
         if ln.at == "restart":
-            return core.Restart(node=ln.node) if not w.alive[ln.node] else None
+            return [core.Restart(node=ln.node)] if not w.alive[ln.node] else []
         if ln.at == "partition":
-            return core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))
+            return [core.Partition(groups=tuple(tuple(g) for g in ln.fields["groups"]))]
+        if ln.at == "cut":
+            f = ln.fields
+            return [core.CutLink(src=f["src"], dst=f["dst"])] + (
+                [core.CutLink(src=f["dst"], dst=f["src"])] if f["both"] else [])
         if ln.at == "heal":
-            return core.Heal()
-        return None
+            return [core.Heal()]
+        return []
 
-    def explain(self, s: State, ln: il.LogLine) -> list[State]:
+    def inject(self, s: State, ln: il.LogLine) -> State | None:
+        """A request from a node outside the world (the log's clients, header "clients":
+        "outside"): sent by that node at the line's time, a fact; its delivery writes the line.
+        None: not now (the reference has work due before the line's time), or sent already."""
+        w = s.w
+        client = self.ids.index(ln.fields["peer"])
+        outs = self.lp.outside_request(w.cfg.proto, self.ids[ln.node], ln.fields["request"],
+                                       f"{ln.fields['peer']}@{ln.line}")
+        if not w.alive[client] or any(e.src == client and e.msg == outs[0].msg for e in w.net.flight):
+            return None
+        h = core.horizon(w)
+        tau = w.now if ln.t is None else max(w.now, ln.t if h < 0 else min(ln.t, h))
+        if ln.t is not None and abs(tau - ln.t) > self.opts.slack_ms:
+            return None
+        after, _ = core.apply_outs(w.evolve(now=tau) if tau > w.now else w, client, outs)
+        return s.but(w=after)
+
+    def explain(self, s: State, ln: il.LogLine, budget: int) -> tuple[list[State], int, bool]:
+        """The executions that explain line `ln` from execution `s`, the search states expanded
+        for it, and whether the state budget (not the depth) stopped the search."""
         pos = ln.pos
         is_event = ln.at in self.lp.POINTS
-        if is_event:
-            for k, (lid, tau, _) in enumerate(s.pending):
+        outside = pos in self.injected
+        if is_event and not outside:
+            ready = None
+            for k, (lid, tau, _, causes) in enumerate(s.pending):
                 if self.matches(pos, lid) and self.on_time(ln.t, tau):
+                    if causes and causes & (s.pending_ids() - {(lid, tau)}):
+                        ready = ready or (k, causes)
+                        continue
                     d = _skew(ln.t, tau)
                     return [s.but(pending=s.pending[:k] + s.pending[k + 1:], reordered=s.reordered + 1,
-                                  skew=max(s.skew, d), drift=s.drift + d)]
+                                  skew=max(s.skew, d), drift=s.drift + d)], 0, False
+            if ready is not None:
+                lid, tau = s.pending[ready[0]][:2]
+                self.miss(s, s, "pending", lid, self.too_early(s, ready[1]))
         opts = self.opts
         slack = opts.slack_ms
         goals: list[State] = []
@@ -194,8 +249,14 @@ class Search(Lookahead):
         seen = {s}
         first_goal_depth = opts.max_depth
         expanded = 0
+        stopped = False
         while queue:
             st, depth = queue.popleft()
+            if outside:
+                sent = self.inject(st, ln)
+                if sent is not None and sent not in seen:
+                    seen.add(sent)
+                    queue.appendleft((sent, depth))
             if not is_event:
                 g = self.goal(st, ln)
                 if g is not None:
@@ -210,8 +271,9 @@ class Search(Lookahead):
             if depth >= opts.max_depth:
                 self.stats.depth_bound_hits += 1
                 continue
-            if expanded >= opts.max_states:
+            if expanded >= budget:
                 self.stats.state_bound_hits += 1
+                stopped = True
                 break
             expanded += 1
             w = st.w
@@ -219,54 +281,131 @@ class Search(Lookahead):
                 continue
             root = st
             for ev in self.candidates(root, ln):
-                for st, after, lids, fired, inferred in self.fire_settled(root, ev, pos, ln.t):
-                    tau = after.now
-                    if ln.t is not None and tau > ln.t + slack:
+                for st, after, written, fired, inferred in self.fire_settled(root, ev, pos, ln.t):
+                    if ln.t is not None and after.now > ln.t + slack:
                         continue
-                    pending = list(st.pending)
-                    draws = st.draws
-                    consumed = False
-                    skew = st.skew
-                    drift = st.drift
-                    ok = True
-                    for lid in lids:
-                        node, at, _ = self.written[lid]
-                        if at == self.lp.NEXT_INT:
-                            draws = draws[:node] + (draws[node] + 1,) + draws[node + 1:]
-                        if is_event and not consumed and self.matches(pos, lid):
-                            if self.on_time(ln.t, tau):
-                                consumed = True
-                                skew = max(skew, _skew(ln.t, tau))
-                                drift += _skew(ln.t, tau)
-                                continue
-                            self.miss(s, st, fired, lid, f"at t={tau}, the log's t={ln.t} is beyond the slack")
-                        if is_event and node == ln.node and at == ln.at:
-                            self.miss(s, st, fired, lid, None)
-                        if not self.feasible(pos, lid, tau):
-                            self.miss(s, st, fired, lid, "the log does not show it then")
-                            ok = False
-                            break
-                        pending.append((lid, tau, pos))
-                    if not ok:
+                    ns, consumed = self.advance(st, fired, after, written, ln if is_event else None, s)
+                    if ns is None:
                         continue
-                    late = getattr(fired, "late", 0)
-                    ns = State(after, tuple(pending), draws, st.hidden + (not lids), st.reordered, st.late + late,
-                               skew, st.events + 1, (st.trail + ((st.w, fired),))[-TRAIL:], drift,
-                               st.guessed + inferred)
+                    ns.guessed += inferred
                     if ns in seen:
                         continue
                     seen.add(ns)
                     if consumed:
                         goals.append(ns)
                         first_goal_depth = min(first_goal_depth, depth + 1)
-                    elif not lids and (isinstance(fired, core.Drop) or self.closes_at(st.w, fired, core.horizon(st.w))):
+                    elif not written and (isinstance(fired, core.Drop) or self.closes_at(st.w, fired,
+                                                                                        core.horizon(st.w))):
                         # it writes nothing (a drop behind a cut link, a round's parse, a flush) and
                         # the reference must take it before anything later: it costs no depth
                         queue.appendleft((ns, depth))
                     else:
                         queue.append((ns, depth + 1))
         self.stats.states_expanded += expanded
-        return goals
+        return goals, expanded, stopped and not goals
+
+    def advance(self, st: State, fired: Any, after: core.World, written: list[tuple[int, str, int]],
+                ln: il.LogLine | None, root: State) -> tuple[State | None, bool]:
+        """Execution `st` after event `fired` (world `after`) wrote `written` (line id, what it
+        is, envelope it carries): the line `ln` consumed if the event writes it on time and
+        after everything it must come after, the other lines pending (each must be in the log
+        ahead, within the slack), and what later lines must come after. None: no such execution.
+
+        What comes first (docs/conformance.md): a delivery's lines after the line that sent
+        the message (a send, or a handler's answer); every line of a node after the node's
+        earlier completion lines still pending (a callback logs before completing its future,
+        and the node acts on the answer after); within a step, the completion first and an
+        answer after the node's own lines (a follower's append before its reply)."""
+        before = st.w
+        tau = after.now
+        pending = list(st.pending)
+        ids = st.pending_ids()
+        actor = self.actor(before, fired)
+        gets = fired.env if type(fired) is core.Deliver else -1
+        deps: set = set(st.node_in[actor]) if actor >= 0 else set()
+        if gets >= 0:
+            for e, c in st.env_in:
+                if e == gets:
+                    deps |= c
+        deps &= ids
+        inputs: set = set()
+        own: list[tuple[tuple[int, int], str, Any]] = []  # the step's own lines pending: (id, point, index)
+        carried: dict[int, frozenset] = {}
+        draws, skew, drift = st.draws, st.skew, st.drift
+        consumed = False
+        pos = ln.pos if ln is not None else -1
+        for lid, kind, env in sorted(written, key=_ORDER):
+            node, at, _ = self.written[lid]
+            if at == self.lp.NEXT_INT:
+                draws = draws[:node] + (draws[node] + 1,) + draws[node + 1:]
+            causes = deps | (inputs if kind not in rl.INPUTS else set())
+            if kind == rl.ANSWER and own:
+                response = self.written[lid][2].get("response")
+                causes = causes | self.reported(at, getattr(response, "get", lambda k: None)("index"), own)
+            causes = frozenset(causes)
+            if ln is not None and not consumed and self.matches(pos, lid):
+                if not self.on_time(ln.t, tau):
+                    self.miss(root, st, fired, lid, f"at t={tau}, the log's t={ln.t} is beyond the slack")
+                elif causes:
+                    self.miss(root, st, fired, lid, self.too_early(st, causes, pending))
+                else:
+                    consumed = True
+                    skew = max(skew, _skew(ln.t, tau))
+                    drift += _skew(ln.t, tau)
+                    if env >= 0:
+                        carried[env] = NONE
+                    continue
+            if ln is not None and node == ln.node and at == ln.at:
+                self.miss(root, st, fired, lid, None)
+            if not self.feasible(pos, lid, tau, causes):
+                writes_it = ln is not None and any(self.matches(pos, x[0]) for x in written)
+                self.miss(root, st, fired, lid, SIBLING if writes_it else "the log does not show it then")
+                return None, False
+            pending.append((lid, tau, pos, causes))
+            ids.add((lid, tau))
+            if kind in rl.INPUTS:
+                inputs.add((lid, tau))
+            elif kind == rl.NODE:
+                own.append(((lid, tau), at, self.written[lid][2].get("index")))
+            if env >= 0:
+                carried[env] = causes | {(lid, tau)}
+        for e in after.net.flight:
+            if e.id >= before.net.next_id and e.id not in carried:  # sent, its line not logged
+                answer_at = self.reply_at.get(type(e.msg).__name__, "")
+                reported = self.reported(answer_at, getattr(e.msg, "index", None), own) if e.reply else set()
+                carried[e.id] = frozenset(deps | inputs | reported)
+        node_in = st.node_in
+        if actor >= 0:
+            node_in = node_in[:actor] + (frozenset(deps | inputs),) + node_in[actor + 1:]
+        env_in = [(e, c) for e, c in st.env_in if e != gets] + [(e, c) for e, c in carried.items() if c]
+        node_in, env_in = _pruned(ids, node_in, env_in, after)
+        late = getattr(fired, "late", 0)
+        ns = State(after, tuple(pending), draws, st.hidden + (not written), st.reordered, st.late + late, skew,
+                   st.events + 1, (st.trail + ((before, fired),))[-TRAIL:], drift, st.guessed, node_in, env_in)
+        return ns, consumed
+
+    def reported(self, at: str, index: Any, own: list) -> set:
+        """The step's own pending lines that an answer at log point `at` reports, so comes after
+        (the protocol's `ANSWER_AFTER`: a follower's append before its answer to the push):
+        those at the listed points with an index at most the answer's (a step that appends
+        several entries answers each after its own append)."""
+        points = self.answer_after.get(at)
+        if not points:
+            return set()
+        return {ident for ident, point, i in own
+                if point in points and (index is None or i is None or i <= index)}
+
+    def too_early(self, s: State, causes: frozenset, pending: list | None = None) -> str:
+        """Why a line the reference writes cannot be the log's line yet: the lines it must come
+        after that the log has not shown, the most recent first (the quorum's answers before the
+        pushes they answer)."""
+        waiting = {(p[0], p[1]) for p in (pending if pending is not None else s.pending)}
+        first = sorted((c for c in causes if c in waiting), key=lambda c: (-c[1], -c[0]))
+        if not first:
+            return "the reference writes it only after lines the log does not show before it"
+        shown = "; ".join(f"{self.describe_lid(lid)}{self.where_in_log(lid)}" for lid, _ in first[:2])
+        more = f" (and {len(first) - 2} more)" if len(first) > 2 else ""
+        return f"the reference writes it only after {shown}{more}, which the log does not show before it"
 
     def candidates(self, s: State, ln: il.LogLine) -> list:
         """The events worth taking before line `ln`: those that act on its node (its ticks, the
@@ -289,7 +428,8 @@ class Search(Lookahead):
                     out.append(ev)
             elif isinstance(ev, core.RpcFail):
                 rpc = net_mod.find_rpc(w.net, ev.rpc)
-                if (rpc.requester == x or rpc.responder == x or self.closes_at(w, ev, h)) and self.first_to_fail(w, rpc):
+                if ((rpc.requester == x or rpc.responder == x or self.closes_at(w, ev, h))
+                        and self.first_to_fail(w, rpc)):
                     out.append(ev)
             else:
                 out.append(ev)
@@ -326,11 +466,10 @@ class Search(Lookahead):
         hit = self.hidden_memo.get(k)
         if hit is None or hit[0] is not s:
             w = s.w
-            ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0])
-            after, obs = core.step(w, ev)
+            _, _, lids = self.stepped(w, core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0]))
             if len(self.hidden_memo) > 4096:
                 self.hidden_memo.clear()
-            hit = self.hidden_memo[k] = (s, not self.lines_of(w, ev, after, obs))
+            hit = self.hidden_memo[k] = (s, not lids)
         return hit[1]
 
     def overdue_at(self, s: State, t: int, actor: int = -1) -> list[int]:
@@ -376,11 +515,10 @@ class Search(Lookahead):
             _, j = min(due)
             w = s.w
             ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0])
-            after, obs = core.step(w, ev)
-            if self.lines_of(w, ev, after, obs):
+            _, after, lids = self.stepped(w, ev)
+            if lids:
                 return None
-            s = s.but(w=after, hidden=s.hidden + 1, late=s.late + ev.late, events=s.events + 1,
-                      trail=(s.trail + ((w, ev),))[-TRAIL:])
+            s, _ = self.advance(s, ev, after, [], None, s)
         return None
 
     def oldest(self, w: core.World, env: Any) -> bool:
@@ -396,7 +534,8 @@ class Search(Lookahead):
         """Of the open RPCs between two nodes whose failure writes the same line, the one with the
         earliest deadline fails first (Netty's scan expires them in that order or at once)."""
         for r in w.net.rpcs:
-            if (r.requester == rpc.requester and r.responder == rpc.responder and type(self.lp.failed_reply(r.ctx)) is type(self.lp.failed_reply(rpc.ctx))
+            if (r.requester == rpc.requester and r.responder == rpc.responder
+                    and type(self.lp.failed_reply(r.ctx)) is type(self.lp.failed_reply(rpc.ctx))
                     and (r.deadline_ms, r.id) < (rpc.deadline_ms, rpc.id)
                     and core.rpc_window(w, r.id)[0] <= core.rpc_window(w, r.id)[1]):
                 return False
@@ -426,3 +565,20 @@ class Search(Lookahead):
         mine = [n for n in self.near if n[0] is root]
         if len(mine) < 6 and not any(n[3] == lid and n[4] == why for n in mine):
             self.near.append((root, s, ev, lid, why))
+
+
+_RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
+
+
+def _ORDER(line: tuple[int, str, int]) -> int:
+    """A step's lines in the order Java writes them: the input first, an answer last."""
+    return _RANK[line[1]]
+
+
+def _pruned(ids: set, node_in: tuple, env_in: list, after: core.World) -> tuple[tuple, tuple]:
+    """The causes that still matter: lines still pending, envelopes still in flight."""
+    node_in = tuple(c & ids if c else c for c in node_in)
+    if env_in:
+        live = {e.id for e in after.net.flight}
+        env_in = sorted((e, c & ids) for e, c in env_in if e in live and c & ids)
+    return node_in, tuple(env_in)

@@ -17,12 +17,13 @@ from conform.election import WireError, answer
 HELLO = {"hello": "rmqspec.conform", "version": 1, "protocol": "election"}
 
 
-def serve(respond: Callable[[dict], dict], implementation: str, inputs: list[str] | None = None) -> None:
+def serve(respond: Callable[[dict], dict], implementation: str, inputs: list[str] | None = None,
+          protocol: str = "election", error: type = WireError) -> None:
     """Answer hello, cases and bye on stdin/stdout until bye or end of input."""
     for line in sys.stdin:
         msg = json.loads(line)
         if "hello" in msg:
-            hello = {**HELLO, "implementation": implementation}
+            hello = {**HELLO, "protocol": protocol, "implementation": implementation}
             if inputs is not None:
                 hello["inputs"] = inputs
             out = hello
@@ -32,7 +33,7 @@ def serve(respond: Callable[[dict], dict], implementation: str, inputs: list[str
             case_id = msg.pop("case")
             try:
                 out = {"case": case_id, **respond(msg)}
-            except WireError as e:
+            except error as e:
                 out = {"case": case_id, "error": f"cannot load the case: {e}"}
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()

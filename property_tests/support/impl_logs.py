@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from histories import impl_log, tolerant
+from histories.reference_log import LogWriter
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import chooser, faults
@@ -25,12 +26,13 @@ from reference_impl.core import chooser, faults
 ROOT = Path(__file__).resolve().parent.parent
 REAL_LOGS = ROOT / "impl_logs" / "dledger-0.2.6"
 
-# Faults an implementation log can show (crash, restart, partition, heal): no loss, no duplication.
+# Faults an implementation log can show (crash, restart, partition, cut, heal): no loss, no duplication.
 PROFILES = {
     "none": faults.FaultProfile(name="none"),
     "crash": faults.FaultProfile(name="crash", delay_ms=(1, 10), crash=0.03, restart=0.05, calm_at_ms=60_000),
     "partition": faults.FaultProfile(name="partition", delay_ms=(1, 10), partition=0.03, heal=0.05,
                                      calm_at_ms=60_000),
+    "cut": faults.FaultProfile(name="cut", delay_ms=(1, 10), one_way=0.03, heal=0.02, calm_at_ms=60_000),
 }
 
 
@@ -44,7 +46,7 @@ def reference_log(protocol: str, profile: str, seed: int, steps: int, nodes: int
     cfg = core.protocol(protocol).make_config(nodes, {}).evolve(profile=prof)
     if late_ms:
         cfg = cfg.evolve(protocol=tolerant.tolerant_protocol(protocol, late_ms))
-    writer = impl_log.LogWriter(cfg, protocol=protocol, steps=True)
+    writer = LogWriter(cfg, protocol=protocol, steps=True)
     choose = chooser.SeededChooser(seed).choose
     w = core.init(cfg)
     for i in range(1, steps + 1):
@@ -59,7 +61,7 @@ def reference_log(protocol: str, profile: str, seed: int, steps: int, nodes: int
 
 def strip(lines: list[dict]) -> list[dict]:
     """The log without the step tags `reference_log` adds."""
-    return [{k: v for k, v in d.items() if k != "_step"} for d in lines]
+    return [{k: v for k, v in d.items() if not k.startswith("_")} for d in lines]
 
 
 def read_real(name: str) -> list[dict]:
@@ -89,20 +91,28 @@ def realistic(lines: list[dict], seed: int, jitter_ms: int = 2, clock_ms: int = 
     steps: dict = {}
     for d in events:
         steps.setdefault(d.get("_step", id(d)), []).append(d)
-    era, last, keyed = 0, {}, []
+    era, last, keyed, carried = 0, {}, [], {}
     for group in steps.values():  # in the reference's order
         rng.shuffle(group)
+        # a step's completion line is written before what the node does with the answer, and
+        # an answer after the store writes it reports (docs/conformance.md, "What comes first")
+        group.sort(key=lambda d: {"completion": 0, "answer": 2}.get(d.get("_kind"), 1))
         late = rng.randint(0, jitter_ms)
+        after = carried.get(group[0].get("_gets", -1), 0)  # a message is handled after it was sent
         for d in group:
+            kind, env = d.pop("_kind", None), d.pop("_env", -1)
             d.pop("_step", None)
+            d.pop("_gets", None)
             if d["at"] in impl_log.WORLD_POINTS:
                 era += 1  # a fault: nothing moves across it
                 keyed.append(((era, d["t_ms"]), d))
                 era += 1
                 continue
-            t = d["t_ms"] if d["at"] == lp.SNAPSHOT else max(d["t_ms"] + late, last.get(d["node"], 0))
+            t = d["t_ms"] if d["at"] == lp.SNAPSHOT else max(d["t_ms"] + late, last.get(d["node"], 0), after)
             last[d["node"]] = t
             d["t_ms"] = t
+            if kind in ("send", "answer"):
+                carried[env] = t
             keyed.append(((era, t), d))
     keyed.sort(key=lambda x: x[0])  # stable
     events = [d for _, d in keyed]

@@ -22,12 +22,15 @@ from typing import Any
 import attrs
 
 from reference_impl import core
+from reference_impl.core.inputs import JAVA_INT_MAX
+from reference_impl.core.network import Send
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.dledger_log import server as dn
 from reference_impl.dledger_log import store as st
 from reference_impl.dledger_log import world as log_world
 from reference_impl.election import log_points as election_points
 from reference_impl.election import records as el
+from reference_impl.rocketmq import MAX_MESSAGE_SIZE
 
 LogPoint = election_points.LogPoint
 NEXT_INT = election_points.NEXT_INT
@@ -59,6 +62,11 @@ COMPLETE_AT = dict(election_points.COMPLETE_AT, PushEntryResponse="DLedgerRpcSer
 # reference-internal fields an implementation does not have (by the message's JSON `type`; a
 # PushEntryRequest's is its push type): the order a modelled connection keeps
 INTERNAL_FIELDS = {t.value: ("seq",) for t in ep.PushType}
+# The lines an answer reports, written before it in the same step (docs/conformance.md, "What comes
+# first"): EntryHandler#handleDoAppend and #handleDoTruncate write the store and then complete the
+# push's future, and only then call updateCommittedIndex, so a commit line may follow the answer.
+ANSWER_AFTER = {"DLedgerEntryPusher.EntryHandler#handlePush": ("DLedgerStore#appendAsFollower",
+                                                               "DLedgerStore#truncate")}
 # a deferred answer is written at the handler's log point (with `response` only)
 REPLY_AT = {"PushEntryResponse": "DLedgerEntryPusher.EntryHandler#handlePush",
             "AppendEntryResponse": "DLedgerServer#handleAppend",
@@ -83,23 +91,37 @@ def node_lines(c: Any, on_tick: bool, before: Any, after: Any, obs: list, draw: 
         return []
     out = election_points.member_lines(c.node.dledger, on_tick, before.member, after.member, obs, draw)
     s0, s1 = before.store, after.store
-    common = s0.end_index
-    for e in s1.entries:  # where the two logs part (a truncation rewrites the tail)
-        if e.index <= s0.end_index and st.entry_at(s0, e.index) != e:
-            common = e.index - 1
-            break
+    if s1.entries is s0.entries:  # an unchanged log writes nothing (and is not walked)
+        common = s0.end_index
+    else:
+        common = _parting(s0, s1)
     if s1.end_index < s0.end_index:
         common = min(common, s1.end_index)
     if common < s0.end_index:
         out.append(("DLedgerStore#truncate", {"index": common}))
     at = "DLedgerStore#appendAsLeader" if after.member.role is el.Role.LEADER else "DLedgerStore#appendAsFollower"
-    for e in s1.entries:
-        if e.index > common:
+    if s1.entries is not s0.entries and s1.entries:
+        for e in s1.entries[max(0, common + 1 - s1.begin_index):]:
             out.append((at, {"index": e.index, "term": e.term}))
     for o in obs:
         if isinstance(o, dn.CommitAdvanced):
             out.append(("DLedgerStore#updateCommittedIndex", {"index": o.new}))
     return out
+
+
+def _parting(s0: st.Store, s1: st.Store) -> int:
+    """The last index up to which the two logs agree, at most s0's end (a truncation rewrites
+    the tail). The common part is compared as whole tuples first: a log that only grew shares
+    its entries with the one before, and walking them one by one would cost the whole log at
+    every append."""
+    if s0.begin_index == s1.begin_index:
+        m = min(len(s0.entries), len(s1.entries))
+        if s0.entries[:m] == s1.entries[:m]:
+            return s0.end_index
+    for e in s1.entries:
+        if e.index <= s0.end_index and st.entry_at(s0, e.index) != e:
+            return e.index - 1
+    return s0.end_index
 
 
 def snapshot(c: Any, n: Any, alive: bool) -> dict | None:
@@ -142,6 +164,44 @@ def header_config(cfg: core.WorldConfig) -> dict:
         if getattr(c, k) != getattr(log_world.LogWorldConfig(node=c.node), k):
             out[k] = getattr(c, k)
     return out
+
+
+# --- clients outside the world (a log's header "clients": "outside", docs/conformance.md) ---
+
+CLIENT_POINTS = ("DLedgerClient#append",)  # what a modelled client writes; an outside one writes nothing
+
+
+def clients_outside(cfg: core.WorldConfig) -> core.WorldConfig:
+    """The world of a log whose clients are outside it: the model's clients never append on
+    their own (the appends come from the log, `outside_request`); they only take the answers."""
+    return cfg.evolve(proto=cfg.proto.evolve(client_interval_ms=JAVA_INT_MAX))
+
+
+def outside_nodes(cfg: core.WorldConfig) -> tuple[int, ...]:
+    """The clients' node indexes."""
+    return tuple(i for i, x in enumerate(cfg.ids) if x.startswith("c"))
+
+
+def outside_request(c: Any, server: str, request: dict, key: str) -> tuple:
+    """What an outside client's append, as the server logged it at `DLedgerServer#handleAppend`,
+    is in the model: the RPC a model client sends (DLedgerClient#append), to `server`. The
+    body is the log's `{key, length}`; a body without a key gets `key`, one without a length
+    the world's body size. Raises ValueError naming the field that is not one."""
+    if request.get("type", "AppendEntryRequest") != "AppendEntryRequest":
+        raise ValueError(f"request.type must be AppendEntryRequest, got {request.get('type')!r}")
+    group = request.get("group", c.node.dledger.group)
+    remote = request.get("remote_id", server)
+    body = request.get("body", {})
+    if not isinstance(group, str) or not isinstance(remote, str) or not isinstance(body, dict):
+        raise ValueError("request.group and request.remote_id must be strings, request.body an object")
+    length = body.get("length", max(c.body_size, 1))
+    if not isinstance(length, int) or isinstance(length, bool) or not 0 <= length <= MAX_MESSAGE_SIZE:
+        raise ValueError(f"request.body.length must be an integer in 0..{MAX_MESSAGE_SIZE}")
+    key = body.get("key", key)
+    if not isinstance(key, str):
+        raise ValueError("request.body.key must be a string")
+    msg = ep.AppendEntryRequest(group=group, remote_id=remote, body=st.Body(key=key, length=length))
+    return (Send(dst=server, msg=msg, ctx=("append", key), timeout_ms=log_world.CLIENT_RPC_TIMEOUT_MS),)
 
 
 def logs_draws(n: Any) -> bool:
