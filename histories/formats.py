@@ -177,9 +177,10 @@ class TraceHeader:
     until_ms: int | None = None
     shrunk: dict | None = None  # a shrunk counterexample's provenance (spark_harness.counterexample)
     explore: Any = None  # the explorer's bound, for a trace it found (model_checks.explore)
+    reference: str | None = None  # which reference wrote it (histories.trace.reference_digest)
 
     LIMITS: ClassVar[dict] = {"protocol": (1, 64), "nodes": (1, 64), "seed": (-(1 << 63), (1 << 63) - 1),
-                              "until_ms": (0, MAX_TIME_MS)}
+                              "until_ms": (0, MAX_TIME_MS), "reference": (1, 64)}
 
     def __attrs_post_init__(self) -> None:
         check_fields(self)

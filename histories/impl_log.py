@@ -3,7 +3,7 @@
 An implementation (the real DLedger, a port in another language) writes what happened
 at its own log points: a send, a handler call with its request and answer, a future
 completing, a state change, a random draw, and the world's facts (a crash, a restart, a
-partition, a cut link). Unlike a trace (`histories.trace/1`) it names no reference event,
+partition, a cut link). Unlike a trace (`rmqspec.trace/1`) it names no reference event,
 no envelope id and no reference-internal step; the tolerant checker (histories/tolerant)
 searches for a reference execution that writes it.
 
@@ -284,7 +284,8 @@ def parse(numbered: Iterable[tuple[int, dict]] | Iterable[tuple[int, dict, Any]]
     except (TypeError, ValueError) as e:
         raise LogError(f"bad config: {e}", line=n, field="config") from None
     outside = frozenset(lp.outside_nodes(cfg)) if clients == "outside" else frozenset()
-    known = set(lp.POINTS) | {lp.SNAPSHOT} | set(WORLD_POINTS)
+    facts = set(WORLD_POINTS) | set(getattr(lp, "FACTS", ()))  # the world's, and the protocol's own faults
+    known = set(lp.POINTS) | {lp.SNAPSHOT} | facts
     if outside:
         known -= set(getattr(lp, "CLIENT_POINTS", ()))
     points = header.get("log_points")
@@ -295,7 +296,7 @@ def parse(numbered: Iterable[tuple[int, dict]] | Iterable[tuple[int, dict, Any]]
         if unknown:
             raise LogError(f"unknown log point(s) {sorted(unknown)}; known: {sorted(known)}", line=n,
                            field="log_points")
-        chosen = frozenset(points) | frozenset(WORLD_POINTS)
+        chosen = frozenset(points) | frozenset(facts)
     else:
         raise LogError("must be a list of log point names", line=n, field="log_points")
     delay = header.get("net_delay_ms", [0, 5])
@@ -326,7 +327,7 @@ def parse(numbered: Iterable[tuple[int, dict]] | Iterable[tuple[int, dict, Any]]
             if last_t is not None and t < last_t:
                 raise LogError(f"{t} goes back (previous {last_t}); merge logs in time order", line=n, field="t_ms")
             last_t = t
-            if origin is None and at not in WORLD_POINTS:
+            if origin is None and at not in facts:
                 origin = t  # the first node started (world facts before it, e.g. nodes not started, happen at 0)
             if origin is not None and t - origin > formats.MAX_TIME_MS:
                 raise LogError(f"is {t - origin} ms after the log's first node event; a log spans at most "
@@ -432,7 +433,7 @@ def _fields(lp: ModuleType, at: str, d: dict, index: dict, n: int) -> dict:
         if not isinstance(fields.get("both", False), bool):
             raise LogError("must be true or false", line=n, field="both")
         return {"src": index[src], "dst": index[dst], "both": fields.get("both", False)}
-    if at in ("restart", "heal"):
+    if at in ("restart", "heal") or at in getattr(lp, "FACTS", ()):
         return {}
     if at == lp.SNAPSHOT:
         state = fields.get("state")

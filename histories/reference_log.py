@@ -88,6 +88,9 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
                         COMPLETION, -1))
             out += own(i, False, 0)
             out += _sends(lp, ids, fresh, i, code=code)
+    elif getattr(lp, "ext_lines", None) is not None and kind not in core.FAULT_EVENTS + (core.Calm, core.Scripted):
+        # a protocol's own world event (a TCP segment read): its lines are the nodes' own
+        out += [(i, at, f, NODE, -1) for i, at, f in lp.ext_lines(before, event, after, obs)]
     return out if tagged else [x[:3] for x in out]
 
 
@@ -229,6 +232,12 @@ class LogWriter:
             for _, o in obs:
                 if isinstance(o, core.Restart):
                     self._fact(after, o)
+            return
+        fact_line = getattr(self.lp, "fact_line", None)
+        fact = fact_line(before, event) if fact_line is not None else None
+        if fact is not None:  # a protocol's own fault (an HA connection reset)
+            node, at, fields = fact
+            self.events.append({"t_ms": after.now, "node": ids[node], "at": at, **fields})
             return
         if isinstance(event, core.Duplicate) or (isinstance(event, core.Crash) and event.disk):
             raise ValueError(f"{type(event).__name__} has no log line; use a profile without it")

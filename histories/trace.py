@@ -1,4 +1,9 @@
-"""Traces: JSON Lines, schema `histories.trace/1` (docs/trace-format.md).
+"""Traces: JSON Lines, schema `rmqspec.trace/1` (docs/trace-format.md).
+
+A public format is named after the product: traces are written as `rmqspec.trace/1` and
+read under that name and under `histories.trace/1`, the name one earlier release wrote.
+The header says which reference wrote it (`reference`: a digest of the reference's and the
+properties' modules), so a replay that diverges can say whether the model has changed since.
 
 The writer streams one line per step as the history runs, so memory does not grow
 with its length. The reader is hardened for files from elsewhere: lines longer than
@@ -9,8 +14,11 @@ file, line and field; a reader never holds more than one line.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
+from functools import cache
+from importlib import resources
 from typing import IO, Any
 
 import attrs
@@ -21,13 +29,42 @@ from reference_impl.core import codec, inputs
 from reference_impl.core.inputs import InputError
 from reference_impl.core.scenario import observed
 
-SCHEMA = "histories.trace/1"
+SCHEMA = "rmqspec.trace/1"
+READABLE = (SCHEMA, "histories.trace/1")  # what earlier releases wrote, read the same way
 MAX_LINE_BYTES = formats.MAX_LINE_BYTES
 MAX_NODES = codec.MAX_NODES
 MAX_SCRIPT_ACTIONS = formats.MAX_SCRIPT_ACTIONS
 
 
 TraceError = formats.FormatError  # a trace that cannot be read or does not describe a world of ours
+
+
+@cache
+def reference_digest() -> str:
+    """A digest of the modules that decide what a replay does (the reference and the
+    properties), by name and content: two traces with the same digest came from one model."""
+    h = hashlib.sha256()
+    for package in ("reference_impl", "spec"):
+        stack = [resources.files(package)]
+        while stack:
+            folder = stack.pop()
+            for f in sorted(folder.iterdir(), key=lambda f: f.name):
+                if f.is_dir() and f.name != "__pycache__":
+                    stack.append(f)
+                elif f.name.endswith(".py"):
+                    h.update(f"{package}/{f.name}".encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def written_elsewhere(header: dict) -> str | None:
+    """Why a replay of this trace may diverge for a reason of ours: it was written by another
+    version of the reference (None when it names ours)."""
+    theirs = header.get("reference")
+    if theirs == reference_digest():
+        return None
+    who = f"reference {theirs}" if isinstance(theirs, str) else f"an earlier release ({header.get('schema')})"
+    return (f"this trace was written by {who}, and the reference here is {reference_digest()}: a divergence may "
+            f"be a change of the model since, not a fault of the trace")
 
 
 def state_of(w: core.World) -> dict:
@@ -49,7 +86,7 @@ class TraceWriter:
     def __init__(self, out: IO[str], w: core.World, seed: int | None, extra: dict | None = None) -> None:
         self.out = out
         header = {"schema": SCHEMA, "protocol": w.cfg.protocol, "config": codec.dump_config(w.cfg),
-                  "nodes": list(w.cfg.ids), "seed": seed}
+                  "nodes": list(w.cfg.ids), "seed": seed, "reference": reference_digest()}
         if extra:
             header.update(extra)
         self._write(header)
@@ -103,7 +140,7 @@ def read_header(lines: Iterator[tuple[int, dict]], where: str = "trace") -> tupl
         n, header = next(lines)
     except StopIteration:
         raise TraceError(where, None, "", "empty trace") from None
-    if header.get("schema") != SCHEMA:
+    if header.get("schema") not in READABLE:
         raise TraceError(where, n, "schema", f"is {formats.show(header.get('schema'))}, expected {SCHEMA!r}")
     h = _check(formats.extension(header), formats.TraceHeader, where, n)
     try:

@@ -257,6 +257,28 @@ def test_create_topic_bumps_the_version_and_registers_that_topic_at_once():
     assert all(set(s.msg.topic_config.topic_config_table) == {"new"} for s in sends(outs)) and len(sends(outs)) == 2
 
 
+def test_an_increment_waits_for_the_round_in_flight_and_carries_the_version_of_when_it_is_sent():
+    """BrokerController#registerIncrementBrokerData and #registerBrokerAll are synchronized: an
+    updateTopic during a round waits for the round to return, then sends its topic with the
+    DataVersion object as it is then (a second updateTopic meanwhile has moved it on)."""
+    b, outs = nb.on_tick(BC, _broker(), 0, 0)
+    ctx = {s.dst: s.ctx for s in sends(outs)}
+    b, outs = nb.create_topic(BC, b, ri.TopicConfig(topic_name="A"), 7)
+    assert outs == () and [tc.topic_name for tc in b.waiting_increments] == ["A"]
+    b, _ = nb.create_topic(BC, b, ri.TopicConfig(topic_name="B"), 8)
+    b, outs = nb.on_response(BC, b, ctx["ns0"], "ns0", _reply(), 9)
+    assert outs == ()
+    b, outs = nb.on_response(BC, b, ctx["ns1"], "ns1", _reply(), 10)
+    assert isinstance(outs[0], nb.RegisterRoundDone)
+    increments = [s.msg.topic_config for s in sends(outs)]
+    assert [set(w.topic_config_table) for w in increments] == [{"A"}, {"A"}]
+    assert all(w.data_version == ri.DataVersion(timestamp=8, counter=2) for w in increments)
+    assert [tc.topic_name for tc in b.waiting_increments] == ["B"] and b.round is not None
+    b, outs = nb.on_tick(BC, b, b.round.deadline, 0)  # the next waiting thread takes the monitor
+    assert [set(s.msg.topic_config.topic_config_table) for s in sends(outs)] == [{"B"}, {"B"}]
+    assert b.waiting_increments == ()
+
+
 def test_broker_crash_keeps_the_store_and_a_process_crash_leaves_fins():
     b = _broker().evolve(queue_offsets=FrozenMap({("t", 0): 3}))
     crashed = nb.crash(b, "process")

@@ -129,6 +129,18 @@ def test_delete_topic():
     assert ri.pickup_topic_route_data(ri.delete_topic(register_cluster(), "topic-0"), "topic-0") is None
 
 
+def test_delete_topic_of_a_cluster_drops_only_that_clusters_queue_data():
+    """RouteInfoManager#deleteTopic(topic, clusterName): the cluster's broker names lose the topic;
+    another cluster's stay, and the topic goes when nobody is left."""
+    rim = register_cluster(names=2, per_name=1)
+    rim, _, _ = ri.register_broker(rim, "other", "x:1", "broker-x", 0, "x:1", ri.TopicConfigSerializeWrapper(
+        topic_config_table=FrozenMap({"topic-0": ri.TopicConfig(topic_name="topic-0")})), None, None, 0)
+    left = ri.delete_topic(rim, "topic-0", "cluster")
+    assert set(left.topic_queue_table["topic-0"]) == {"broker-x"}
+    assert "topic-0" not in ri.delete_topic(left, "topic-0", "other").topic_queue_table
+    assert ri.delete_topic(rim, "topic-0", "nobody") == rim
+
+
 # --- 4.9.0 RouteInfoManagerTest ---
 
 

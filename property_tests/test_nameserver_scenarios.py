@@ -9,8 +9,10 @@ import pytest
 
 from histories import runner, scenario_file
 from reference_impl import core
-from reference_impl.core import faults, state
+from reference_impl.core import chooser, faults, state
+from reference_impl.nameserver import admin
 from reference_impl.nameserver import world as nw
+from spec import nameserver as ns_spec
 from rmqspec import cli
 
 SCENARIOS = pathlib.Path(__file__).parent / "scenarios" / "nameserver"
@@ -22,6 +24,8 @@ EXPECTED = {
     "ns2_unregister_by_id.json": {"NS-2", "NS-6"},
     "ns3_reset_after_namesrv_restart.json": {"NS-3"},
     "ns3_incremental_first_registration.json": {"NS-3"},
+    "ns3_delete_topic_stops_at_a_slave.json": {"NS-3"},  # ISSUE #4644: no NameServer asked
+    "ns3_delete_topic_asks_a_restarted_namesrv.json": {"NS-3"},  # a master the command never asked
     "ns4_fault_fallback_repeat.json": {"NS-4"},
     "ns4_fallback_repeat_mid_send.json": {"NS-4", "NS-7"},
     "ns6_role_change_oneway.json": {"NS-6"},
@@ -223,3 +227,97 @@ def test_every_profile_but_none_ends_in_a_quiet_tail():
         prof = faults.profile(name, "nameserver")
         assert name == "none" or prof.calm_at_ms is not None
         assert prof.duplicate == 0 or name not in ("standard", "hostile")  # TCP does not duplicate
+
+
+# --- mqadmin deleteTopic (reference_impl/nameserver/admin.py) ---
+
+
+def _drive_until(w: core.World, choose, until_ms: int) -> core.World:
+    while w.now < until_ms:
+        ev = choose(w)
+        if ev is None:
+            break
+        w, _ = core.step(w, ev)
+    return w
+
+
+def _registered_world(**over) -> core.World:
+    """Two broker groups with a slave each, registered with both NameServers, and TopicA
+    created by an operator on both masters and registered (by 20 s)."""
+    cfg = core.world_config("nameserver", 2, "scripted", {"producers": 0, "consumers": 0, **over})
+    choose = chooser.SeededChooser(1).choose
+    w = _drive_until(core.init(cfg), choose, 12_000)
+    for m in ("b0-m", "b1-m"):
+        w, _ = nw.ext_apply(w, nw.CreateTopic(node=cfg.ids.index(m), topic="TopicA"), w.now)
+    return _drive_until(w, choose, 20_000)
+
+
+def _topic_a(w: core.World) -> tuple[set, dict]:
+    held = {nid for nid, n in zip(w.cfg.ids, w.nodes) if nid.startswith("b") and "TopicA" in n.topic_config}
+    listed = {nid: set(n.rim.topic_queue_table.get("TopicA", {})) for nid, n in zip(w.cfg.ids, w.nodes)
+              if nid.startswith("ns")}
+    return held, listed
+
+
+def test_delete_topic_in_4_9_4_stops_at_the_first_slave_and_never_reaches_the_namesrvs():
+    """DeleteTopicSubCommand 4.9.4 (fetchMasterAndSlaveAddrByClusterName): in address order b0-m
+    drops TopicA, b0-s answers SYSTEM_ERROR (validateSlave), the command throws; both NameServers
+    keep listing TopicA for b0, whose master no longer has it (ISSUE #4644, fixed in 4.9.5)."""
+    w = _registered_world()
+    assert _topic_a(w) == ({"b0-m", "b1-m"}, {"ns0": {"b0", "b1"}, "ns1": {"b0", "b1"}})
+    w, done = admin.delete_topic_sub_command(w, "TopicA", w.now)
+    assert (done.brokers, done.name_servers, done.stopped_at) == (("b0-m",), (), "b0-s")
+    assert _topic_a(w) == ({"b1-m"}, {"ns0": {"b0", "b1"}, "ns1": {"b0", "b1"}})
+
+
+def test_delete_topic_in_4_9_5_asks_masters_only_then_every_namesrv():
+    w = _registered_world(delete_topic_in_slaves=False)
+    w, done = admin.delete_topic_sub_command(w, "TopicA", w.now)
+    assert (done.brokers, done.name_servers, done.stopped_at) == (("b0-m", "b1-m"), ("ns0", "ns1"), None)
+    assert _topic_a(w) == (set(), {"ns0": set(), "ns1": set()})
+
+
+def test_delete_topic_stops_at_a_master_that_is_down():
+    w = _registered_world(delete_topic_in_slaves=False)
+    w = core.crash_node(w, w.cfg.ids.index("b0-m"), "os")
+    w, done = admin.delete_topic_sub_command(w, "TopicA", w.now)
+    assert (done.brokers, done.stopped_at) == ((), "b0-m") and _topic_a(w)[1] == {"ns0": {"b0", "b1"},
+                                                                                    "ns1": {"b0", "b1"}}
+
+
+# --- NS-3's deleteTopic causes hold only on the very entry they explain ---
+
+
+def _ns3_world(name: str) -> core.World:
+    result = run_scenario(SCENARIOS / name)
+    assert [v.expected is not None for v in result.violations if v.property == "NS-3"] == [True]
+    return result.world
+
+
+def _set_node(w: core.World, nid: str, n) -> core.World:
+    return core.set_node(w, w.cfg.ids.index(nid), n)
+
+
+def test_delete_stopped_explains_only_the_queue_data_the_namesrv_held_when_the_command_stopped():
+    w = _ns3_world("ns3_delete_topic_stops_at_a_slave.json")
+    assert "stopped at b0-s" in ns_spec.ns3_expected(w)
+    ns0 = w.nodes[w.cfg.ids.index("ns0")]
+    queues = ns0.rim.topic_queue_table["TopicA"]
+    rewritten = queues.set("b0", queues["b0"].evolve(read_queue_nums=8))  # not what the delete left behind
+    bad = _set_node(w, "ns0", ns0.evolve(rim=ns0.rim.evolve(
+        topic_queue_table=ns0.rim.topic_queue_table.set("TopicA", rewritten))))
+    assert not ns_spec.ns3(bad) and ns_spec.ns3_expected(bad) is None
+    forgotten = w.evolve(ghost=w.ghost.evolve(stale_topics=w.ghost.stale_topics.without(("ns0", "TopicA", "b0"))))
+    assert ns_spec.ns3_expected(forgotten) is None
+
+
+def test_delete_missed_explains_only_a_master_whose_version_the_namesrv_still_has():
+    w = _ns3_world("ns3_delete_topic_asks_a_restarted_namesrv.json")
+    assert "without asking its master b0-m" in ns_spec.ns3_expected(w)
+    b0 = w.nodes[w.cfg.ids.index("b0-m")]
+    moved = _set_node(w, "b0-m", b0.evolve(data_version=b0.data_version.next_version(w.now)))
+    assert ns_spec.ns3_expected(moved) is None  # a new version would have relisted it: something else lost it
+    key = ("ns1", "TopicA", "b0")
+    at, addr, version = w.ghost.kept_topics[key]
+    other = w.evolve(ghost=w.ghost.evolve(kept_topics=w.ghost.kept_topics.set(key, (at, "b1-m", version))))
+    assert ns_spec.ns3_expected(other) is None

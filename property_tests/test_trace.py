@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import pathlib
 
 import pytest
 
@@ -14,6 +15,7 @@ from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import codec, faults
 from reference_impl.election import world as election_world
+from rmqspec import cli
 
 
 @functools.cache
@@ -55,7 +57,8 @@ def test_trace_has_header_initial_state_steps_and_result():
     """Header (schema, protocol, config, nodes, seed), the i=0 state, one line per step, a result line."""
     objs = lines()
     head, first, steps, last = objs[0], objs[1], objs[2:-1], objs[-1]
-    assert head["schema"] == "histories.trace/1" and head["protocol"] == "election"
+    assert head["schema"] == "rmqspec.trace/1" and head["protocol"] == "election"
+    assert head["reference"] == trace_mod.reference_digest()
     assert head["nodes"] == ["n0", "n1", "n2"] and head["seed"] == 3 and head["config"]["ids"] == head["nodes"]
     assert first["i"] == 0 and first["event"] is None and set(first["state"]) == {"n0", "n1", "n2"}
     assert [s["i"] for s in steps] == list(range(1, 201))
@@ -126,7 +129,7 @@ def test_blank_lines_are_skipped_but_counted():
     ("", "empty trace"),
     ("\n\n", "empty trace"),
     (dump(lines()[1:]), "line 1: schema is None"),
-    (header_with(schema="histories.trace/2"), "expected 'histories.trace/1'"),
+    (header_with(schema="histories.trace/2"), "expected 'rmqspec.trace/1'"),
     (header_with(config=None), "line 1: config must be an object, got None"),
 ], ids=["empty", "blank", "missing-header", "wrong-schema", "no-config"])
 def test_bad_header_is_refused(text, message):
@@ -278,7 +281,6 @@ def set_in(path, value):
 ], ids=["interval-str", "leak-null", "delay-short", "delay-str", "peers-not-ids", "duplicate-ids", "step-i-str"])
 def test_malformed_trace_values_are_bad_input(capsys, tmp_path, change):
     """check-trace on a trace whose config or step numbers have the wrong type: exit 2, one stderr line."""
-    from rmqspec import cli
 
     objs = lines()
     change(objs)
@@ -290,3 +292,26 @@ def test_malformed_trace_values_are_bad_input(capsys, tmp_path, change):
         raise AssertionError(f"traceback: {e!r}") from None
     err = capsys.readouterr().err
     assert code == 2 and len(err.splitlines()) == 1
+
+
+# --- traces that earlier releases wrote (property_tests/snapshots/old-traces/README.md) ---
+
+OLD = pathlib.Path(__file__).parent / "snapshots" / "old-traces"
+
+
+@pytest.mark.parametrize("name", ["681aab3-election-none-s5.jsonl", "0f76d01-election-standard-s5.jsonl"])
+def test_a_trace_an_earlier_release_wrote_still_replays(name):
+    """Both schema names earlier releases wrote (rmqspec.trace/1, histories.trace/1) are read."""
+    with open(OLD / name, "rb") as f:
+        result = runner.replay(f)
+    assert result.mismatch is None and result.run.steps == 150
+
+
+def test_an_earlier_trace_that_diverges_says_the_model_changed(capsys):
+    code = cli.main(["replay", str(OLD / "681aab3-election-standard-s3.jsonl"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 1 and "MISMATCH at step 79" in out
+    assert "written by an earlier release (rmqspec.trace/1)" in out and trace_mod.reference_digest() in out
+    code = cli.main(["replay", str(OLD / "681aab3-election-standard-s3.jsonl"), "--quiet", "--json"])
+    note = json.loads(capsys.readouterr().out)["mismatch"]["note"]
+    assert code == 1 and "earlier release" in note

@@ -292,12 +292,16 @@ def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[d
         cases.append((f"reference, {size} lines", lines[:size + 1]))
     for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
         cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
+    options: dict[str, tolerant_mod.Options] = {}
+    for name, lines, opts in impl_logs.ha_bench_cases():  # ha: reference-made, and RocketMQ 4.9.4's own logs
+        cases.append((name, lines))
+        options[name] = opts
     for name, lines in cases:
         if log is not None:
             print(f"bench --tolerant: {name}", file=log, flush=True)
         parsed = impl_logs.parse(lines)
         start = time.perf_counter()
-        r = tolerant_mod.check(parsed)
+        r = tolerant_mod.check(parsed, options.get(name))
         elapsed = time.perf_counter() - start
         rows.append({"log": name, "lines": r.lines, "accepted": r.accepted, "seconds": round(elapsed, 3),
                      "lines_per_s": round(r.lines / elapsed), "states_expanded": r.stats.states_expanded,

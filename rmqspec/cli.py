@@ -132,7 +132,7 @@ def build_parser() -> Parser:
 
     chk = sub.add_parser("check-trace", help="validate a trace, or an implementation's log (searching for a reference "
                                              "execution that explains it), against the reference")
-    chk.add_argument("trace", help="a trace (histories.trace/1) or an implementation log (rmqspec.log/1, "
+    chk.add_argument("trace", help="a trace (rmqspec.trace/1) or an implementation log (rmqspec.log/1, "
                                    "docs/conformance.md)")
     chk.add_argument("--tolerant", action="store_true",
                      help="insist on tolerant validation (an implementation log is always checked tolerantly)")

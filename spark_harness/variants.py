@@ -148,8 +148,9 @@ SPACES: dict[str, Space] = {
                               "16 KiB files: its first file survives empty while the master rolls on"),
         )),
     "nameserver": Space(
-        # 4.9.8's MQFaultStrategy returns a new MessageQueue instead of rewriting the route's (NS-7)
-        versions=(("4.9.4", {}), (FIXED, {"fault_fallback_mutates_queue": False})),
+        # 4.9.8's MQFaultStrategy returns a new MessageQueue instead of rewriting the route's (NS-7);
+        # 4.9.5's mqadmin deleteTopic asks masters only (ISSUE #4644)
+        versions=(("4.9.4", {}), (FIXED, {"fault_fallback_mutates_queue": False, "delete_topic_in_slaves": False})),
         switches=(
             Switch(name="name_servers", values=(("2", {}), ("3", {"name_servers": 3}))),
             # NettyServerConfig.serverChannelMaxIdleTimeSeconds: 0 turns the idle close off, so a silent

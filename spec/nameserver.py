@@ -142,29 +142,62 @@ INCREMENTAL_FIRST = (
     "adds topics only when the version changed or the registration is the first)")
 
 
+DELETE_STOPPED = (
+    "mqadmin deleteTopic dropped {topic} on {addr} at {t} ms, then stopped at {stopped} ({reason}) before it asked "
+    "{ns} (DeleteTopicSubCommand#deleteTopic throws at the first broker that fails; 4.9.4 asks slaves too, which "
+    "refuse: ISSUE #4644, fixed in 4.9.5); registrations never remove a topic (RouteInfoManager#registerBroker "
+    "only adds), so {ns} still lists the queue data it held then")
+DELETE_MISSED = (
+    "mqadmin deleteTopic dropped {name}'s queue data of {topic} at {ns} at {t} ms without asking its master {addr}, "
+    "which the NameServer the command asked did not list; {addr} still holds {topic} under the DataVersion {ns} "
+    "has ({version}), so isBrokerTopicConfigChanged keeps it out of every later registration")
+
+
+def _queue_gap_cause(w: core.World, nid: str, n: Any, topic: str, name: str, masters: dict) -> str | None:
+    """Why NameServer `nid` lists broker `name`'s queue data of `topic` other than its live master
+    holds it, with the evidence that reproduces the very entry (or its absence): None without."""
+    g, index = w.ghost, _roles(w).index
+    addr = masters.get(name)
+    listed = n.rim.topic_queue_table.get(topic, {}).get(name)
+    if addr is None:
+        return None
+    held = topic in w.nodes[index[addr]].topic_config
+    if listed is not None and not held:
+        seen = g.stale_topics.get((nid, topic, name))
+        if seen is None or seen[1] != addr or seen[2] != listed:
+            return None
+        return DELETE_STOPPED.format(topic=topic, addr=addr, t=seen[0], ns=nid, stopped=seen[3], reason=seen[4])
+    if listed is None and held:
+        live = n.rim.broker_live_table.get(addr)
+        version = w.nodes[index[addr]].data_version
+        if live is None or live.data_version != version:
+            return None
+        kept = g.kept_topics.get((nid, topic, name))
+        if kept is not None and kept[1] == addr and kept[2] == version:
+            return DELETE_MISSED.format(name=name, topic=topic, ns=nid, t=kept[0], addr=addr,
+                                        version=f"{version.timestamp}/{version.counter}")
+        seen = g.partial_first.get((nid, addr))
+        if seen is not None and topic in seen[1]:
+            return INCREMENTAL_FIRST.format(ns=nid, addr=addr, t=seen[0], topics=topic)
+    return None
+
+
 def _queue_gap_causes(w: core.World, nid: str, n: Any) -> list[str] | None:
-    """Why NameServer `nid`'s topic queue data differs from the live masters' topics: the
-    `incremental-first` cause, with its evidence for every differing (topic, broker); None
-    when some difference has none."""
+    """Why NameServer `nid`'s topic queue data differs from the live masters' topics, one cause
+    with its evidence for every differing (topic, broker); None when some difference has none."""
     want = _expected_queues(w)
     have = {t: dict(q.items()) for t, q in n.rim.topic_queue_table.items()}
     masters = {w.nodes[b].broker_name: w.cfg.ids[b] for b in _roles(w).brokers
                if w.alive[b] and w.nodes[b].broker_id == rocketmq.MASTER_ID}
-    index = _roles(w).index
-    gaps: dict[str, set] = {}
-    for topic in set(want) | set(have):
-        for name in set(want.get(topic, {})) | set(have.get(topic, {})):
-            if want.get(topic, {}).get(name) != have.get(topic, {}).get(name):
-                if name not in want.get(topic, {}) or name not in masters:
-                    return None  # listed but not held: no known cause
-                gaps.setdefault(masters[name], set()).add(topic)
     causes = []
-    for addr, topics in sorted(gaps.items()):
-        seen = w.ghost.partial_first.get((nid, addr))
-        live = n.rim.broker_live_table.get(addr)
-        if seen is None or not topics <= seen[1] or live is None or live.data_version != w.nodes[index[addr]].data_version:
-            return None
-        causes.append(INCREMENTAL_FIRST.format(ns=nid, addr=addr, t=seen[0], topics=", ".join(sorted(topics))))
+    for topic in sorted(set(want) | set(have)):
+        for name in sorted(set(want.get(topic, {})) | set(have.get(topic, {}))):
+            if want.get(topic, {}).get(name) != have.get(topic, {}).get(name):
+                cause = _queue_gap_cause(w, nid, n, topic, name, masters)
+                if cause is None:
+                    return None
+                if cause not in causes:
+                    causes.append(cause)
     return causes
 
 

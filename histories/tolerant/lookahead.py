@@ -14,7 +14,7 @@ import attrs
 from histories import impl_log as il
 from histories import reference_log as rl
 from histories.tolerant.records import Options, State, Stats
-from histories.tolerant.scheduler import world_config
+from histories.tolerant.scheduler import java_slack, world_config
 from reference_impl import core
 
 
@@ -27,7 +27,7 @@ class Lookahead:
         self.opts = opts or Options()
         self.lp = il.log_points(log.protocol)
         self.cfg = world_config(log, self.opts)
-        self.own_slack = core.protocol(log.cfg.protocol).tick_slack
+        self.own_slack = java_slack(log.cfg.protocol)
         self.progress = progress
         self.stats = Stats()
         self.lines = log.lines

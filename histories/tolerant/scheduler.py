@@ -15,6 +15,23 @@ from reference_impl.core import faults
 _TOLERANT: dict[tuple[str, int], str] = {}
 
 
+def _log_points(name: str) -> Any:
+    try:
+        return il.log_points(name)
+    except il.LogError:
+        return None
+
+
+def java_slack(name: str) -> Callable | None:
+    """The protocol's own tick slack, or else the Java polling its log points declare
+    (`tick_slack` in reference_impl/<protocol>/log_points.py: a loop that looks only every so
+    often, where the model acts the ms a condition becomes true)."""
+    own = core.protocol(name).tick_slack
+    if own is None:
+        own = getattr(_log_points(name), "tick_slack", None)
+    return own
+
+
 def tolerant_protocol(name: str, slack: int) -> str:
     """The protocol `name` with every tick's window widened by `slack` ms (Java's loop period
     plus a scheduling allowance), registered under a name of its own; the node transitions
@@ -23,13 +40,16 @@ def tolerant_protocol(name: str, slack: int) -> str:
     key = (name, slack)
     if key not in _TOLERANT:
         p = core.protocol(name)
-        own = p.tick_slack
+        own = java_slack(name)
 
         def tick_slack(c: Any, n: Any, since: int, wake: int, own: Callable | None = own) -> int:
             return (own(c, n, since, wake) if own is not None else 0) + slack
 
         derived = f"{name}+slack{slack}"
         wrapped = p.evolve(name=derived, tick_slack=tick_slack, ghost_update=_no_ghost, ghost_crash=None)
+        adapt = getattr(_log_points(name), "under_implementation", None)
+        if adapt is not None:  # the protocol's own world events, as a log can tell them apart
+            wrapped = adapt(wrapped)
         core.register(derived, lambda wrapped=wrapped: wrapped, listed=False)
         _TOLERANT[key] = derived
     return _TOLERANT[key]

@@ -204,6 +204,9 @@ class Search(Lookahead):
                 [core.CutLink(src=f["dst"], dst=f["src"])] if f["both"] else [])
         if ln.at == "heal":
             return [core.Heal()]
+        if ln.at in getattr(self.lp, "FACTS", ()):
+            event = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
+            return [] if event is None else [event]
         return []
 
     def inject(self, s: State, ln: il.LogLine) -> State | None:

@@ -25,6 +25,8 @@ from reference_impl.core import chooser, faults
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_LOGS = ROOT / "impl_logs" / "dledger-0.2.6"
+REAL_HA_LOGS = ROOT / "impl_logs" / "rocketmq-4.9.4" / "ha"
+HA_SLACK_MS = 100  # a cold JVM spreads one step's lines over up to 100 ms (impl_logs/rocketmq-4.9.4/ha/README.md)
 
 # Faults an implementation log can show (crash, restart, partition, cut, heal): no loss, no duplication.
 PROFILES = {
@@ -36,14 +38,17 @@ PROFILES = {
 }
 
 
-def reference_log(protocol: str, profile: str, seed: int, steps: int, nodes: int = 3, late_ms: int = 0
-                  ) -> list[dict]:
+def reference_log(protocol: str, profile: str | faults.FaultProfile, seed: int, steps: int, nodes: int = 3,
+                  late_ms: int = 0, overrides: dict | None = None) -> list[dict]:
     """Header and event lines of the log a reference history writes; `late_ms`: the history's
     ticks may fire this much later than the reference's own windows allow (threads that run
     late, as the checker's scheduling allowance permits). Each line is tagged with its step
-    (`_step`, for `realistic`)."""
-    prof = PROFILES[profile] if protocol == "election" else faults.profile(profile, protocol)
-    cfg = core.protocol(protocol).make_config(nodes, {}).evolve(profile=prof)
+    (`_step`, for `realistic`). `profile` may be a FaultProfile; `overrides` the protocol's config."""
+    if isinstance(profile, faults.FaultProfile):
+        prof = profile
+    else:
+        prof = PROFILES[profile] if protocol == "election" else faults.profile(profile, protocol)
+    cfg = core.protocol(protocol).make_config(nodes, overrides or {}).evolve(profile=prof)
     if late_ms:
         cfg = cfg.evolve(protocol=tolerant.tolerant_protocol(protocol, late_ms))
     writer = LogWriter(cfg, protocol=protocol, steps=True)
@@ -203,3 +208,17 @@ def entry_off_by_one(lines: list[dict]) -> tuple[list[dict], int]:
     k = _find(out, lambda d: d["at"] == "DLedgerStore#appendAsFollower" and d["index"] >= 1)
     out[k]["index"] += 1
     return out, k + 1
+
+
+def ha_bench_cases() -> list[tuple[str, list[dict], tolerant.Options]]:
+    """The `ha` logs `rmqspec bench --tolerant` times: a reference-made SYNC_MASTER log with HA
+    connection resets (3 brokers, one record size) and each log RocketMQ 4.9.4 wrote."""
+    prof = faults.FaultProfile(name="conn", delay_ms=(1, 10), ext=(("conn_drop", 0.003),), calm_at_ms=60_000)
+    lines = realistic(reference_log("ha", prof, 2, 900, nodes=3, overrides={
+        "body_min": 99, "body_max": 99, "mapped_file_size_commit_log": 4096, "broker_role": "SYNC_MASTER"}), 2)
+    cases = [("ha reference, SYNC_MASTER, resets", lines, tolerant.Options())]
+    for path in sorted(REAL_HA_LOGS.glob("*.jsonl")):
+        with open(path, encoding="utf-8") as f:
+            real = [d for _, d in trace_mod.read_lines(f)]
+        cases.append((f"RocketMQ 4.9.4 ha {path.stem}", real, tolerant.Options(slack_ms=HA_SLACK_MS)))
+    return cases

@@ -137,6 +137,9 @@ class Broker:
     next_register_ms: int = -1  # the periodic task's next run; -1 until start() returned
     round: RegisterRound | None = None
     round_seq: int = 0
+    # registerIncrementBrokerData calls blocked on the BrokerController monitor while a round
+    # holds it: the TopicConfig each admin thread captured, in the order they came (volatile)
+    waiting_increments: tuple = ()
     master_addr: str | None = None  # SlaveSynchronize.masterAddr
     ha_master_addr: str | None = None  # HAClient master address (updateMasterHAServerAddrPeriodically)
     stopping: tuple | None = None  # shutdown(): NameServers still to unregister from
@@ -201,8 +204,10 @@ def on_tick(c: BrokerConfig, b: Broker, now: int, draw: int) -> tuple[Broker, tu
 
 def topic_config_wrapper(c: BrokerConfig, b: Broker, only: tuple | None = None) -> ri.TopicConfigSerializeWrapper:
     """TopicConfigManager#buildTopicConfigSerializeWrapper; a broker that is not both readable
-    and writable re-sends every topic with perm = brokerPermission (registerBrokerAll)."""
-    table = b.topic_config if only is None else FrozenMap((t, b.topic_config[t]) for t in only)
+    and writable re-sends every topic with perm = brokerPermission (registerBrokerAll). `only`
+    (registerIncrementBrokerData): the TopicConfigs to send instead of the whole table, with the
+    DataVersion as it is when the request is built (the admin thread passes the live object)."""
+    table = b.topic_config if only is None else FrozenMap((tc.topic_name, tc) for tc in only)
     perm = c.broker_permission
     if not (ri.PermName.is_writeable(perm) and ri.PermName.is_readable(perm)):
         table = FrozenMap((t, tc.evolve(perm=perm)) for t, tc in table.items())
@@ -277,6 +282,12 @@ def finish_round(c: BrokerConfig, b: Broker, now: int) -> tuple[Broker, tuple]:
     """doRegisterBrokerAll after the latch: results.get(0) sets the master (HA) address."""
     rnd = b.round
     b = b.evolve(round=None)
+    outs: tuple = ()
+    if b.waiting_increments:
+        # the monitor is released: the first admin thread waiting in registerIncrementBrokerData
+        # takes it (Java's monitor is not fair: the model takes them in the order they came)
+        tc, rest = b.waiting_increments[0], b.waiting_increments[1:]
+        b, outs = register_broker_all(c, b.evolve(waiting_increments=rest), now, only=(tc,))
     master = b.master_addr
     if rnd.results:
         first = rnd.results[0][1]
@@ -287,7 +298,7 @@ def finish_round(c: BrokerConfig, b: Broker, now: int) -> tuple[Broker, tuple]:
     if rnd.startup:
         b = b.evolve(next_register_ms=now + REGISTER_INITIAL_DELAY_MS)
     failed = rnd.failed + tuple(sorted(rnd.pending))
-    return b, (RegisterRoundDone(ok=tuple(a for a, _ in rnd.results), failed=failed, master_addr=master),)
+    return b, (RegisterRoundDone(ok=tuple(a for a, _ in rnd.results), failed=failed, master_addr=master),) + outs
 
 
 def on_response(c: BrokerConfig, b: Broker, ctx: Any, peer: str, resp: Any, now: int) -> tuple[Broker, tuple]:
@@ -335,7 +346,7 @@ def send_message(c: BrokerConfig, b: Broker, req: SendMessage) -> tuple[Broker, 
 def shutdown(c: BrokerConfig, b: Broker, now: int) -> tuple[Broker, tuple]:
     """BrokerController#shutdown: the remoting server stops, then unregisterBrokerAll asks
     each NameServer in turn (invokeSync, 3000 ms), then the process exits."""
-    b = b.evolve(stopping=b.remoting.namesrv_addr_list, round=None)
+    b = b.evolve(stopping=b.remoting.namesrv_addr_list, round=None, waiting_increments=())
     return unregister_next(c, b, now)
 
 
@@ -366,11 +377,14 @@ def change_to_master(c: BrokerConfig, b: Broker, now: int) -> tuple[Broker, tupl
 
 def create_topic(c: BrokerConfig, b: Broker, tc: ri.TopicConfig, now: int) -> tuple[Broker, tuple]:
     """AdminBrokerProcessor#updateAndCreateTopic: TopicConfigManager#updateTopicConfig bumps the
-    DataVersion, then registerIncrementBrokerData registers that one topic at once (sync)."""
+    DataVersion, then registerIncrementBrokerData registers that one topic (sync). Both it and
+    registerBrokerAll are synchronized on the BrokerController: while a round waits for its
+    answers, the increment waits for the monitor and is sent when the round returns
+    (finish_round), with the DataVersion as it is then."""
     b = b.evolve(topic_config=b.topic_config.set(tc.topic_name, tc), data_version=b.data_version.next_version(now))
     if b.round is not None:
-        return b, ()  # registerBrokerAll is synchronized; the next periodic round carries it
-    return register_broker_all(c, b, now, only=(tc.topic_name,))
+        return b.evolve(waiting_increments=b.waiting_increments + (tc,)), ()
+    return register_broker_all(c, b, now, only=(tc,))
 
 
 def delete_topic_config(b: Broker, topic: str, now: int) -> Broker:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference_impl import core
+from reference_impl import core, rocketmq
 from reference_impl.core.state import EMPTY, FrozenMap, record
+from reference_impl.nameserver import admin
 from reference_impl.nameserver import broker as nb
 from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import namesrv as ns
@@ -130,6 +131,16 @@ class NsGhost:
     # first registration of that master (after its own restart, or after dropping the master) came
     # from registerIncrementBrokerData, which carries one topic (NS-3's `incremental-first` cause)
     partial_first: FrozenMap = EMPTY
+    # (namesrv, topic, broker name) -> (time, master addr, the QueueData the NameServer listed, where
+    # the command stopped, why):
+    # mqadmin deleteTopic dropped the topic on that master, then stopped (at a slave in 4.9.4, or at a
+    # broker or NameServer that did not answer) before it reached this NameServer (NS-3's
+    # `delete-stopped` cause)
+    stale_topics: FrozenMap = EMPTY
+    # (namesrv, topic, broker name) -> (time, master addr, the NameServer's DataVersion of it then):
+    # mqadmin deleteTopic dropped that broker's queue data of the topic at this NameServer but never
+    # asked its master, which the NameServer the command asked did not list (NS-3's `delete-missed`)
+    kept_topics: FrozenMap = EMPTY
 
 
 def ghost_init(cfg: core.WorldConfig) -> NsGhost:
@@ -210,6 +221,10 @@ def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
         g = g.evolve(last_registered=g.last_registered.set((me, obs.broker_addr), (w.now, obs.broker_id)))
         if obs.first and obs.broker_id == 0:
             g = _first_registration(g, w, me, obs)
+            if any(k[0] == me and v[1] == obs.broker_addr for k, v in g.kept_topics.items()):
+                # a first registration carries every topic the master holds: nothing is kept out now
+                g = g.evolve(kept_topics=FrozenMap((k, v) for k, v in g.kept_topics.items()
+                                                   if not (k[0] == me and v[1] == obs.broker_addr)))
         regs = g.registered.get(me, frozenset())
         return g if obs.broker_addr in regs else g.evolve(registered=g.registered.set(me, regs | {obs.broker_addr}))
     if t is ns.BrokerRemoved:
@@ -268,15 +283,43 @@ def _first_registration(g: NsGhost, w: core.World, me: str, obs: Any) -> NsGhost
     return g.evolve(partial_first=g.partial_first.without(key)) if key in g.partial_first else g
 
 
+def _deleted(g: NsGhost, w: core.World, done: admin.DeleteTopicDone) -> NsGhost:
+    """Where mqadmin deleteTopic left a NameServer's queue data and a master's topics apart."""
+    index = roles(w.cfg.ids).index
+    stale, kept = dict(g.stale_topics.items()), dict(g.kept_topics.items())
+    for nid in w.cfg.proto.name_servers:
+        n = w.nodes[index[nid]]
+        if not w.alive[index[nid]] or nid in done.name_servers:
+            continue
+        for name, qd in n.rim.topic_queue_table.get(done.topic, {}).items():
+            master = n.rim.broker_addr_table.get(name)
+            addr = master.broker_addrs.get(rocketmq.MASTER_ID) if master is not None else None
+            if addr in done.brokers:
+                stale[(nid, done.topic, name)] = (w.now, addr, qd, done.stopped_at, done.reason)
+    for nid, name in done.removed:
+        n = w.nodes[index[nid]]
+        master = n.rim.broker_addr_table.get(name)
+        addr = master.broker_addrs.get(rocketmq.MASTER_ID) if master is not None else None
+        live = n.rim.broker_live_table.get(addr) if addr is not None else None
+        if addr in index and addr not in done.brokers and live is not None \
+                and done.topic in w.nodes[index[addr]].topic_config:
+            kept[(nid, done.topic, name)] = (w.now, addr, live.data_version)
+    return g.evolve(stale_topics=FrozenMap(stale), kept_topics=FrozenMap(kept))
+
+
 def _world_event(g: NsGhost, w: core.World, ev: Any) -> NsGhost:
-    """Faults and the quiet tail: reachability, deaths and restarts."""
+    """Faults, operators and the quiet tail: reachability, deaths, restarts, deleted topics."""
+    if type(ev) is admin.DeleteTopicDone:
+        return _deleted(g, w, ev)
     r = roles(w.cfg.ids)
     g = g.evolve(reach_since=reach_since(w, g.reach_since))
     if isinstance(ev, core.Crash):
         node = w.cfg.ids[ev.node]
         if ev.node in r.namesrvs:
             g = g.evolve(registered=g.registered.set(node, frozenset()),
-                         partial_first=FrozenMap((k, v) for k, v in g.partial_first.items() if k[0] != node))
+                         partial_first=FrozenMap((k, v) for k, v in g.partial_first.items() if k[0] != node),
+                         stale_topics=FrozenMap((k, v) for k, v in g.stale_topics.items() if k[0] != node),
+                         kept_topics=FrozenMap((k, v) for k, v in g.kept_topics.items() if k[0] != node))
         elif ev.node in r.brokers:
             g = g.evolve(dead=g.dead.set(node, DeathWindow(died_ms=w.now, silent=ev.os)))
         else:

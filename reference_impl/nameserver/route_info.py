@@ -259,9 +259,19 @@ def _operate_write_perm(rim: RouteInfo, broker_name: str, change) -> tuple[Route
     return rim.evolve(topic_queue_table=FrozenMap(table)), count
 
 
-def delete_topic(rim: RouteInfo, topic: str) -> RouteInfo:
-    """RouteInfoManager#deleteTopic(topic)"""
-    return rim.evolve(topic_queue_table=rim.topic_queue_table.without(topic))
+def delete_topic(rim: RouteInfo, topic: str, cluster_name: str | None = None) -> RouteInfo:
+    """RouteInfoManager#deleteTopic(topic), or with a cluster (DELETE_TOPIC_IN_NAMESRV with a
+    clusterName, as mqadmin deleteTopic sends in 4.9.4) #deleteTopic(topic, clusterName): only
+    the queue data of that cluster's broker names, and the topic when none is left."""
+    if cluster_name is None:
+        return rim.evolve(topic_queue_table=rim.topic_queue_table.without(topic))
+    queues = rim.topic_queue_table.get(topic)
+    names = rim.cluster_addr_table.get(cluster_name)
+    if queues is None or not names:
+        return rim
+    left = FrozenMap((name, qd) for name, qd in queues.items() if name not in names)
+    table = rim.topic_queue_table.set(topic, left) if left else rim.topic_queue_table.without(topic)
+    return rim.evolve(topic_queue_table=table)
 
 
 # --- removal ---

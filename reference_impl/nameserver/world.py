@@ -28,6 +28,7 @@ from reference_impl import core, rocketmq
 from reference_impl.core import faults, inputs
 from reference_impl.core import network as net_mod
 from reference_impl.core.state import FrozenMap, freeze, record
+from reference_impl.nameserver import admin
 from reference_impl.nameserver import broker as nb
 from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import consumer as co
@@ -49,6 +50,8 @@ class NameServerWorldConfig:
     topics: tuple[ri.TopicConfig, ...] = (DEFAULT_TOPIC,)  # every broker's topic configs
     latency_fault_producers: tuple[str, ...] = ("p1",)  # producers with sendLatencyFaultEnable = true
     consumer_topics: tuple[str, ...] = ("TopicTest",)
+    # mqadmin deleteTopic asks masters and slaves (4.9.4) or masters only (4.9.5, ISSUE #4644): admin.py
+    delete_topic_in_slaves: bool = True
 
     LIMITS: ClassVar[dict] = {"name_servers": (1, 64), "latency_fault_producers": (1, 64),
                               "consumer_topics": (1, 127)}
@@ -91,7 +94,8 @@ class CreateTopic:
 @record
 class DeleteTopic:
     """An operator's `mqadmin deleteTopic` (profile kind `delete_topic`): DeleteTopicSubCommand
-    deletes the topic in every master broker it reaches, then in every NameServer."""
+    deletes the topic in each broker the NameServer lists, then in every NameServer, and stops
+    at the first that fails (reference_impl/nameserver/admin.py)."""
 
     topic: str
 
@@ -269,11 +273,9 @@ def _operator(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
         w, seen = core.apply_outs(core.set_node(w, ev.node, n), ev.node, outs)
         obs.extend(seen)
     else:
-        for i in _live_masters(w):
-            w = core.set_node(w, i, nb.delete_topic_config(w.nodes[i], ev.topic, now))
-        for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
-            if up and type(n) is ns.NameServer:
-                w = core.set_node(w, i, n.evolve(rim=ri.delete_topic(n.rim, ev.topic)))
+        w, done = admin.delete_topic_sub_command(w, ev.topic, now)
+        w = w.evolve(ghost=ghost_update(w.ghost, w, -1, done))
+        obs.append((-1, done))
     return w.evolve(history=w.history.evolve(last_fault_ms=now)), tuple(obs)
 
 
@@ -330,7 +332,7 @@ def observe(c: NameServerWorldConfig, n: Any, alive: bool) -> dict:
 
 
 SCRIPT_ACTIONS = ("send", "shutdown", "change_to_master", "change_to_slave", "create_topic", "wipe_write_perm",
-                  "add_write_perm", "delete_topic", "scan", "set_last_update")
+                  "add_write_perm", "delete_topic", "mqadmin_delete_topic", "scan", "set_last_update")
 
 
 def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.World, tuple]:
@@ -366,6 +368,9 @@ def script_action(w: core.World, do: str, i: int, args: dict) -> tuple[core.Worl
         n, outs = n.evolve(rim=rim), (Reply(request=do, reply=count),)
     elif do == "delete_topic":
         n = n.evolve(rim=ri.delete_topic(n.rim, inputs.arg(args, "topic", str)))
+    elif do == "mqadmin_delete_topic":
+        w, done = admin.delete_topic_sub_command(w, inputs.arg(args, "topic", str), now, asked=i)
+        return w.evolve(ghost=ghost_update(w.ghost, w, -1, done)), ((-1, done),)
     elif do == "scan":
         n, outs = ns.scan_not_active_broker(c.namesrv, n, now)
     elif do == "set_last_update":

@@ -172,7 +172,8 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
     mm = result.mismatch
     out = {
         "ok": result.ok(), "steps": result.run.steps, "t_ms": result.run.world.now,
-        "mismatch": None if mm is None else {"step": mm.step, "line": mm.line, "message": mm.message},
+        "mismatch": None if mm is None else {"step": mm.step, "line": mm.line, "message": mm.message,
+                                             "note": trace_mod.written_elsewhere(result.header)},
         "violations": [v.property for v in result.run.violations],
         "unexpected_violations": [v.property for v in result.run.unexpected],
     }
@@ -180,6 +181,9 @@ def _report_replay(result: Any, as_json: bool, verb: str) -> int:
         print(json.dumps(out, indent=2))
     elif mm is not None:
         print(f"{verb}: MISMATCH at step {mm.step} (line {mm.line}): {formats.escape(mm.message)}")
+        note = trace_mod.written_elsewhere(result.header)
+        if note:
+            print(f"  note: {formats.escape(note)}")
     else:
         print(f"{verb}: {result.run.steps} steps match the reference "
               f"(t={result.run.world.now} ms); unexpected violations: {out['unexpected_violations'] or 'none'}")
