@@ -7,14 +7,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test check bench clean
+.PHONY: demo test test-all check bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "rmqspec needs Python 3.11 or newer; found $$($(PYTHON) --version 2>&1)"; exit 1; }
-	@echo "make: creating $(VENV) and installing rmqspec with its dependencies (PySpark, Numba, Z3, Hypothesis, ...): about 2 minutes the first time"
-	$(PYTHON) -m venv $(VENV)
-	@( while sleep 15; do echo "make: still installing ($$SECONDS s)"; done ) & ticker=$$!; \
+	@echo "make: creating $(VENV) and installing rmqspec with its dependencies (PySpark, Numba, Z3, Hypothesis, ...): about 2 minutes the first time, a line at least every 10 s"
+	@( while sleep 10; do echo "make: still installing ($$SECONDS s)"; done ) & ticker=$$!; \
+	  echo "$(PYTHON) -m venv $(VENV)"; $(PYTHON) -m venv $(VENV) && \
 	  $(BIN)/python -m pip install --disable-pip-version-check --progress-bar off -e . \
 	    | { grep --line-buffered -E '^(Collecting|Installing|Successfully)' || true; }; \
 	  status=$$?; kill $$ticker; exit $$status
@@ -33,8 +33,16 @@ demo: $(STAMP)
 	@echo
 	@$(BIN)/rmqspec fuzz --protocol all --histories 12 --engine reference --configs default --out out/demo
 
-# Tests on every core; a file stays on one worker, so its module fixtures (fuzz runs) run once.
+# The quick suite on every core, without the tests marked slow (docs/benchmarks.md, "The test
+# suite"); a file stays on one worker, so its module fixtures (fuzz runs) run once.
 test: $(STAMP)
+	@echo "make test: every test but the slow ones (make test-all runs those too), on every core; the first run on a machine compiles the fast worlds' kernels first (docs/benchmarks.md, \"The test suite\")"
+	$(BIN)/python -m pytest -n auto --dist loadfile -m "not slow"
+
+# Every test, the slow ones too (long fuzz runs, the standalone Spark cluster, slow model
+# checks, the README's long commands): what CI runs.
+test-all: $(STAMP)
+	@echo "make test-all: every test, the slow ones too, on every core (docs/benchmarks.md, \"The test suite\")"
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 check: $(STAMP)

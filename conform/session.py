@@ -28,6 +28,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from conform import dledger_log, dledger_log_cases, election, election_cases
 from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
+from conform import ha, ha_cases
 
 VECTORS_SCHEMA = "rmqspec.vectors/1"
 
@@ -86,6 +87,10 @@ SUBJECTS = {
                            describe=dledger_log.describe, value_name=dledger_log.value_name,
                            wire_error=dledger_log.WireError),
 }
+SUBJECTS["ha"] = Subject(protocol="ha", inputs=ha.INPUTS, features=ha.FEATURES, cases=ha_cases.cases,
+                         edge_cases=ha_cases.edge_cases, prepare=ha.prepare, answer=ha.answer, decode=ha.decode_case,
+                         sections=ha.sections, check_answer=ha.check_answer, describe=ha.describe,
+                         value_name=ha.value_name, wire_error=ha.WireError)
 
 
 def subject(protocol: str) -> Subject:

@@ -1,5 +1,5 @@
 """`rmqspec explore --engine fast`: the breadth-first search of model_checks/explore.py over
-the election twin's arrays (histories/fast/election_explore.py) instead of reference worlds.
+the election twin's arrays (histories/fast/election/explore.py) instead of reference worlds.
 
 Same search: the same choices per state (every enabled event, each tick once per draw
 value, every fault of the profile), pinned timing, the same bounds (depth, largest
@@ -24,9 +24,10 @@ from collections.abc import Callable
 import numpy as np
 from numba import typed, types
 
-from histories.fast import election_explore as X
-from histories.fast import run as fast_run
-from histories.fast.common import CapacityError
+from histories.fast import CapacityError
+from histories.fast.election import explore as X
+from histories.fast.election import layout as election_layout
+from histories.fast.election import runner as fast_run
 from model_checks import symmetry
 from model_checks.explore import EXTREMES, ExploreResult, Found, events
 from reference_impl import core
@@ -56,7 +57,7 @@ class FastExplorer:
 
     def __init__(self, cfg: core.WorldConfig, depth: int, limit: int | None = None, use_symmetry: bool = True,
                  draws: tuple[int, ...] = EXTREMES, max_states: int | None = None, mutant: str | None = None) -> None:
-        """`mutant`: a test-only broken twin (histories.fast.run.prepare); install the same one in the
+        """`mutant`: a test-only broken twin (histories.fast.election.runner.prepare); install the same one in the
         reference, which judges every violation found."""
         # pinned timing, as the reference explorer (a tick at its wake time, no lateness draws)
         cfg = cfg.evolve(profile=cfg.profile.evolve(timing="pinned"))
@@ -64,36 +65,35 @@ class FastExplorer:
         n = len(cfg.ids)
         # a candidate raises its term by one a step: terms stay below limit + 2 (depth + 2 unbounded)
         terms = (limit if limit is not None else depth) + 3
-        self.p = fast_run.prepare(cfg, terms=terms, mutant=mutant)
-        self.s = fast_run.new_state(self.p, 0, flight=FLIGHT, rpcs=RPCS, notes=2 * depth + 16)
+        # the search counts its own states (its fingerprints): the twin's sketch is not kept
+        self.p = fast_run.prepare(cfg, terms=terms, mutant=mutant, see_states=False)
+        self.s = fast_run.new_state(self.p, flight=FLIGHT, rpcs=RPCS, notes=2 * depth + 16)
+        fast_run.reset(self.p, self.s, 0)
+        self.mutant = None if self.p.mutant is None else np.int64(self.p.mutant)
         self.sym = use_symmetry and symmetry.symmetric(cfg)
         perms = list(itertools.permutations(range(n))) if self.sym else [tuple(range(n))]
         self.perms = np.array(perms, np.int64)
         self.invs = np.argsort(self.perms, axis=1).astype(np.int64)
         props = properties.for_protocol(cfg.protocol)
         self.props = {p.id: p for p in props}
-        self.is_state = np.array([1 if self.props[pid].holds is not None else 0 for pid in X.PROPERTY_IDS], np.int64)
-        niso = self.p.isol.shape[0]
+        self.is_state = np.array([1 if self.props[pid].holds is not None else 0
+                                  for pid in election_layout.PROPERTY_IDS], np.int64)
+        niso = self.p.isolations.shape[0]
         nch = (1 + n + FLIGHT + RPCS) * len(draws) + 2 * FLIGHT + 5 * n + niso + n * n + 1
         self.ch = np.zeros((nch, 3), np.int64)
         self.rh = np.zeros(RPCS, np.int64)
         self.sig = np.zeros((2, n), np.int64)
-        self.force = np.zeros(3, np.int64)
         self.par = np.full(1024, -1, np.int64)
         self.evc = np.full(1024, -1, np.int64)
         bound = f"depth {depth}" + (f", max currTerm <= {limit}" if limit is not None else "")
         self.result = ExploreResult(protocol=cfg.protocol, nodes=n, depth=depth, bound=bound, symmetry=self.sym,
                                     draws=draws, profile=cfg.profile.name, engine="fast")
 
-    def _arrays(self) -> tuple:
-        s = self.s
-        return (s.nd, s.live, s.wmk, s.alive, s.fl, s.rp, s.cut, s.elected, s.grants, s.cs, s.ws, s.sn, s.nt, s.vl,
-                s.lv)
-
     def _key(self) -> int:
-        s = self.s
-        return int(X.key(len(self.cfg.ids), s.nd, s.live, s.wmk, s.alive, s.fl, s.rp, s.cut, s.elected, s.grants,
-                         s.cs, s.ws, s.sn, s.nt, s.lv, self.perms, self.invs, self.sym, self.rh, self.sig))
+        return int(X.key(self.s.table, len(self.cfg.ids), self._symmetry()))
+
+    def _symmetry(self) -> tuple:
+        return self.perms, self.invs, self.sym, self.rh, self.sig
 
     def _grow(self, nstates: int) -> None:
         if nstates + self.ch.shape[0] + 1 >= self.par.shape[0]:
@@ -104,20 +104,21 @@ class FastExplorer:
     def run(self, on_level: Callable[[int, int, int], None] | None = None) -> ExploreResult:
         res = self.result
         start = time.perf_counter()
-        p, s, n = self.p, self.s, len(self.cfg.ids)
+        s, n = self.s, len(self.cfg.ids)
         w0 = core.init(self.cfg)
         for prop in self.props.values():  # the initial state, judged by the reference itself
             if prop.holds is not None and not prop.holds(w0):
                 res.found[prop.id] = Found(property=prop.id, expected=None, depth=0, events=[])
         fixed = int(X.fixed_size(n, s.elected.shape[0]))
-        rec = fixed + s.fl.shape[0] * X.EF + s.rp.shape[0] * X.RF + s.nt.shape[0] * X.NTF  # a packed state at most
+        rec = (fixed + s.flight.shape[0] * s.flight.shape[1] + s.rpcs.shape[0] * s.rpcs.shape[1]
+               + s.notes.shape[0] * s.notes.shape[1])  # a packed state at most
         front = np.zeros(rec, np.int64)
         foff = np.zeros(2, np.int64)
-        foff[1] = X.pack(front, 0, n, *self._arrays())
+        foff[1] = X.pack(s.table, front, 0, n)
         seen = typed.Dict.empty(types.int64, types.int64)
         seen[self._key()] = 0
         nstates, base, nfront = 1, 0, 1
-        hits = np.full((len(X.PROPERTY_IDS), 2), -1, np.int64)
+        hits = np.full((len(election_layout.PROPERTY_IDS), 2), -1, np.int64)
         counts = np.zeros(2, np.int64)
         draws = np.array(self.draws, np.int64)
         res.levels.append(1)
@@ -130,18 +131,15 @@ class FastExplorer:
             while True:
                 self._grow(nstates)
                 status, f, nout, nstates = X.expand(
-                    p.C, p.pw, p.pref, p.self_pref, p.isol, s.nd, s.live, s.wmk, s.alive, s.mt, s.fl, s.rp, s.cut,
-                    s.elected, s.grants, s.cs, s.ws, s.vi, s.sn, s.nt, s.vl, s.lv, s.log, s.evk, s.eva, s.fev_a,
-                    s.fev_b, s.kinds, s.wakes, s.slk, s.ob, s.oc, s.touched, s.prev_terms, self.force, front, foff,
-                    f, nfront, base, draws, limit, self.perms, self.invs, self.sym, self.rh, self.sig, self.is_state,
-                    seen, out, ooff, nout, self.par, self.evc, nstates, self.max_states or 0, hits, self.ch, counts,
-                    level < self.depth)
+                    s.table, self.mutant, (front, foff, out, ooff), (draws, self.ch),
+                    (seen, self.par, self.evc, hits, self.is_state, counts), self._symmetry(),
+                    (f, nfront, base, nout, nstates, limit, self.max_states or 0, level < self.depth))
                 if status == X.NEED_SPACE:  # room for every successor of one more state, then go on
                     out = _room(out, int(ooff[nout]), int(ooff[nout]) + rec * (1 + self.ch.shape[0]) + 1)
                     ooff = _room(ooff, nout + 1, nout + self.ch.shape[0] + 3)
                     continue
                 if status < 0:
-                    raise CapacityError(fast_run.OVERFLOW_NAMES.get(int(status), str(status)), level, None)
+                    raise CapacityError(election_layout.OVERFLOW_NAMES.get(int(status), str(status)), level, None)
                 break
             res.levels.append(nout)
             if on_level is not None:
@@ -159,7 +157,7 @@ class FastExplorer:
         res.complete = complete
         res.distinct_states = nstates
         res.seconds = time.perf_counter() - start
-        for k, pid in enumerate(X.PROPERTY_IDS):
+        for k, pid in enumerate(election_layout.PROPERTY_IDS):
             if hits[k, 0] >= 0 and pid not in res.found:
                 res.found[pid] = self._judge(pid, self.path(int(hits[k, 0])) + [int(hits[k, 1])])
         return res

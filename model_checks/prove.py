@@ -32,7 +32,7 @@ from typing import Any
 import attrs
 import z3
 
-from histories import files
+from histories import files, shell
 from model_checks import induction, witness
 from reference_impl import core
 from spec import symbolic as sy
@@ -287,7 +287,8 @@ def print_table(rows: list[Row], out: Any) -> None:
                     args = ", ".join(f"{k}={v}" for k, v in st["params"].items())
                     print(f"    {i:2d}. {st['action']}({args})", file=out)
             if r.replay and r.replay.get("trace"):
-                print(f"  reference trace: {r.replay['trace']}  (rmqspec replay {r.replay['trace']})", file=out)
+                print(f"  reference trace: {r.replay['trace']}  ({shell.command('replay', r.replay['trace'])})",
+                      file=out)
 
 
 def default_out_dir() -> str:

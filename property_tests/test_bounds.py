@@ -85,9 +85,9 @@ def test_bounds_read_defaults_not_the_protocol_config():
 def test_every_default_names_a_config_key(key):
     """A bound's setting is overridable by the same key the protocols' make_config takes."""
     takers = []
-    for name in ("election", "dledger_log", "nameserver", "ha"):
+    for name in ("election", "dledger_log", "dledger_commitlog", "nameserver", "ha", "offsets"):
         try:
-            core.protocol(name).make_config(3 if name != "ha" else 2, {key: bounds.DEFAULTS[key]})
+            core.protocol(name).make_config(2 if name in ("ha", "offsets") else 3, {key: bounds.DEFAULTS[key]})
             takers.append(name)
         except ValueError:
             pass

@@ -1,4 +1,4 @@
-"""The dledger_log fast world (histories/fast/dledger_log*) against the reference: the cross-check gate.
+"""The dledger_log fast world (histories/fast/dledger_log) against the reference: the cross-check gate.
 
 Every history here runs in both worlds and must match event for event (kind, node /
 envelope / RPC ids, time, tick draw, lateness, observations), in verdicts with their
@@ -8,7 +8,7 @@ members, stores, pushers and entry handlers, clients, network, ghost, fault hist
 naming the first differing event. Seeds per case scale with the Hypothesis profile
 (`ci`: 2, `dev`: 10, `nightly`: 200). The first run of a version of histories/fast on a
 machine compiles the kernel (minutes of CPU); later runs load it from Numba's cache. The long check is
-`python -m histories.fast.dledger_log_crosscheck` (docs/fast-worlds.md).
+`python -m histories.fast.dledger_log.crosscheck` (docs/fast-worlds.md).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from hypothesis import settings
 numba = pytest.importorskip("numba")
 
 from histories import fast  # noqa: E402
-from histories.fast import dledger_log_crosscheck as xc  # noqa: E402
-from histories.fast import dledger_log_run as fl  # noqa: E402
-from histories.fast.common import CapacityError, Unsupported  # noqa: E402
+from histories.fast import CapacityError, Unsupported  # noqa: E402
+from histories.fast.dledger_log import crosscheck as xc  # noqa: E402
+from histories.fast.dledger_log import runner as fl  # noqa: E402
 from property_tests.support import election_mutants as em  # noqa: E402
 from reference_impl.dledger_log import world as log_world  # noqa: E402
 from spark_harness import history as hist  # noqa: E402
@@ -50,6 +50,7 @@ def test_twin_matches_reference_under_config_overrides(name):
             assert xc.compare(cfg, seed, STEPS, None) == [], (name, profile, nodes, timing, seed)
 
 
+@pytest.mark.slow  # fuzz-length histories (make test-all)
 def test_twin_matches_reference_on_fuzz_length_histories():
     """Histories as the fuzzer runs them: up to the quiet tail plus 60 s (ack_after_calm_ms measured)."""
     for profile, seed in (("standard", 1), ("hostile", 2), ("os_crash", 3)):

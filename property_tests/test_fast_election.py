@@ -1,4 +1,4 @@
-"""The election fast world (histories/fast) against the reference: the cross-check gate.
+"""The election fast world (histories/fast/election) against the reference: the cross-check gate.
 
 Every history here runs in both worlds and must match event for event (kind, node /
 envelope / RPC ids, time, tick draw, lateness, observations), in verdicts, stats, fault
@@ -6,8 +6,8 @@ counts and the whole final world (nodes, network, ghost, fault history, `since`,
 `fresh`). A change to the reference that the twin does not follow fails here, naming
 the first differing event. Seeds per case scale with the Hypothesis profile (`ci`: 2,
 `dev`: 10, `nightly`: 200). The first run of a version of histories/fast on a machine
-compiles the kernel; later runs load it from Numba's cache (histories/fast/cache.py). The long check is
-`python -m histories.fast.crosscheck` (docs/fast-worlds.md).
+compiles the kernel; later runs load it from Numba's cache (histories/fast/core/cache.py). The long check is
+`python -m histories.fast.election.crosscheck` (docs/fast-worlds.md).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ numba = pytest.importorskip("numba")
 
 from numba.core.caching import FunctionCache  # noqa: E402
 
-from histories.fast import cache, election  # noqa: E402
-from histories.fast import crosscheck as xc  # noqa: E402
-from histories.fast import mt  # noqa: E402
-from histories.fast import run as fast  # noqa: E402
-from histories.fast.common import CapacityError, Unsupported  # noqa: E402
+from histories.fast import CapacityError, Unsupported  # noqa: E402
+from histories.fast.core import cache, mt  # noqa: E402
+from histories.fast.election import crosscheck as xc  # noqa: E402
+from histories.fast.election import runner as fast  # noqa: E402
+from histories.fast.election import world as election_world_twin  # noqa: E402
 from property_tests.support.election_mutants import HOME, MUTANTS, ORIG, cfg_for  # noqa: E402
 from reference_impl.core import configure, faults  # noqa: E402
 from reference_impl.core import network as net_mod  # noqa: E402
@@ -98,6 +98,7 @@ def test_twin_follows_the_start_up_stagger(stagger):
         assert xc.compare(cfg, 11, STEPS, None) == [], (profile, nodes, stagger)
 
 
+@pytest.mark.slow  # fuzz-length histories (make test-all)
 def test_twin_matches_reference_on_fuzz_length_histories():
     """Histories as the fuzzer runs them: up to the quiet tail plus 60 s (settle_ms measured)."""
     for profile in ("standard", "hostile"):
@@ -123,13 +124,14 @@ def test_twin_matches_reference_on_fuzz_variants(overrides):
     ("LIVE-2", "preferred", "partition", 3, 4),  # transfers whose RPC is lost while the leader keeps leading
     ("LIVE-3", "preferred2", "partition", 3, 4),  # stragglers blocked in their own vote latch
 ])
+@pytest.mark.slow  # fuzz-length histories (make test-all)
 def test_liveness_agrees_on_fuzz_length_histories(prop, name, profile, nodes, seeds):
     """Where transfers and stragglers are common, the twin and the reference agree on
     fuzz-length histories, and neither reports the property: its bound counts Netty's
     response-table scan and a straggler's vote latch (spec/election.py). The mutants below
     make LIVE-1/3 fire in both worlds."""
     cfg = xc.config(profile, nodes, xc.CONFIGS[name])
-    until = xc._until(cfg, "fuzz")
+    until = xc.until_of(cfg, "fuzz")
     for seed in range(seeds):
         got: dict = {}
         assert xc.compare(cfg, seed, 50_000, until, out=got) == [], (prop, seed)
@@ -227,7 +229,7 @@ def test_two_leaders_of_a_term_carry_the_references_evidence():
     """ELE-1 expected: the cause names the voter, both ACCEPTs and the OS crash between them, as
     the reference words it from this history's evidence (the twin rebuilds the ghost it reads)."""
     cfg = xc.config("hostile", 3)
-    until = xc._until(cfg, "fuzz")
+    until = xc.until_of(cfg, "fuzz")
     runner = fast.Runner(cfg)
     seed = next(s for s in range(40) if any(v.property == "ELE-1" and v.expected
                                             for v in runner.run(s, 50_000, until).violations))
@@ -269,15 +271,30 @@ def test_unsupported_configs_are_refused():
                                                         "heart_beat_time_interval_ms": 2**31 - 1}), 0, 10)
 
 
+def test_the_cache_digest_covers_what_kernels_are_compiled_from_and_no_more():
+    """Numba folds module globals into machine code: the reference's modules a kernel module
+    imports constants from are in the digest (a changed constant compiles afresh), and so is
+    every module of the package a kernel module imports; the Python side alone is not."""
+    modules = cache.compiled_from()
+    for kernel in ("histories.fast.election.world", "histories.fast.election.leader_elector",
+                   "histories.fast.dledger_log.world", "histories.fast.core.layout", "histories.fast.core.mt"):
+        assert kernel in modules
+    assert "reference_impl.election.leader_elector" in modules  # VOTE_LATCH_BASE_MS, VOTE_RESULT_WAIT_MS
+    assert "reference_impl.core.network" in modules  # SCAN_GRACE_MS, SCAN_PERIOD_MS
+    for python_side in ("histories.fast.election.decode", "histories.fast.election.runner",
+                        "histories.fast.dledger_log.crosscheck", "histories.fast.core.cache"):
+        assert python_side not in modules
+
+
 def test_kernels_are_cached_by_the_package_digest_in_a_checkout_and_in_the_shipped_zip(tmp_path):
     """Numba's own rule would key a kernel shipped to Spark executors on the zip's path and time,
     new for every job (each executor compiled the twins again); ours keys every function of the
     package on one folder named by the package's digest, the same from the checkout and the zip."""
-    here = FunctionCache(election.run_kernel.py_func)._cache_path
+    here = FunctionCache(election_world_twin.run.py_func)._cache_path
     assert here == cache.FOLDER and cache.FOLDER.endswith(f"numba-{cache.digest()}")
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); from numba.core.caching import FunctionCache; "
-             "from histories.fast import cache, election; "
-             "print(cache.__file__); print(FunctionCache(election.run_kernel.py_func)._cache_path)")
+             "from histories.fast.core import cache; from histories.fast.election import world; "
+             "print(cache.__file__); print(FunctionCache(world.run.py_func)._cache_path)")
     zipped = ship.build_zip(str(tmp_path))
     out = subprocess.run([sys.executable, "-c", probe, zipped], capture_output=True, text=True, check=True,
                          cwd=tmp_path).stdout.split()

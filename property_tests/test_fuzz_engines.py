@@ -1,9 +1,9 @@
 """`rmqspec fuzz --engine fast|reference`: the fast world finds and measures, the reference judges.
 
 The same seeds must give the same numbers from both engines (violations, their causes
-and shortest histories, stats, fault counts; coverage when both compute it the same way,
-that is when the reference covers every history); the report says which world computed
-what; a fast world that disagrees with the reference is a finding (exit 1).
+and shortest histories, stats, fault counts, coverage and distinct states, which the fast
+world computes over every history); the report says which world computed what; a fast
+world that disagrees with the reference is a finding (exit 1).
 """
 
 from __future__ import annotations
@@ -44,14 +44,20 @@ def test_both_engines_give_the_same_numbers_for_the_same_seeds(reports):
     assert f["violations"] and f["violations"] == r["violations"]  # counts, causes, shortest history, details
     assert f["profiles"] == r["profiles"]  # histories, events, violating, unexpected, faults per history
     assert f["stopped"] == r["stopped"] and f["simulated_s"] == r["simulated_s"]
-    assert {k: v for k, v in f["stats"].items() if k != "distinct_states"} == \
-        {k: v for k, v in r["stats"].items() if k != "distinct_states"}
+    assert f["stats"] == r["stats"]  # distinct states included: the twin counts them itself
+    assert {k: v for k, v in f["coverage"].items() if k != "source"} == \
+        {k: v for k, v in r["coverage"].items() if k != "source"}
     assert fast["steps"] == ref["steps"] and fast["violations"] == ref["violations"]
 
 
 def test_coverage_is_the_same_when_the_reference_covers_every_history(reports):
+    """With the reference also running every history whole, both engines report the same
+    coverage; only its source differs (the twin counted it, the reference cross-checked)."""
     ref, every = reports["reference"].report, reports["fast-all"].report
-    assert every["by_protocol"]["election"]["coverage"] == ref["by_protocol"]["election"]["coverage"]
+    fast_coverage, ref_coverage = every["by_protocol"]["election"]["coverage"], ref["by_protocol"]["election"]["coverage"]
+    assert {k: v for k, v in fast_coverage.items() if k != "source"} == \
+        {k: v for k, v in ref_coverage.items() if k != "source"}
+    assert (fast_coverage["source"]["engine"], ref_coverage["source"]["engine"]) == ("fast", "reference")
     assert every["by_protocol"]["election"]["stats"] == ref["by_protocol"]["election"]["stats"]
 
 
@@ -64,16 +70,19 @@ def test_the_report_says_which_world_computed_what(reports):
     assert e["judged_by_reference"] == violating > 0 and e["mismatches"] == 0
     assert e["histories_by_engine"] == {"both": violating, "fast": HISTORIES - violating}
     src = fast["by_protocol"]["election"]["coverage"]["source"]
-    assert src["engine"] == "reference" and src["histories"] == 0 and src["sample"].startswith("none")
-    assert every["by_protocol"]["election"]["coverage"]["source"] == \
-        {"engine": "reference", "histories": HISTORIES, "sample": "every history"}
+    assert src == {"engine": "fast", "histories": HISTORIES, "sample": "every history",
+                   "cross_checked": "none (--coverage-sample 0)"}
+    src = every["by_protocol"]["election"]["coverage"]["source"]
+    assert (src["engine"], src["histories"]) == ("fast", HISTORIES) and "seeds 1..36" in src["cross_checked"]
     assert every["by_protocol"]["election"]["engine"]["histories_by_engine"] == {"both": HISTORIES}
 
 
 def test_a_coverage_sample_is_the_first_histories(tmp_path):
+    """The reference also runs the sample whole (its rows must agree); the twin covers all."""
     rep = _run(tmp_path, "fast", 5, histories=12).report["by_protocol"]["election"]
-    assert rep["coverage"]["source"]["histories"] == 5 and "seeds 1..5" in rep["coverage"]["source"]["sample"]
-    assert rep["stats"]["distinct_states"]["count"] == 5 and rep["stats"]["steps"]["count"] == 12
+    assert rep["coverage"]["source"]["histories"] == 12 and "seeds 1..5" in rep["coverage"]["source"]["cross_checked"]
+    assert rep["stats"]["distinct_states"]["count"] == 12 and rep["stats"]["steps"]["count"] == 12
+    assert rep["engine"]["histories_by_engine"]["both"] >= 5 and rep["engine"]["mismatches"] == 0
 
 
 def test_a_violating_fast_history_carries_the_references_verdicts():
@@ -81,7 +90,9 @@ def test_a_violating_fast_history_carries_the_references_verdicts():
     row, ref = run_history_fast(spec), run_history(spec)
     assert row["engine"] == "both" and row["violations"] == ref["violations"]
     assert all(v["detail"] for v in row["violations"])  # the reference's explanations
-    assert row["states"] == -1 and row["actions"] == []  # coverage: the reference's sample only
+    # coverage and distinct states: the twin's own, equal to the reference's
+    assert (row["states"], row["actions"], row["branches"], row["kinds"], row["state_sketch"]) == \
+        (ref["states"], ref["actions"], ref["branches"], ref["kinds"], ref["state_sketch"])
 
 
 def test_protocols_without_a_fast_world_run_on_the_reference(tmp_path):

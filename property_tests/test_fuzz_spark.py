@@ -69,6 +69,7 @@ def test_embedded_local_spark_matches_one_process_and_writes_parquet(tmp_path, b
         spark.stop()
 
 
+@pytest.mark.slow  # the standalone cluster: master and worker JVMs (make test-all)
 def test_standalone_cluster_runs_the_same_job(tmp_path, baseline, standalone):
     result = fuzz_run(tmp_path / "out", standalone, progress=False)
     assert result.report["master"] == standalone
@@ -76,6 +77,7 @@ def test_standalone_cluster_runs_the_same_job(tmp_path, baseline, standalone):
     assert os.path.exists(tmp_path / "out" / "_ship" / ship.ZIP_NAME)  # the package went to the executors
 
 
+@pytest.mark.slow  # the standalone cluster: master and worker JVMs (make test-all)
 def test_spark_submit_to_the_cluster_runs_the_shipped_package(tmp_path, baseline, standalone):
     zip_path = ship.build_zip(str(tmp_path / "dist"))
     env = os.environ | {"JAVA_HOME": java.find_java_home(), "PYSPARK_PYTHON": sys.executable,

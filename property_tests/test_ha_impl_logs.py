@@ -20,10 +20,12 @@ import pytest
 
 from histories import impl_log, tolerant
 from property_tests.support import impl_logs as il
+from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.ha import log_points as lp
 from reference_impl.ha import records as ha_records
 from reference_impl.ha import service as svc
+from reference_impl.ha import world as ha_world
 
 REAL_HA = Path(__file__).resolve().parent / "impl_logs" / "rocketmq-4.9.4" / "ha"
 REAL = sorted(p.stem for p in REAL_HA.glob("*.jsonl"))
@@ -58,6 +60,18 @@ def test_real_rocketmq_4_9_4_ha_logs_validate_as_logged(name):
     assert lines[0]["protocol"] == "ha"
     r = check(lines)
     assert r.accepted, r.text(il.parse(lines))
+
+
+def test_the_real_corpus_has_each_fault_kind():
+    """A slave's process crash, a master's, an OS crash (lost page cache) of each, a dropped HA
+    connection and the slave's reconnect."""
+    facts = {(name, d["node"], d["at"], d.get("os")) for name in REAL for d in read_real(name)[1:]
+             if d["at"] in ("crash", lp.CONN_DROP)}
+    kinds = {(node, at, os_crash) for _, node, at, os_crash in facts}
+    assert {("n1", "crash", False), ("n0", "crash", False), ("n0", "crash", True), ("n1", "crash", True),
+            ("n1", lp.CONN_DROP, None)} <= kinds
+    assert any(d["at"] == lp.CONNECT_AT for d in read_real("sync_conn_drop")[1:]
+               if d["t_ms"] > next(x["t_ms"] for x in read_real("sync_conn_drop")[1:] if x["at"] == lp.CONN_DROP))
 
 
 def test_a_real_log_holds_transfers_reports_and_puts():
@@ -161,13 +175,27 @@ def data_frame_line_deleted(lines: list[dict]) -> tuple[list[dict], int]:
     return _cut(bad, k), k + 1
 
 
+def put_acknowledged_that_the_slave_never_had(lines: list[dict]) -> tuple[list[dict], int]:
+    """sync_master_crash: the restarted SYNC_MASTER answers PUT_OK (its GroupTransferService
+    wakes the put with PUT_OK) for a put whose bytes the slave reported only 2 s later: Java
+    answered FLUSH_SLAVE_TIMEOUT."""
+    bad = copy.deepcopy(lines)
+    k = _first(bad, lambda d: d["at"] == lp.PUT_AT and d.get("response", {}).get("status") == "FLUSH_SLAVE_TIMEOUT")
+    bad[k]["response"]["status"] = "PUT_OK"
+    j = _first(bad, lambda d: d["at"] == lp.DONE_AT and d["status"] == "FLUSH_SLAVE_TIMEOUT", k)
+    bad[j]["status"] = "PUT_OK"
+    return _cut(bad, j), k + 1
+
+
 TAMPERS = [slave_acks_bytes_it_never_received, message_put_twice_at_one_offset, ack_before_the_master_sent_the_bytes,
-           transfer_from_the_wrong_offset, frame_decoded_twice, data_frame_line_deleted]
+           transfer_from_the_wrong_offset, frame_decoded_twice, data_frame_line_deleted,
+           put_acknowledged_that_the_slave_never_had]
+TAMPERED_LOG = {put_acknowledged_that_the_slave_never_had: "sync_master_crash"}
 
 
 @pytest.mark.parametrize("tamper", TAMPERS, ids=lambda t: t.__name__)
 def test_a_tampered_real_log_is_rejected_at_the_tampered_line(tamper):
-    lines = read_real("async_cold")
+    lines = read_real(TAMPERED_LOG.get(tamper, "async_cold"))
     bad, line = tamper(lines)
     r = check(bad)
     after = 8 if tamper is data_frame_line_deleted else 0
@@ -225,6 +253,27 @@ def test_a_heartbeat_is_not_a_master_line_but_a_slave_frame():
     s = ha_records.Broker(id="n1", role=ha_records.BrokerRole.SLAVE, client=ha_records.HAClient(master="n0", conn=1))
     assert lp.node_lines(c, False, s, s, [ha_records.FrameRead(conn=1, offset=0, size=0, crc=0, appended=True)], 0) == [
         (lp.DISPATCH_AT, {"peer": "n0", "offset": 0, "size": 0})]
+
+
+def _connecting_slave() -> tuple[core.Protocol, core.World]:
+    """A master and a slave whose HAClient has just started its connect attempt at 0."""
+    w = core.init(core.protocol("ha").make_config(2, {}))
+    w, _ = core.step(w, core.Tick(node=1))
+    assert w.nodes[1].client.connecting and w.nodes[1].client.next_connect_ms == 0
+    return lp.under_implementation(core.protocol("ha")), w
+
+
+def test_a_started_haclient_may_reach_connect_master_up_to_connect_late_ms_late():
+    """HAClient's thread starting (or its 5 s wait ending) runs connectMaster when the JVM
+    schedules it: the checker's world offers the connect on a 20 ms grid up to CONNECT_LATE_MS
+    after it was due, and no later; the late connect opens the connection then."""
+    p, w = _connecting_slave()
+    late = [e for e in p.ext_events(w, 10_000) if isinstance(e, lp.ConnectLate)]
+    assert [e.at for e in late] == list(range(lp.CONNECT_STEP_MS, lp.CONNECT_LATE_MS + 1, lp.CONNECT_STEP_MS))
+    assert p.ext_deadline(w) == lp.CONNECT_LATE_MS  # the world must connect by then
+    after, obs = p.ext_apply(w, late[-1], w.now)
+    assert after.now == lp.CONNECT_LATE_MS and after.nodes[1].client.conn != 0
+    assert any(isinstance(o, ha_world.Connected) for _, o in obs)
 
 
 def test_check_trace_takes_an_ha_log(tmp_path, capsys):

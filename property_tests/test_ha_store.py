@@ -86,6 +86,21 @@ def test_slave_append_refuses_bytes_past_the_file_end():
     assert ok and st.max_offset(s4) == 257
 
 
+def test_slave_append_refuses_more_than_a_file_into_a_new_file():
+    """MappedFile#appendMessage(byte[], int, int) checks `currentPos + length <= fileSize` for a new
+    file too (currentPos 0): bytes longer than a whole mapped file are refused, though the file was
+    created (getLastMappedFile). Found by `rmqspec conform --protocol ha` against RocketMQ 4.9.4: the
+    model appended them whenever the file was new. A master never sends such a frame (getData stops
+    at its file's end)."""
+    s, ok = st.append_data(st.EMPTY_STORE, SIZE, 0, b"a" * (SIZE + 1))
+    assert not ok and s.base == 0 and st.max_offset(s) == 0
+    full, _ = st.append_data(st.EMPTY_STORE, SIZE, 0, b"a" * SIZE)
+    s, ok = st.append_data(full, SIZE, SIZE, b"b" * (SIZE + 1))  # the last file is full: the new one refuses
+    assert not ok and s == full
+    s, ok = st.append_data(full, SIZE, SIZE, b"b" * SIZE)
+    assert ok and st.max_offset(s) == 2 * SIZE
+
+
 def test_recovery_truncates_a_partial_message():
     s, placed = put_all([b"a" * 40, b"b" * 40])
     partial = s.evolve(data=s.data[:placed[1][0] + 30])

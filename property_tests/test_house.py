@@ -190,6 +190,164 @@ def test_a_protocol_is_one_folder_with_its_theory_and_its_plug_in(protocol):
     assert "world" in files
 
 
+
+# The twins' house (docs/fast-worlds.md): histories/fast/core holds what every twin shares, and each
+# twin is a package named after the reference package it mirrors, its modules named after the
+# reference's modules (or a part of one, `<module>_<part>`) or after a role every twin has.
+FAST = ROOT / "histories" / "fast"
+TWIN_ROLES = {"__init__", "layout", "runner", "decode", "crosscheck", "explore", "mutants", "causes", "monitor",
+              "monitor_steps", "replies", "network", "world_observe", "world_nodes", "world_client", "ghost"}
+# A kernel function (one Numba compiles) longer than this is split: helpers cost nothing once compiled.
+KERNEL_LINES = 100
+# The abbreviations the flat twins used, and short local names in general: a reader should not need
+# a glossary. One- and two-letter names are kept to loop indexes, bounds and numbered fields.
+OLD_NAMES = {"LEI", "LET", "TTTL", "LLHB", "LSHB", "LSUCC", "NTRV", "KMAX", "NEEDINC", "LPR", "NCP", "TIF", "TLW",
+             "RTYPE", "RSEQ", "RTERM", "RVALID", "RACC", "RBIG", "RHASL", "W_NF", "W_NR", "E_MK", "R_CK", "O_MK",
+             "OT_SEND", "OT_OBS", "C_DMIN", "C_DMAX", "C_NT", "nd", "fl", "ws", "wmk", "ck", "mk", "rq", "sv"}
+SHORT_OK = {"_", "lo", "hi", "at", "ok", "up", "of", "mt", "MT"}  # mt: the Mersenne Twister
+# mt.py follows CPython's _randommodule.c line by line, names included.
+SHORT_EXEMPT = {"core/mt.py"}
+
+
+def _twins() -> list[str]:
+    return sorted(d.name for d in FAST.iterdir() if d.is_dir() and (d / "__init__.py").exists() and d.name != "core")
+
+
+def _fast_files() -> list[Path]:
+    return sorted(FAST.rglob("*.py"))
+
+
+def _kernels(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any("njit" in ast.unparse(d) for d in node.decorator_list):
+            yield node
+
+
+def test_the_fast_worlds_are_a_core_and_a_package_per_twin():
+    assert {f.name for f in FAST.glob("*.py")} == {"__init__.py"}, "no flat modules beside the packages"
+    assert _twins(), "no twin packages found"
+    for twin in _twins():
+        assert twin in PROTOCOLS and (ROOT / "reference_impl" / twin).is_dir(), f"{twin}: not a reference package"
+
+
+@pytest.mark.parametrize("twin", ["election", "dledger_log"])
+def test_a_twins_modules_are_named_after_the_reference_modules_it_mirrors(twin):
+    assert twin in _twins()
+    reference = {f.stem for f in (ROOT / "reference_impl" / twin).glob("*.py")}
+    odd = []
+    for f in (FAST / twin).glob("*.py"):
+        stem = f.stem
+        if stem in reference or stem in TWIN_ROLES or any(stem.startswith(r + "_") for r in reference):
+            continue
+        odd.append(f.name)
+    assert not odd, f"name these after the reference module they mirror or a twin role: {odd}"
+    for f in (FAST / twin).glob("*.py"):
+        assert ast.get_docstring(ast.parse(f.read_text())), f"{f.relative_to(ROOT)} needs a docstring"
+
+
+def test_kernel_functions_are_short():
+    long = []
+    for path in _fast_files():
+        for fn in _kernels(ast.parse(path.read_text())):
+            body = fn.body[1:] if ast.get_docstring(fn) and len(fn.body) > 1 else fn.body
+            lines = fn.end_lineno - body[0].lineno + 1
+            if lines > KERNEL_LINES:
+                long.append(f"{path.relative_to(ROOT)}:{fn.lineno} {fn.name}: {lines} lines")
+    assert not long, "\n".join(long)
+
+
+def test_kernel_state_is_one_table():
+    """Kernel functions take the state table `S` (and scalars), not the arrays it holds: only
+    the leaf helpers that work on one array (the generator, a store's rows) take one."""
+    bad = []
+    for path in _fast_files():
+        for fn in _kernels(ast.parse(path.read_text())):
+            names = [a.arg for a in fn.args.args]
+            if "S" in names and names[0] != "S":
+                bad.append(f"{path.relative_to(ROOT)}:{fn.lineno} {fn.name} takes S but not first")
+            if len(names) > 16:
+                bad.append(f"{path.relative_to(ROOT)}:{fn.lineno} {fn.name} takes {len(names)} arguments")
+    assert not bad, "\n".join(bad)
+
+
+def test_names_a_reader_understands():
+    bad = []
+    for path in _fast_files():
+        rel = path.relative_to(FAST).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.append(node.id)
+            elif isinstance(node, ast.arg):
+                names.append(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.append(node.name)
+            for name in names:
+                short = len(name.strip("_")) <= 2 and not (len(name) <= 2 and name[0].isalpha()
+                                                            and (len(name) == 1 or name[1].isdigit()))
+                if name in OLD_NAMES or (short and name not in SHORT_OK and rel not in SHORT_EXEMPT):
+                    bad.append(f"histories/fast/{rel}:{node.lineno} {name}")
+    assert not bad, "\n".join(sorted(set(bad)))
+
+
+def test_reference_constants_are_imported_not_copied():
+    """A constant the reference defines is imported by the twin (Numba folds module globals), never
+    written down again: a copy would go stale when the reference changes."""
+    reference = {}
+    for path in (ROOT / "reference_impl").rglob("*.py"):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id.isupper():
+                        reference[target.id] = path.relative_to(ROOT)
+    copies = []
+    for path in _fast_files():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                copies += [f"{path.relative_to(ROOT)}:{node.lineno} {t.id} (reference: {reference[t.id]})"
+                           for t in targets if isinstance(t, ast.Name) and t.id in reference]
+    assert not copies, "\n".join(copies)
+
+
+def test_mutants_stay_out_of_production_handlers():
+    """Test mutants live in a twin's mutants.py; a production handler reaches one only at a seam,
+    under `if mutant is not None:` (compiled out when the kernel runs with mutant=None)."""
+    bad = []
+    for path in _fast_files():
+        rel = path.relative_to(ROOT)
+        text = path.read_text()
+        if path.name == "mutants.py":
+            continue
+        if "MUT_" in text:
+            bad.append(f"{rel}: MUT_ constants belong in a mutants module")
+        tree = ast.parse(text)
+        guarded = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "mutant is not None":
+                guarded |= {id(n) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "mutants" \
+                    and id(node) not in guarded and not path.name == "runner.py":
+                bad.append(f"{rel}:{node.lineno} mutants.{node.attr} outside an `if mutant is not None:` seam")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_private_name_crosses_a_module():
+    """No `from histories.fast... import _name` anywhere, and no re-exports of underscore names."""
+    bad = []
+    for name, path in _modules().items():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("histories.fast"):
+                bad += [f"{path.relative_to(ROOT)}:{node.lineno} imports {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                bad += [f"{path.relative_to(ROOT)} exports {e.value}" for e in ast.walk(node.value)
+                        if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value.startswith("_")]
+    assert not bad, "\n".join(bad)
+
+
 if __name__ == "__main__":
     SNAPSHOT.write_text(json.dumps(universes(), indent=1, sort_keys=True) + "\n")
     print(f"wrote {os.path.relpath(SNAPSHOT)}", file=sys.stderr)

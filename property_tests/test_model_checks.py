@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ def test_dropping_an_auxiliary_invariant_gives_a_counterexample_to_induction():
     assert out.cti["action"] in ("grant_vote", "request_vote")
 
 
+@pytest.mark.slow  # a slow model check, also run by rmqspec check (make test-all)
 def test_os_crash_losing_the_term_file_breaks_induction_and_bmc_finds_a_trace():
     for prop in ("ELE-2", "ELE-3"):
         row = prove.prove_property(SPEC, OS_CRASH, prop, replay=False)
@@ -62,6 +64,7 @@ def _history(profile: str, seed: int, steps: int):
     return checker
 
 
+@pytest.mark.slow  # a slow model check, also run by rmqspec check (make test-all)
 @settings(max_examples=4, deadline=None)
 @given(seed=st.integers(1, 10_000), profile=st.sampled_from(["standard", "hostile"]))
 def test_random_reference_steps_are_steps_of_the_spec(seed, profile):
@@ -69,6 +72,7 @@ def test_random_reference_steps_are_steps_of_the_spec(seed, profile):
     assert not checker.mismatches, checker.mismatches
 
 
+@pytest.mark.slow  # a slow model check, also run by rmqspec check (make test-all)
 def test_conformance_sees_many_kinds_of_step():
     checker = _history("standard", 2, 600)
     assert not checker.mismatches
@@ -122,6 +126,7 @@ def test_explorer_finds_a_mutant_violation_and_writes_a_replayable_trace(tmp_pat
     assert again.mismatch is None and any(v.property == "ELE-4" for v in again.run.violations)
 
 
+@pytest.mark.slow  # a slow model check, also run by rmqspec check (make test-all)
 def test_crosshair_confirms_or_leaves_unknown_never_a_counterexample():
     from model_checks import contracts
 

@@ -4,6 +4,7 @@ without a guess of the time left; nothing when disabled."""
 
 import io
 
+from spark_harness import progress
 from spark_harness.progress import ITEM_LINES, Progress
 
 
@@ -59,3 +60,21 @@ def test_disabled_prints_nothing():
     bar.note("x")
     bar.finish()
     assert out.getvalue() == ""
+
+
+def test_a_log_gets_a_line_after_a_quiet_spell_even_when_nothing_moved(monkeypatch):
+    """A history that runs for a minute must not look like a hang: at least every QUIET_S
+    seconds of updates, one line with the time it has taken (the clock is a fake one)."""
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    bar = Progress(10 * ITEM_LINES, unit="histories", out=out)
+    bar.update(1, "tasks 0/36, 2 running")
+    assert len(out.getvalue().splitlines()) == 1
+    clock[0] += progress.QUIET_S / 2
+    bar.update(1, "tasks 0/36, 2 running")
+    assert len(out.getvalue().splitlines()) == 1
+    clock[0] += progress.QUIET_S / 2
+    bar.update(1, "tasks 0/36, 2 running")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2 and f"{progress.QUIET_S:.0f} s" in lines[1]

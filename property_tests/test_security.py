@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from histories import files
-from histories.fast import cache
+from histories.fast.core import cache
 from model_checks import prove
 from rmqspec import cli
 from spark_harness import engines
@@ -112,7 +112,7 @@ def test_prove_witnesses_go_to_a_private_folder(tmp_path, monkeypatch):
 
 _PROBE = """
 import sys
-from histories.fast import cache
+from histories.fast.core import cache
 import numba
 ns = {"__name__": "histories.fast.probe"}
 exec("def probe(x):\\n    return x + 1\\n", ns)
@@ -134,8 +134,8 @@ def _run_probe(tmp_path: Path) -> subprocess.CompletedProcess:
 
 
 def _plant_index(folder: Path, marker: Path) -> None:
-    """A Numba index file at the name the probe's cache would load (file, qualname, line, Python)."""
-    name = f"string.probe-1.py{sys.version_info[0]}{sys.version_info[1]}{sys.abiflags}.nbi"
+    """A Numba index file at the name the probe's cache would load (file, qualname, module, line, Python)."""
+    name = f"string.probe-probe-1.py{sys.version_info[0]}{sys.version_info[1]}{sys.abiflags}.nbi"
     (folder / name).write_bytes(pickle.dumps(Payload(marker)))
 
 

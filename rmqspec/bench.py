@@ -12,7 +12,13 @@ ratios: `ratios` divides each fast row's events per CPU-second by the reference'
 
 from __future__ import annotations
 
+import json
+import multiprocessing
+import os
 import resource
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +31,7 @@ from property_tests.support import impl_logs
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import engines, report
+from spark_harness import history as hist
 from spark_harness import plan as plan_mod
 from spark_harness.progress import Progress
 from spec import properties
@@ -111,15 +118,17 @@ def print_table(rows: list[dict]) -> None:
               f"profile {rows[0]['profile']}")
 
 
-# --- bench --fuzz: the fuzz pipeline on one process, a process pool and Spark, in one run ---
+# --- bench --fuzz: the fuzz pipeline against the twin alone, on one process, a pool and Spark ---
 
-FUZZ_HISTORIES = {"reference": 600, "fast": 10_000}
+# histories per protocol and engine: enough that start-up is small against the work (say 20 s
+# of the twin's CPU for election, 40 s for dledger_log on this machine), few enough for a bench
+FUZZ_HISTORIES = {"fast": {"election": 20_000, "dledger_log": 1_000}, "reference": {"election": 600}}
+FUZZ_DEFAULT_HISTORIES = 300
 
 
-def _warm(_: int) -> int:
+def _warm(protocol: str) -> int:
     """Import everything and run one short history, so pool start-up is not timed."""
-
-    p = plan_mod.make_plan("election", 1, steps=200, coverage_sample=0)
+    p = plan_mod.make_plan(protocol, 1, steps=200)
     return sum(r["steps"] for c in p.chunks(1) for r in plan_mod.run_chunk(p, c))
 
 
@@ -127,7 +136,6 @@ def tree_cpu_s() -> float | None:
     """CPU seconds (user + system) used so far by this process and all its live
     descendants (Spark's JVM and Python workers, a pool's processes), from Linux's
     /proc; None elsewhere. Reaped children count through their parent's cutime."""
-    import os
 
     try:
         tick = os.sysconf("SC_CLK_TCK")
@@ -155,125 +163,201 @@ def tree_cpu_s() -> float | None:
 
 def _peak_rss_mib(protocol: str, histories: int, engine: str) -> float:
     """Peak RSS of a fresh `--master none` run of `histories` histories (a subprocess)."""
-    import subprocess
-    import sys
 
     code = ("import resource, tempfile, os\n"
             "from spark_harness import engines, plan, progress\n"
-            f"p = plan.make_plan({protocol!r}, {histories}, engine={engine!r}, coverage_sample=0)\n"
+            f"p = plan.make_plan({protocol!r}, {histories}, engine={engine!r})\n"
             "engines.run_local(p, os.path.join(tempfile.mkdtemp(), 'h.jsonl'), progress.Progress(1, enabled=False))\n"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return round(int(out.stdout.split()[-1]) / 1024, 1)
 
 
-FUZZ_PHASES = 5  # one process, a pool, Spark, two memory runs
+def twin_alone(plan: plan_mod.Plan, protocol: str) -> dict:
+    """The twin's own rate on the plan's histories: events per CPU-second inside its kernel
+    (the Runner's clock around the kernel), nothing of the fuzz pipeline around it."""
+
+    events = cpu = 0.0
+    histories = 0
+    for k in range(plan.histories):
+        spec = plan.spec(protocol, k)
+        cfg = hist.config_of(spec)
+        runner_ = hist.fast_runner(cfg)
+        if runner_ is None:
+            continue
+        r = runner_.run(spec.seed, spec.steps, hist.until_ms(cfg, spec.tail_ms))
+        events += r.steps
+        cpu += r.seconds
+        histories += 1
+    return {"histories": histories, "events": int(events), "cpu_s": round(cpu, 3),
+            "events_per_cpu_s": round(events / max(cpu, 1e-9))}
 
 
-def fuzz(protocol: str = "election", histories: int | None = None, cores: int | None = None,
+def end_to_end(protocol: str, histories: int, engine: str, folder: str) -> dict:
+    """`rmqspec fuzz --protocol P --histories H --master none` with the default flags otherwise
+    (judge sample, counterexamples, report, view and plots), in a fresh process: its events
+    and the CPU seconds of it and its children, start-up included."""
+
+    out = os.path.join(folder, f"e2e-{protocol}")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "rmqspec.cli", "fuzz", "--protocol", protocol, "--histories",
+                           str(histories), "--master", "none", "--engine", engine, "--out", out, "--no-progress",
+                           "--json"], capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"rmqspec fuzz failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    report_ = json.loads(proc.stdout)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"histories": report_["histories"], "events": report_["steps"], "seconds": round(wall, 2),
+            "cpu_s": round(cpu, 2), "events_per_cpu_s": round(report_["steps"] / max(cpu, 1e-9)),
+            "histories_judged": sum(v["engine"]["judged_by_reference"] for v in report_["by_protocol"].values()),
+            "peak_rss_mib": round(after.ru_maxrss / 1024, 1), "exit": proc.returncode,
+            "timing": report_.get("timing")}  # wall seconds per part: histories, shrinking, plots, writing
+
+
+FUZZ_PHASES = 7  # per protocol: the twin alone, end to end, one process, a pool, Spark, two memory runs
+
+
+def fuzz(protocols: tuple[str, ...] | None = None, histories: int | None = None, cores: int | None = None,
          on_phase: Callable[[str], None] | None = None, engine: str = "fast") -> dict:
-    """Histories and events per second of the same fuzz plan (every fault profile,
-    the protocol's cluster sizes) run three ways, and the driver's peak memory at two
-    sizes. Start-up (Spark session, pool spawn) is measured apart and excluded from
-    the rates; each engine writes its per-history rows (JSON Lines or Parquet) and
-    aggregates them, as `rmqspec fuzz` does. On the fast world (`engine` "fast", where
-    the protocol has one) no coverage sample is taken: the reference only judges the
-    histories with a violation."""
-    import multiprocessing
-    import os
-    import tempfile
-
+    """Per protocol, in one run: the twin alone on the plan's histories; `rmqspec fuzz` end to
+    end (a fresh process, default flags, `--master none`); then the same plan on one process,
+    a process pool and Spark `local[cores]`, each after its start-up (session, pool spawn,
+    kernels loaded: measured apart) and end to end; the driver's peak memory at two sizes.
+    Every rate is per CPU-second of the whole process tree as well as per wall second (the
+    machine is shared: CPU-seconds and ratios of one run are what compare)."""
 
     cores = cores or os.cpu_count() or 2
-    plan = plan_mod.make_plan(protocol, 1, engine=engine)
-    engine = plan.engines[protocol]
-    histories = histories or FUZZ_HISTORIES[engine]
-    plan = plan_mod.make_plan(protocol, histories, engine=engine, coverage_sample=0)
+    if not protocols:
+        protocols = fast.PROTOCOLS if engine == "fast" else ("election",)
     tmp = tempfile.mkdtemp(prefix="rmqspec-bench-")
-    quiet = Progress(1, enabled=False)
-    load_before = os.getloadavg()
-    rows, views = [], {}
+    out = {"engine": engine, "cores": cores, "loadavg_before": [round(x, 2) for x in os.getloadavg()],
+           "protocols": {}}
+    for protocol in protocols:
+        out["protocols"][protocol] = _fuzz_protocol(protocol, histories, cores, on_phase, engine, tmp)
+    out["loadavg_after"] = [round(x, 2) for x in os.getloadavg()]
+    return out
 
-    def row(engine: str, workers: int, agg, seconds: float, startup: float, cpu: float | None) -> None:
-        rows.append({"engine": engine, "workers": workers, "histories": agg.histories, "events": agg.steps,
-                     "seconds": round(seconds, 2), "startup_s": round(startup, 2),
-                     "histories_per_s": round(agg.histories / seconds, 1), "events_per_s": round(agg.steps / seconds),
-                     "cpu_s": None if cpu is None else round(cpu, 2)})
-        views[engine] = report.deterministic_view(report.build(plan, agg, engine, {}, {}, {}))
+
+def _fuzz_protocol(protocol: str, histories: int | None, cores: int, on_phase, engine: str, tmp: str) -> dict:
 
     def phase(text: str) -> None:
         if on_phase is not None:
-            on_phase(text)
+            on_phase(f"{protocol}: {text}")
 
     def cpu_since(before: float | None) -> float | None:
         now = tree_cpu_s()
         return None if before is None or now is None else now - before
 
+    engine = plan_mod.make_plan(protocol, 1, engine=engine).engines[protocol]
+    histories = histories or FUZZ_HISTORIES[engine].get(protocol, FUZZ_DEFAULT_HISTORIES)
+    plan = plan_mod.make_plan(protocol, histories, engine=engine)
+    rows, views = [], {}
+    result = {"engine": engine, "histories": histories}
+
+    if engine == "fast":
+        result["twin_alone"] = twin_alone(plan, protocol)
+        phase(f"the twin alone: {result['twin_alone']['events_per_cpu_s']:,} events/CPU-s")
+    result["end_to_end"] = end_to_end(protocol, histories, engine, tmp)
+    phase(f"rmqspec fuzz end to end: {result['end_to_end']['events_per_cpu_s']:,} events/CPU-s")
+    if engine == "fast":
+        result["end_to_end_vs_twin"] = round(result["end_to_end"]["events_per_cpu_s"]
+                                             / result["twin_alone"]["events_per_cpu_s"], 3)
+
+    def row(name: str, workers: int, agg, seconds: float, startup: float, cpu: float | None,
+            startup_cpu: float | None) -> None:
+        rows.append({"engine": name, "workers": workers, "histories": agg.histories, "events": agg.steps,
+                     "seconds": round(seconds, 2), "startup_s": round(startup, 2),
+                     "histories_per_s": round(agg.histories / seconds, 1), "events_per_s": round(agg.steps / seconds),
+                     "cpu_s": None if cpu is None else round(cpu, 2),
+                     "startup_cpu_s": None if startup_cpu is None else round(startup_cpu, 2),
+                     "events_per_cpu_s": None if not cpu else round(agg.steps / cpu)})
+        views[name] = report.deterministic_view(report.build(plan, agg, engine, {}, {}, {}))
+
+    quiet = Progress(1, enabled=False)
     start, cpu0 = time.perf_counter(), tree_cpu_s()
-    agg = engines.run_local(plan, os.path.join(tmp, "one.jsonl"), quiet)
-    row("one process", 1, agg, time.perf_counter() - start, 0.0, cpu_since(cpu0))
+    agg = engines.run_local(plan, os.path.join(tmp, f"{protocol}-one.jsonl"), quiet)
+    row("one process", 1, agg, time.perf_counter() - start, 0.0, cpu_since(cpu0), 0.0)
     phase(f"one process: {rows[-1]['seconds']} s")
 
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), tree_cpu_s()
     pool = multiprocessing.get_context("spawn").Pool(cores)
-    pool.map(_warm, range(cores))
-    startup = time.perf_counter() - start
+    pool.map(_warm, [protocol] * cores)
+    startup, startup_cpu = time.perf_counter() - start, cpu_since(cpu0)
     try:
         start, cpu0 = time.perf_counter(), tree_cpu_s()
-        agg = engines.run_processes(plan, cores, os.path.join(tmp, "pool.jsonl"), quiet, pool=pool)
-        row("multiprocessing", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
+        agg = engines.run_processes(plan, cores, os.path.join(tmp, f"{protocol}-pool.jsonl"), quiet, pool=pool)
+        row("multiprocessing", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0), startup_cpu)
         phase(f"multiprocessing: {rows[-1]['seconds']} s (+{rows[-1]['startup_s']} s start-up)")
     finally:
         pool.close()
         pool.join()
 
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), tree_cpu_s()
     spark = engines.session(f"local[{cores}]", app="rmqspec bench")
-    warm = plan_mod.make_plan(protocol, 2 * cores, steps=200, engine=engine, coverage_sample=0)
-    engines.run_spark(warm, spark, os.path.join(tmp, "warm.parquet"), quiet)
-    startup = time.perf_counter() - start
+    warm = plan_mod.make_plan(protocol, 4 * cores, steps=200, engine=engine)
+    engines.run_spark(warm, spark, os.path.join(tmp, f"{protocol}-warm.parquet"), quiet)
+    startup, startup_cpu = time.perf_counter() - start, cpu_since(cpu0)
     try:
         start, cpu0 = time.perf_counter(), tree_cpu_s()
-        agg = engines.run_spark(plan, spark, os.path.join(tmp, "spark.parquet"), quiet)
-        row(f"spark local[{cores}]", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0))
+        agg = engines.run_spark(plan, spark, os.path.join(tmp, f"{protocol}-spark.parquet"), quiet)
+        row(f"spark local[{cores}]", cores, agg, time.perf_counter() - start, startup, cpu_since(cpu0), startup_cpu)
         phase(f"spark: {rows[-1]['seconds']} s (+{rows[-1]['startup_s']} s start-up)")
     finally:
         spark.stop()
 
-    one = rows[0]["events_per_s"]
+    one = rows[0]
     for r in rows:
-        r["speedup"] = round(r["events_per_s"] / one, 2)
-        # CPU spent per unit of work relative to one process: what the engine costs on top,
-        # whatever else the machine runs (wall-clock ratios suffer from other load; this does not).
-        r["cpu_efficiency"] = (round(rows[0]["cpu_s"] / r["cpu_s"], 3) if r["cpu_s"] and rows[0]["cpu_s"]
-                               else None)
+        r["speedup"] = round(one["seconds"] / r["seconds"], 2)  # after start-up, wall clock
+        r["speedup_end_to_end"] = round(one["seconds"] / (r["seconds"] + r["startup_s"]), 2)
+        # CPU spent per unit of work relative to one process: what the engine costs on top, whatever
+        # else the machine runs (wall-clock ratios suffer from other load; this does not)
+        r["cpu_efficiency"] = round(one["cpu_s"] / r["cpu_s"], 3) if r["cpu_s"] and one["cpu_s"] else None
+        total = (r["cpu_s"] or 0) + (r["startup_cpu_s"] or 0)
+        r["cpu_efficiency_end_to_end"] = round(one["cpu_s"] / total, 3) if total and one["cpu_s"] else None
+        r["startup_share"] = round(r["startup_s"] / (r["seconds"] + r["startup_s"]), 3)
     memory = {}
     for n in (max(1, histories // 8), max(2, histories // 2)):
         memory[n] = _peak_rss_mib(protocol, n, engine)
         phase(f"peak RSS at {n} histories: {memory[n]} MiB")
-    return {"protocol": protocol, "engine": engine, "cores": cores, "histories": histories, "rows": rows,
-            "spark_vs_one": rows[2]["speedup"],
-            "spark_vs_multiprocessing": round(rows[2]["events_per_s"] / rows[1]["events_per_s"], 3),
-            "same_results": all(v == views["one process"] for v in views.values()),
-            "driver_peak_rss_mib": memory, "loadavg_before": [round(x, 2) for x in load_before],
-            "loadavg_after": [round(x, 2) for x in os.getloadavg()]}
+    spark_row = rows[2]
+    result |= {"rows": rows, "spark_vs_one": spark_row["speedup"],
+               "spark_vs_one_cpu": round(cores * spark_row["cpu_efficiency"], 2)
+               if spark_row["cpu_efficiency"] else None,
+               "spark_vs_multiprocessing": round(rows[1]["seconds"] / spark_row["seconds"], 3),
+               "same_results": all(v == views["one process"] for v in views.values()),
+               "driver_peak_rss_mib": memory}
+    return result
 
 
 def print_fuzz(r: dict) -> None:
-    print(f"rmqspec bench --fuzz: {r['protocol']} on the {r['engine']} world, {r['histories']} histories per "
-          f"engine, {r['cores']} cores")
-    print(f"{'engine':<20}{'histories/s':>12}{'events/s':>11}{'speedup':>9}{'seconds':>9}{'start-up s':>12}"
-          f"{'CPU s':>8}{'CPU eff.':>10}")
-    for x in r["rows"]:
-        print(f"{x['engine']:<20}{x['histories_per_s']:>12}{x['events_per_s']:>11,}{x['speedup']:>9}"
-              f"{x['seconds']:>9}{x['startup_s']:>12}{x['cpu_s'] if x['cpu_s'] is not None else '-':>8}"
-              f"{x['cpu_efficiency'] if x['cpu_efficiency'] is not None else '-':>10}")
-    print(f"Spark vs one process {r['spark_vs_one']}x, vs multiprocessing {r['spark_vs_multiprocessing']}x; "
-          f"same results on every engine: {r['same_results']}")
-    print("driver peak RSS (--master none): " + ", ".join(f"{n} histories {m} MiB"
-                                                           for n, m in r["driver_peak_rss_mib"].items()))
-    print(f"load average before {r['loadavg_before']}, after {r['loadavg_after']} (other work on the machine skews "
-          "wall-clock ratios; CPU efficiency = one process's CPU seconds / the engine's, for the same histories)")
+    print(f"rmqspec bench --fuzz: {r['engine']} engine, {r['cores']} cores; load average before "
+          f"{r['loadavg_before']}, after {r['loadavg_after']}")
+    for protocol, x in r["protocols"].items():
+        print(f"\n{protocol}: {x['histories']:,} histories per engine ({x['engine']} world)")
+        if "twin_alone" in x:
+            t, e = x["twin_alone"], x["end_to_end"]
+            print(f"  the twin alone        {t['events_per_cpu_s']:>12,} events/CPU-s ({t['events']:,} events in "
+                  f"{t['cpu_s']} CPU-s)")
+            print(f"  rmqspec fuzz, end to end {e['events_per_cpu_s']:>9,} events/CPU-s ({e['cpu_s']} CPU-s, "
+                  f"{e['seconds']} s, {e['histories_judged']:,} judged by the reference): "
+                  f"{x['end_to_end_vs_twin']:.0%} of the twin's rate")
+            if e.get("timing"):
+                print("    its wall time: " + ", ".join(f"{k.removesuffix('_s')} {v} s" for k, v in e["timing"].items()))
+        print(f"  {'engine':<20}{'events/s':>11}{'events/CPU-s':>14}{'speedup':>9}{'seconds':>9}{'start-up s':>12}"
+              f"{'CPU eff.':>10}{'e2e eff.':>10}")
+        for row_ in x["rows"]:
+            print(f"  {row_['engine']:<20}{row_['events_per_s']:>11,}{row_['events_per_cpu_s'] or 0:>14,}"
+                  f"{row_['speedup']:>9}{row_['seconds']:>9}{row_['startup_s']:>12}"
+                  f"{row_['cpu_efficiency'] if row_['cpu_efficiency'] is not None else '-':>10}"
+                  f"{row_['cpu_efficiency_end_to_end'] if row_['cpu_efficiency_end_to_end'] is not None else '-':>10}")
+        print(f"  Spark vs one process {x['spark_vs_one']}x by wall clock after start-up, {x['spark_vs_one_cpu']}x by "
+              f"CPU ({r['cores']} x its CPU efficiency); start-up {x['rows'][2]['startup_share']:.0%} of its run; "
+              f"same results on every engine: {x['same_results']}")
+        print("  driver peak RSS (--master none): " + ", ".join(f"{n} histories {m} MiB"
+                                                             for n, m in x["driver_peak_rss_mib"].items()))
 
 
 # --- bench --tolerant: validating implementation logs (histories/tolerant) ---
@@ -284,7 +368,8 @@ TOLERANT_SIZES = (100, 10_000)  # lines of the reference-made election logs
 def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[dict]:
     """Seconds to validate election logs of the given sizes (reference histories under the
     `crash` profile, ticks up to 30 ms late, lines reordered as support/impl_logs.realistic
-    does) and each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds."""
+    does), each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds, and
+    the ha and dledger_commitlog logs of support/impl_logs' bench cases."""
     rows = []
     cases = []
     for size in sizes:
@@ -293,7 +378,8 @@ def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None) -> list[d
     for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
         cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
     options: dict[str, tolerant_mod.Options] = {}
-    for name, lines, opts in impl_logs.ha_bench_cases():  # ha: reference-made, and RocketMQ 4.9.4's own logs
+    # ha: reference-made, and RocketMQ 4.9.4's own logs; dledger_commitlog: reference-made
+    for name, lines, opts in impl_logs.ha_bench_cases() + impl_logs.dledger_commitlog_bench_cases():
         cases.append((name, lines))
         options[name] = opts
     for name, lines in cases:

@@ -123,11 +123,12 @@ def build_parser() -> Parser:
     _add_import(sim)
 
     rep = sub.add_parser("replay", help="re-run a trace through the reference and compare every step")
-    rep.add_argument("trace")
+    rep.add_argument("trace", help="a trace (rmqspec.trace/1, JSON Lines: what simulate --trace, fuzz, shrink, "
+                                   "explore --out and prove write)")
     rep.add_argument("--max-lines", type=_int_in(1, MAX_LINES), default=400,
                      help=f"timeline lines to print, 1..{MAX_LINES:,} (default 400)")
-    rep.add_argument("--quiet", action="store_true")
-    rep.add_argument("--json", action="store_true")
+    rep.add_argument("--quiet", action="store_true", help="summary only, no timeline")
+    rep.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     _add_import(rep)
 
     chk = sub.add_parser("check-trace", help="validate a trace, or an implementation's log (searching for a reference "
@@ -146,7 +147,7 @@ def build_parser() -> Parser:
     chk.add_argument("--beam", type=_int_in(1, 1024), default=None,
                      help="tolerant: candidate executions kept between lines, 1..1024 (default 4; widened x4 twice "
                           "on a miss)")
-    chk.add_argument("--json", action="store_true")
+    chk.add_argument("--json", action="store_true", help="machine-readable verdict on stdout")
     _add_import(chk)
 
     vw = sub.add_parser("view", help="an interactive HTML page to step through a trace or a fuzz report (docs/view.md)")
@@ -179,8 +180,9 @@ def build_parser() -> Parser:
                     help="with the fast engine, which histories with a violation the reference re-runs: sample (default): "
                          f"every one with an unexpected violation and about 1 in {plan.JUDGE_EVERY} of the rest; all")
     fz.add_argument("--coverage-sample", default=None, metavar="N|all",
-                    help="with the fast engine: histories per protocol the reference also runs for coverage and "
-                         "distinct states (default 200)")
+                    help="with the fast engine: histories per protocol the reference also runs whole, its row "
+                         "required to agree with the fast world's, coverage and distinct states included, "
+                         f"0..{MAX_HISTORIES:,} or all (default 0: the fast world computes both over every history)")
     fz.add_argument("--faults", type=_csv(str), default=None,
                     help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
     fz.add_argument("--nodes", type=_csv(_int_in(1, 64), "integers in 1..64"), default=None,
@@ -210,12 +212,13 @@ def build_parser() -> Parser:
     _add_import(fz)
 
     shr = sub.add_parser("shrink", help="minimise a failing trace to the fewest events that still fail")
-    shr.add_argument("trace")
-    shr.add_argument("--property", default=None, help="the property to keep violated (default: the first unexpected)")
+    shr.add_argument("trace", help="a trace (rmqspec.trace/1) whose history violates a property, e.g. a fuzz "
+                                   "counterexample or simulate --trace of a violating history")
+    shr.add_argument("--property", default=None, help="the property to keep violated (default: the first unexpected, else the first expected)")
     shr.add_argument("--out", default=None, help="where to write the shrunk trace (default TRACE.shrunk.jsonl)")
     shr.add_argument("--budget", type=_int_in(1, MAX_BUDGET), default=None,
                      help=f"replayed steps at most, 1..{MAX_BUDGET:,}")
-    shr.add_argument("--json", action="store_true")
+    shr.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
     _add_progress(shr)
     _add_import(shr)
 
@@ -232,18 +235,21 @@ def build_parser() -> Parser:
                           f"{CORES} cores (default 2)")
     prv.add_argument("--contracts", type=_float_in(0, 600), default=2.0, metavar="SECONDS",
                      help="CrossHair time per contract condition, 0..600 s; 0 skips CrossHair (default 2)")
-    prv.add_argument("--json", action="store_true")
+    prv.add_argument("--json", action="store_true", help="machine-readable results on stdout")
     _add_progress(prv)
 
     exp = sub.add_parser("explore", help="exhaustive exploration with symmetry reduction")
-    exp.add_argument("--protocol", default="election")
+    exp.add_argument("--protocol", default="election",
+                     help="the protocol whose worlds are searched (default election; --engine fast: election only)")
     exp.add_argument("--nodes", type=_int_in(1, 7), default=3, help="nodes, 1..7 (default 3)")
     exp.add_argument("--depth", type=_int_in(1, 64), default=8, help="events from the initial state, 1..64 (default 8)")
     exp.add_argument("--max-term", type=_int_in(0, 64), default=2,
                      help="do not expand states beyond this term, 0..64 (default 2)")
     exp.add_argument("--faults", default="none", help="fault profile (default none)")
-    exp.add_argument("--draws", default="extremes", help="tick draws: 'extremes' (0 and 65535) or N evenly spaced")
-    exp.add_argument("--no-symmetry", action="store_true")
+    exp.add_argument("--draws", default="extremes",
+                     help="tick draws: 'extremes' (0 and 65535, the default) or N evenly spaced, 1..64")
+    exp.add_argument("--no-symmetry", action="store_true",
+                     help="no symmetry reduction: states that differ only by renaming the nodes are counted apart")
     exp.add_argument("--engine", choices=("reference", "fast"), default="reference",
                      help="reference: the Python worlds (default); fast: the election twin's arrays "
                           "(model_checks/explore_fast.py, the same search and counts)")
@@ -253,39 +259,46 @@ def build_parser() -> Parser:
                      default=[], help=f"random histories to compare, e.g. 10,100,1000 (each 1..{MAX_COVERAGE:,}, "
                                       "at most 64 values)")
     exp.add_argument("--out", default=None, help="write counterexample traces here")
-    exp.add_argument("--json", action="store_true")
+    exp.add_argument("--json", action="store_true", help="machine-readable results on stdout")
     _add_progress(exp)
 
-    gate = sub.add_parser("check", help="the quick CI gate: suites, proofs, conformance, contracts, exploration")
+    gate = sub.add_parser("check", help="the quick CI gate: suites, proofs, conformance, contracts, exploration "
+                                        "(about 2 minutes on 2 idle cores)",
+                          description="The quick CI gate: the smoke suites, Z3 proofs, conformance to the symbolic "
+                                      "relations, CrossHair contracts and a bounded exploration. About 2 minutes on "
+                                      "2 idle cores (110 s measured, docs/benchmarks.md); a line per part as it ends.")
     gate.add_argument("--out", default=None, help="directory for reference witness traces")
     gate.add_argument("--parts", type=_csv(str), default=None,
                       help=f"only these parts, comma-separated (default all: {','.join(check.PARTS)})")
-    gate.add_argument("--json", action="store_true")
+    gate.add_argument("--json", action="store_true", help="machine-readable results on stdout")
     _add_progress(gate)
 
     con = sub.add_parser("conform",
                          help="check another implementation's handlers through a driver (docs/conformance.md)")
     con.add_argument("--protocol", default="election",
-                     help="the protocol whose handlers the driver runs (election, dledger_log)")
+                     help="the protocol whose handlers the driver runs (election, dledger_log, ha)")
     con.add_argument("--driver", required=True, metavar="CMD",
                      help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
     con.add_argument("--count", type=_int_in(1, 10_000_000), default=1000,
                      help="generated cases, 1..10,000,000 (default 1000)")
-    con.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
+    con.add_argument("--seed", type=_int, default=1,
+                     help="seed of the case generator, a 64-bit integer (default 1)")
     con.add_argument("--vectors", default=None, metavar="FILE", help="run a vectors file's cases instead of generating")
     con.add_argument("--timeout", type=_float_in(0.01, 3600), default=10.0, metavar="SECONDS",
-                     help="per-case answer timeout, 0.01..3600 (default 10)")
-    con.add_argument("--json", action="store_true")
+                     help="per-case answer timeout, 0.01..3600 s (default 10); the driver's hello gets 60 s or "
+                          "this, whichever is longer (a JVM may start first)")
+    con.add_argument("--json", action="store_true", help="machine-readable outcome on stdout")
 
     vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
-    vec.add_argument("--protocol", default="election", help="the protocol (election, dledger_log)")
+    vec.add_argument("--protocol", default="election", help="the protocol (election, dledger_log, ha)")
     vec.add_argument("--out", default=None, metavar="FILE", help="where to write the vectors (JSON)")
     vec.add_argument("--count", type=_int_in(0, 1_000_000), default=500,
                      help="generated cases after the edge cases, 0..1,000,000 (default 500)")
-    vec.add_argument("--seed", type=_int, default=1, help="seed of the case generator (default 1)")
+    vec.add_argument("--seed", type=_int, default=1,
+                     help="seed of the case generator, a 64-bit integer (default 1)")
     vec.add_argument("--check", default=None, metavar="FILE",
                      help="instead: check that a vectors file's answers are still the reference's")
-    vec.add_argument("--json", action="store_true")
+    vec.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
 
     mut = sub.add_parser("mutants", help="mutation score: which property layers kill deliberately broken references")
     mut.add_argument("--mutant", type=_csv(str), default=None, help="mutant names, comma-separated (default: all)")
@@ -296,14 +309,15 @@ def build_parser() -> Parser:
                      help=f"fuzz: histories per mutant at most, 1..{MAX_HISTORIES:,} (default 300)")
     mut.add_argument("--seconds", type=_float_in(1, 86_400), default=180.0,
                      help="fuzz and machines: wall time per mutant at most, 1..86,400 (default 180)")
-    mut.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks")
-    mut.add_argument("--json", action="store_true")
+    mut.add_argument("--list", action="store_true", help="list the mutants and the rule each breaks (with --json: "
+                                                         "as JSON)")
+    mut.add_argument("--json", action="store_true", help="verdicts and scores on stdout as JSON")
 
     bench = sub.add_parser("bench", help="throughput of the reference worlds and the fast worlds")
     bench.add_argument("--seconds", type=_float_in(0.01, 600), default=3.0,
                        help="time per measurement, 0.01..600 (default 3)")
     bench.add_argument("--protocol", default=None, help="only this protocol")
-    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--json", action="store_true", help="machine-readable measurements on stdout")
     bench.add_argument("--fuzz", action="store_true",
                        help="fuzz throughput: one process, a process pool and Spark local[N] in one run")
     bench.add_argument("--histories", type=_int_in(1, MAX_HISTORIES), default=None,

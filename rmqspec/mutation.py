@@ -97,8 +97,10 @@ def fuzz_layer(m: mu.Mutant, histories: int, seconds: float, seed: int = 1,
         unexpected = sorted(p for p, c in new.items() if c is None)
         where = f"seed {spec.seed} ({spec.profile}, {spec.nodes} nodes, {dict(spec.label)})"
         if unexpected:
+            steps = {v["property"]: v["step"] for v in row["violations"]}
+            named = ", ".join(f"{p} (step {steps[p]})" for p in sorted(unexpected, key=lambda p: (steps[p], p)))
             before = f"; before that, masked as expected in {len(masked)}: {masked[0]}" if masked else ""
-            return Verdict(m.name, "fuzz", "killed", f"{', '.join(unexpected)} at history {k + 1}, {where}{before}",
+            return Verdict(m.name, "fuzz", "killed", f"{named} at history {k + 1}, {where}{before}",
                            round(time.perf_counter() - start, 1), k + 1)
         if new:
             masked.append(f"{', '.join(f'{p} as expected ({c[:80]})' for p, c in sorted(new.items()))} at {where}")
@@ -193,6 +195,20 @@ def scores(verdicts: list[Verdict]) -> dict[str, dict]:
         if vs:
             out[layer] = {k: sum(v.verdict == k for v in vs) for k in ("killed", "expected-only", "survived", "error")}
             out[layer]["mutants"] = len(vs)
+    return out
+
+
+def not_caught(verdicts: list[Verdict]) -> list[str]:
+    """The mutants no layer run killed (layers that do not apply, n/a, aside), and those a layer
+    errored on: what makes `rmqspec mutants` exit 1. A survivor in one layer that another layer
+    kills is a score, not a failure: the layers are measured alone so their strengths compare,
+    and the machines and the model are not expected to reach every mutant (docs/benchmarks.md,
+    "Mutation score")."""
+    out: list[str] = []
+    for name in dict.fromkeys(v.mutant for v in verdicts):
+        mine = [v for v in verdicts if v.mutant == name and v.verdict != "n/a"]
+        if any(v.verdict == "error" for v in mine) or (mine and not any(v.verdict == "killed" for v in mine)):
+            out.append(name)
     return out
 
 

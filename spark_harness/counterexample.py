@@ -16,11 +16,10 @@ violating step, shrunk (spark_harness.shrink), and written to `counterexamples/`
 from __future__ import annotations
 
 import os
-import shlex
 import time
 from typing import Any
 
-from histories import files, runner
+from histories import files, runner, shell
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import chooser, codec
@@ -51,14 +50,14 @@ def _imports(imports: tuple[str, ...]) -> list[str]:
 
 
 def replay_command(path: str, imports: tuple[str, ...] = ()) -> str:
-    return shlex.join(["rmqspec", "replay", *_imports(imports), path])
+    return shell.command("replay", *_imports(imports), path)
 
 
 def simulate_command(spec: HistorySpec, steps: int, imports: tuple[str, ...] = ()) -> str:
     config = ["--config", config_json(spec.overrides)] if spec.overrides else []
-    return shlex.join(["rmqspec", "simulate", *_imports(imports), "--protocol", spec.protocol, "--nodes",
-                       str(spec.nodes), "--seed", str(spec.seed), "--faults", spec.profile, "--steps", str(steps),
-                       *config])
+    return shell.command("simulate", *_imports(imports), "--protocol", spec.protocol, "--nodes",
+                         str(spec.nodes), "--seed", str(spec.seed), "--faults", spec.profile, "--steps", str(steps),
+                         *config)
 
 
 def write(cfg: core.WorldConfig, result: shrink.ShrinkResult, target: shrink.Target, directory: str, name: str,

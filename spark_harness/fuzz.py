@@ -19,7 +19,7 @@ import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO
 
 import attrs
@@ -118,6 +118,8 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
                                          _shrink_progress(tasks, opts, log, f"{workers} process(es)"))
         shrink_where = f"{workers} process(es)" if tasks else None
     else:
+        if opts.progress:  # a JVM starts: seconds on an idle machine, a minute on a loaded one, without a line
+            print(f"fuzz: starting Spark ({opts.master}; a JVM)", file=sys.stderr, flush=True)
         with clock.part("startup_s"):
             before = engines.active_session()
             spark = engines.session(opts.master)
@@ -138,8 +140,12 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
             if own:
                 spark.stop()
         outputs["histories"] = parquet if opts.parquet else "histories.parquet"
+    def note(text: str) -> None:  # the pictures, plots and pages took 30 s without a line on a loaded machine
+        if opts.progress:
+            print(f"fuzz: {text}", file=sys.stderr, flush=True)
+
     with clock.part("write_s"):
-        cexs = write_counterexamples(shrunk, out, plan.imports, clock.timing)
+        cexs = write_counterexamples(shrunk, out, plan.imports, clock.timing, note)
     # write_counterexamples counted its pictures under plots_s: not twice
     clock.timing["write_s"] -= clock.timing.get("plots_s", 0.0)
     if cexs:
@@ -147,9 +153,11 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     rep = report_mod.build(plan, agg, master, clock.timing, outputs, cexs, shrinking_summary(opts, shrunk))
     rep["shrink_workers"] = shrink_where
     if opts.plots:
+        note("drawing the report's plots (report.md's pictures)")
         with clock.part("plots_s"):
             report_mod.draw_plots(rep, out)
     if opts.view:
+        note("writing the HTML view: index.html and a page per counterexample (each replays its trace)")
         with clock.part("write_s"):
             try:
                 page = report_view.write(out, report=rep)
@@ -261,11 +269,13 @@ def shrink_in_processes(tasks: list[tuple], imports: tuple[str, ...], budgets: t
 
 
 def write_counterexamples(shrunk: list[tuple], out_dir: str, imports: tuple[str, ...],
-                          timing: dict | None = None) -> dict:
-    """The shrunk histories into OUT/counterexamples/ (a real folder, never a symlink found there)."""
+                          timing: dict | None = None, note: Callable[[str], None] = lambda text: None) -> dict:
+    """The shrunk histories into OUT/counterexamples/ (a real folder, never a symlink found there);
+    `note` hears of each before it is written (its timeline picture takes a second or more)."""
     out: dict = {}
     directory = files.subfolder(out_dir, "counterexamples") if shrunk else ""
-    for (protocol, pid, spec, step, target), result, error in shrunk:
+    for n, ((protocol, pid, spec, step, target), result, error) in enumerate(shrunk, 1):
+        note(f"writing counterexample {n} of {len(shrunk)} ({protocol} {pid}): trace, timeline picture, notes")
         if result is None:  # the history does not fail again on replay: report it, do not hide it
             out[(protocol, pid)] = {"error": error, "verified": False}
         else:
@@ -312,7 +322,7 @@ def summary(r: dict, out: str) -> str:
         lines.append(f"coverage  {p}: actions {c['actions']['hit']}/{c['actions']['total']}, branches "
                      f"{c['branches']['hit']}/{c['branches']['total']}, about "
                      f"{c['distinct_states']['estimate']:,} distinct states "
-                     f"(±{c['distinct_states']['relative_error']:.1%}; the reference over "
+                     f"(±{c['distinct_states']['relative_error']:.1%}; the {c['source']['engine']} world over "
                      f"{c['source']['histories']:,} histories)")
         e = v["engine"]
         if e["engine"] == "fast":
@@ -331,11 +341,18 @@ def summary(r: dict, out: str) -> str:
         for key, v in r["violations"].items():
             verdict = f"UNEXPECTED in {v['unexpected']:,}" if v["unexpected"] else "expected"
             lines.append(f"  {key:<{kw}}  {verdict:<18} {v['histories']:>7,} histories")
+            if v.get("statement"):  # what the id means, so a finding reads without the catalogue at hand
+                statement = " ".join(v["statement"].split())
+                lines.append(f"      {statement[:150] + ('...' if len(statement) > 150 else '')}")
             cex = v.get("counterexample") or {}
             if cex.get("trace"):
                 lines.append(f"      {cex['choices']} chosen events ({cex['faults']} faults): {cex['replay']}")
             elif cex.get("error"):
                 lines.append(f"      not reproduced on replay: {cex['error']}")
+        if not r["unexpected_histories"]:
+            lines += ["", "Every violation above is expected: RocketMQ's own behaviour, with its cause (docs/properties.md "
+                      "and the findings pages). To check your own implementation against the reference, start at "
+                      "docs/conformance.md."]
     else:
         lines += ["", "violations: none"]
     outputs = r.get("outputs") or {}

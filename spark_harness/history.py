@@ -18,14 +18,16 @@ The same function serves a Spark task, a multiprocessing worker and `--master no
 nothing in it reads a clock, so equal specs give equal summaries in any process.
 
 `run_history_fast(spec, sample)` gives the same summary from the protocol's fast world
-(histories.fast) where one exists. The reference judges: a history whose fast run
-violates a property unexpectedly, or is in the plan's judged sample (spark_harness.plan,
-`judge`), is re-run through the reference, whose row is the one kept (its verdicts,
-expected causes and details), and the two must agree; so is every history in
-the coverage sample, whose coverage and distinct-state sketch only the reference
-computes. Rows say which world made them (`engine`): "reference", "fast", "both" (the
-reference re-ran it and the fast world agreed) or "mismatch" (they disagreed; the
-reference's row is kept and the fuzz run reports it as a finding).
+(histories.fast) where one exists, coverage and the distinct-state sketch included (the
+twin computes them over every history, with the fingerprints below). The reference
+judges: a history whose fast run violates a property unexpectedly, or is in the plan's
+judged sample (spark_harness.plan, `judge`), is re-run through the reference up to its
+last violation, whose verdicts are the ones kept (with expected causes and details), and
+the two must agree; a history in the optional cross-check sample (`--coverage-sample`) is
+run whole by the reference, which must agree on coverage and states too. Rows say which
+world made them (`engine`): "reference", "fast", "both" (the reference re-ran it and the
+fast world agreed) or "mismatch" (they disagreed; the reference's row is kept and the
+fuzz run reports it as a finding).
 """
 
 from __future__ import annotations
@@ -181,9 +183,9 @@ def run_history(spec: HistorySpec) -> dict:
 
 # --- the fast world ---
 
-NO_COVERAGE = {"actions": [], "branches": [], "kinds": [], "states": -1, "state_sketch": b""}
 AGREE_KEYS = ("steps", "t_ms", "stopped", "unexpected", "expected", "faults", "stats")
-_RUNNERS: dict[int, tuple] = {}  # id(config) -> (config, fast Runner): one set of arrays per config and process
+COVERAGE_KEYS = ("actions", "branches", "kinds", "states", "state_sketch")
+_RUNNERS: dict[int, tuple] = {}  # id(config) -> (config, fast Runner); a Runner borrows its shape's arrays
 
 
 def fast_runner(cfg: core.WorldConfig):
@@ -191,7 +193,7 @@ def fast_runner(cfg: core.WorldConfig):
     drawn variant: a script, a protocol's own fault kind; spark_harness/variants.py)."""
     hit = _RUNNERS.get(id(cfg))
     if hit is None or hit[0] is not cfg:
-        if len(_RUNNERS) > 64:
+        if len(_RUNNERS) > 4096:
             _RUNNERS.clear()
         try:
             runner_ = fast.Runner(cfg)
@@ -202,8 +204,9 @@ def fast_runner(cfg: core.WorldConfig):
 
 
 def fast_summary(spec: HistorySpec) -> dict | None:
-    """The fast world's summary of a history (no coverage; violation details empty), or
-    None when the fast world does not model its config or a capacity of it overflowed (the
+    """The fast world's summary of a history, its coverage and distinct observable states
+    included (violation details empty: the reference writes those when it judges), or None
+    when the fast world does not model its config or a capacity of it overflowed (the
     reference runs it instead)."""
     cfg = config_of(spec)
     fr = fast_runner(cfg)
@@ -212,6 +215,7 @@ def fast_summary(spec: HistorySpec) -> dict | None:
     r = fr.run(spec.seed, spec.steps, until_ms(cfg, spec.tail_ms))
     if r.overflow:
         return None
+    c = r.coverage
     return {
         "protocol": spec.protocol, "profile": spec.profile, "nodes": spec.nodes, "seed": spec.seed,
         "variant": dict(spec.label), "config": config_json(spec.overrides),  # as the reference's row names them
@@ -222,14 +226,17 @@ def fast_summary(spec: HistorySpec) -> dict | None:
         "expected": sum(v.expected is not None for v in r.violations),
         "faults": dict(sorted(r.faults.items())),
         "stats": numeric_stats(r.stats),
-        **NO_COVERAGE, "engine": "fast",
+        "actions": c.actions, "branches": c.branches, "kinds": c.kinds, "states": c.states,
+        "state_sketch": sketch.sparse(c.fingerprints),
+        "engine": "fast",
     }
 
 
 def agree(fast_row: dict, ref_row: dict) -> bool:
-    """The fast world's summary says what the reference's does (all but coverage and details)."""
+    """The fast world's summary says what the reference's does: verdicts, measures, fault
+    counts, coverage and distinct states (all but the violations' details)."""
     key = lambda row: [(v["property"], v["step"], v["t_ms"], v["expected"]) for v in row["violations"]]
-    return key(fast_row) == key(ref_row) and all(fast_row[k] == ref_row[k] for k in AGREE_KEYS)
+    return key(fast_row) == key(ref_row) and all(fast_row[k] == ref_row[k] for k in AGREE_KEYS + COVERAGE_KEYS)
 
 
 def judge(spec: HistorySpec, twin: dict) -> dict:
@@ -237,7 +244,7 @@ def judge(spec: HistorySpec, twin: dict) -> dict:
     its last violation: its verdicts (first violation of each property, expected or not,
     with the reference's cause and detail) replace the fast world's, and must equal them.
     Nothing after that step can change a recorded verdict but an unexpected violation,
-    which the fast world would have reported too."""
+    which the fast world would have reported too. The fast world's coverage stands."""
     cfg = config_of(spec)
     last = max(v["step"] for v in twin["violations"])
     result = runner.run(cfg, chooser.SeededChooser(spec.seed).choose, last, until_ms(cfg, spec.tail_ms))
@@ -251,9 +258,10 @@ def judge(spec: HistorySpec, twin: dict) -> dict:
 
 def run_history_fast(spec: HistorySpec, sample: bool = False, judged: bool = True) -> dict:
     """The summary of one history from the fast world, judged by the reference (module
-    docstring); `sample`: the history is in the coverage sample (the reference runs it
-    whole, its row is kept, and the fast world's must agree with it); `judged` False: the
-    reference re-runs it only if the fast world finds an unexpected violation (spark_harness.plan)."""
+    docstring); `sample`: the history is in the cross-check sample (the reference runs it
+    whole, its row is kept, and the fast world's must agree with it, coverage and distinct
+    states included); `judged` False: the reference re-runs it only if the fast world finds
+    an unexpected violation (spark_harness.plan)."""
     twin = fast_summary(spec)
     if twin is None:
         return run_history(spec)  # not modelled, or a capacity ran out: the reference's row alone

@@ -12,9 +12,11 @@ history by arithmetic and its seed, and a task needs only its seed range. Chunks
 chunked changes nothing in the results.
 
 Each protocol runs on an engine: its fast world (histories.fast) when the plan asks for
-`fast` and one models every config of the plan, else the reference. On the fast world
-the first `coverage_sample` histories of each protocol (None: all) also run through the
-reference, which alone computes coverage and the distinct-state sketch
+`fast` and one models every config of the plan, else the reference. The fast world computes
+coverage and the distinct-state sketch of every history itself, with the reference's
+fingerprints; the first `coverage_sample` histories of each protocol (None: all; 0 by
+default, property_tests/test_fast_coverage.py holds the twins to the reference on a
+sample) also run whole through the reference, whose row must agree with the fast world's
 (spark_harness.history.run_history_fast). The reference re-runs every history in which the
 fast world found a violation (`judge` "all"), or (`judge` "sample") every one with an
 unexpected violation and about 1 in JUDGE_EVERY of those whose violations are all expected,
@@ -37,9 +39,14 @@ from reference_impl.core import faults
 from spark_harness import variants
 from spark_harness.history import DEFAULT_STEPS, TAIL_MS, HistorySpec, run_history, run_history_fast
 
-MAX_CHUNK = 200  # histories per task at most: keeps tasks short enough to balance and to show progress
+MAX_CHUNK = 200  # histories per task at most on the reference: keeps tasks short enough to balance and show progress
+# On a fast world a history costs about a thousandth of the reference's: a task of 200 would be
+# over before Spark had scheduled the next (about 10 ms a task, plus a Python worker's hand-off),
+# so fast tasks hold at least FAST_MIN_CHUNK histories, at most FAST_MAX_CHUNK.
+FAST_MIN_CHUNK = 500
+FAST_MAX_CHUNK = 20_000
 ENGINES = ("fast", "reference")
-COVERAGE_SAMPLE = 200  # histories per protocol the reference runs for coverage on the fast engine
+COVERAGE_SAMPLE = 0  # fast engine: histories per protocol the reference also runs whole, to cross-check coverage
 JUDGES = ("all", "sample")
 JUDGE_EVERY = 10  # judge "sample": 1 in this many of the histories whose violations are all expected
 
@@ -73,7 +80,7 @@ class Plan:
     vary: bool = True  # draw switches, swarm subsets and shapes per history (variants.py)
     engine: str = "reference"  # what was asked for: "fast" (where a fast world exists) or "reference"
     engines: dict = attrs.Factory(dict)  # protocol -> the engine it runs on
-    coverage_sample: int | None = None  # on the fast engine: the first N histories get coverage (None: all)
+    coverage_sample: int | None = None  # on the fast engine: the reference also runs the first N whole (None: all)
     judge: str = "sample"  # on the fast engine: "all" violating histories re-run by the reference, or a "sample"
 
     def in_sample(self, k: int) -> bool:
@@ -118,10 +125,20 @@ class Plan:
         return self.histories * len(self.protocols)
 
     def chunks(self, parallelism: int) -> list[Chunk]:
-        """About four chunks per core for each protocol, at most MAX_CHUNK histories each."""
-        size = max(1, min(MAX_CHUNK, math.ceil(self.histories / (4 * max(1, parallelism)))))
-        return [Chunk(protocol=p, start=a, stop=min(a + size, self.histories))
-                for p in self.protocols for a in range(0, self.histories, size)]
+        """About four chunks per core for each protocol, at most MAX_CHUNK histories each on the
+        reference; on a fast world FAST_MIN_CHUNK to FAST_MAX_CHUNK, but never fewer chunks than
+        cores."""
+        out = []
+        cores = max(1, parallelism)
+        for p in self.protocols:
+            even = math.ceil(self.histories / (4 * cores))
+            if self.engines.get(p) == "fast":
+                least = min(FAST_MIN_CHUNK, math.ceil(self.histories / cores))
+                size = max(1, min(FAST_MAX_CHUNK, max(least, even)))
+            else:
+                size = max(1, min(MAX_CHUNK, even))
+            out += [Chunk(protocol=p, start=a, stop=min(a + size, self.histories)) for a in range(0, self.histories, size)]
+        return out
 
 
 def in_judge_sample(k: int) -> bool:

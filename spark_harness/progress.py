@@ -3,7 +3,8 @@
 
 On a terminal it redraws one line (`\\r`) at most five times a second; otherwise
 (logs, CI) it prints a line per item when there are few (at most ITEM_LINES), else at
-every tenth of the way, so logs stay short. The times it shows are wall-clock seconds
+every tenth of the way, so logs stay short, and at least every QUIET_S seconds while it is
+updated (a long history must not look like a hang, issue 29). The times it shows are wall-clock seconds
 since the bar started; the eta is a straight-line guess from the items done so far.
 """
 
@@ -16,6 +17,7 @@ from typing import IO
 
 WIDTH = 30
 ITEM_LINES = 60  # below this many items, a log gets a line per item
+QUIET_S = 10.0  # a log gets a line at least this often while updates come
 
 
 class Progress:
@@ -31,6 +33,7 @@ class Progress:
         self.detail = ""
         self.start = time.monotonic()
         self._last_draw = 0.0
+        self._last_write = self.start
         self._last_tenth = -1
         self._last_key: tuple | None = None
         self._finished = False
@@ -65,12 +68,14 @@ class Progress:
         return (f"{self.label} [{bar}] {frac:4.0%}  {self.done:,}/{self.total:,} {self.unit}  "
                 f"{elapsed:.0f} s{eta}{detail}")
 
-    def _write(self, final: bool = False) -> None:
-        """A log line, unless it would repeat the last one's count and detail."""
+    def _write(self, final: bool = False, quiet_too_long: bool = False) -> None:
+        """A log line, unless it would repeat the last one's count and detail (but for the
+        line that breaks a silence of QUIET_S seconds: its time has moved)."""
         key = (self.done, self.detail)
-        if key == self._last_key and not (final and self.done < self.total):  # an early end drops the eta
-            return
+        if key == self._last_key and not (final and self.done < self.total) and not quiet_too_long:
+            return  # an early end drops the eta: that last line is written
         self._last_key = key
+        self._last_write = time.monotonic()
         self.out.write(self._line(final) + "\n")
         self.out.flush()
 
@@ -91,6 +96,8 @@ class Progress:
         if tenth > self._last_tenth:
             self._last_tenth = tenth
             self._write()
+        elif now - self._last_write >= QUIET_S:
+            self._write(quiet_too_long=True)
 
     def clear(self) -> None:
         """On a terminal, blank the line so that other output can be printed; the next

@@ -14,11 +14,10 @@ from __future__ import annotations
 import html
 import json
 import os
-import shlex
 from typing import Any
 from urllib.parse import quote
 
-from histories import files, view
+from histories import files, shell, view
 from spark_harness import report as report_mod
 
 _INDEX_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"  # no script at all
@@ -151,7 +150,7 @@ def write(report_dir: str, path_out: str | None = None, replay: bool = True, rep
                 errors.append(entry["error"])
         else:
             out = view.default_out(trace)
-            replay_cmd = shlex.join(["rmqspec", "replay", trace])
+            replay_cmd = shell.command("replay", trace)
             entry["replay"] = replay_cmd
             links = {"index": quote(os.path.relpath(os.path.abspath(index), os.path.dirname(os.path.abspath(out)))
                                     .replace(os.sep, "/")),

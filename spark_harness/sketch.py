@@ -6,10 +6,11 @@ also hold timers and round counters that change at nearly every step; the observ
 state is what a user (and another implementation) can see, so its distinct values are
 a meaningful measure of how much of the protocol a fuzz run reached.
 
-Fingerprints are 64-bit BLAKE2b digests of a canonical encoding of the observed
-dicts (marshal format 0, which never depends on object identity or interning;
-protocols build those dicts in a fixed key order), so they are the same in every
-process: Python's own `hash` of strings changes with PYTHONHASHSEED.
+Fingerprints are 64-bit folds of the observed dicts (histories.fast.core.sketch: ints,
+strings, lists and dicts mixed through splitmix64's finalizer, strings by their BLAKE2b
+digest; protocols build those dicts in a fixed key order), so they are the same in every
+process (Python's own `hash` of strings changes with PYTHONHASHSEED) and in both worlds: a
+compiled twin computes the same numbers from its arrays over every history it runs.
 
 Each history counts its distinct fingerprints exactly and keeps them as a sparse
 HyperLogLog (p = 12: 4096 registers); sketches merge by register-wise max, so the
@@ -21,11 +22,13 @@ nearly exact there.
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import math
 from typing import Any
 
+import numpy as np
+
+from histories.fast.core import sketch as fingerprints
 from reference_impl import core
 
 P = 12
@@ -33,10 +36,6 @@ M = 1 << P
 RELATIVE_ERROR = 1.04 / math.sqrt(M)
 _RANK_BITS = 64 - P
 _LOW_MASK = (1 << _RANK_BITS) - 1
-
-
-def fingerprint(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
 
 
 class StateFingerprints:
@@ -51,21 +50,21 @@ class StateFingerprints:
         n = len(cfg.ids)
         self._objs: list[Any] = [None] * n
         self._ups: list[Any] = [None] * n
-        self._digs: list[bytes] = [b""] * n
+        self._digs: list[int] = [-1] * n
         self._cut: Any = None
-        self._digests: dict[bytes, bytes] = {}  # encoded observed state -> its digest
+        self._digests: dict[bytes, int] = {}  # encoded observed state -> its digest
 
-    def _digest(self, n: Any, up: bool) -> bytes:
+    def _digest(self, n: Any, up: bool) -> int:
         observed = self._observe(self._c, n, up)
         try:
             data = marshal.dumps(observed, 0)
-        except ValueError:  # a value marshal cannot write: fall back to its text
-            data = repr(observed).encode()
+        except ValueError:  # a value marshal cannot write: no memo (it keys the digests only)
+            return fingerprints.digest(observed)
         digest = self._digests.get(data)
         if digest is None:
             if len(self._digests) > 4096:
                 self._digests.clear()
-            digest = self._digests[data] = hashlib.blake2b(data, digest_size=8).digest()
+            digest = self._digests[data] = fingerprints.digest(observed)
         return digest
 
     def changed(self, w: core.World) -> int | None:
@@ -88,10 +87,7 @@ class StateFingerprints:
             self._cut = cut
         if not moved:
             return None
-        data = b"".join(digs)
-        if cut:
-            data += repr(sorted(cut)).encode()
-        return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+        return fingerprints.world_fingerprint(digs, cut)
 
 
 def register_of(fp: int) -> tuple[int, int]:
@@ -101,8 +97,11 @@ def register_of(fp: int) -> tuple[int, int]:
     return fp >> _RANK_BITS, _RANK_BITS - low.bit_length() + 1
 
 
-def sparse(fps: set[int]) -> bytes:
-    """A history's sketch: the non-zero registers, 3 bytes each (index << 6 | rank)."""
+def sparse(fps) -> bytes:
+    """A history's sketch: the non-zero registers, 3 bytes each (index << 6 | rank). `fps`: a
+    set of fingerprints, or a twin's array of them (unsigned 64-bit)."""
+    if isinstance(fps, np.ndarray):
+        return _sparse_array(fps)
     regs: dict[int, int] = {}
     for fp in fps:
         idx, rank = register_of(fp)
@@ -111,12 +110,37 @@ def sparse(fps: set[int]) -> bytes:
     return b"".join(((idx << 6) | rank).to_bytes(3, "big") for idx, rank in sorted(regs.items()))
 
 
+def _sparse_array(fps: np.ndarray) -> bytes:
+    """`sparse` of an array of distinct fingerprints (numpy, no Python loop over them)."""
+    if len(fps) == 0:
+        return b""
+    fps = fps.astype(np.uint64)
+    idx = (fps >> np.uint64(_RANK_BITS)).astype(np.int64)
+    low = fps & np.uint64(_LOW_MASK)
+    # the rank: position of the first 1 in the low bits (bit_length of low, from the top)
+    bits = np.zeros(len(fps), np.int64)
+    value = low.copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        big = value >= (np.uint64(1) << np.uint64(shift))
+        bits += big * shift
+        value = np.where(big, value >> np.uint64(shift), value)
+    bits += (value > 0).astype(np.int64)
+    rank = _RANK_BITS - bits + 1
+    regs = np.zeros(M, np.int64)
+    np.maximum.at(regs, idx, rank)
+    nz = np.nonzero(regs)[0]
+    packed = (nz << 6) | regs[nz]
+    # 3 big-endian bytes each, as `sparse` writes them: the top three bytes of a big-endian int32
+    return (packed.astype(">u4").view(np.uint8).reshape(-1, 4)[:, 1:]).tobytes()
+
+
 def merge_sparse(registers: bytearray, data: bytes) -> None:
     """Fold a sparse sketch into dense registers (register-wise max)."""
-    for k in range(0, len(data), 3):
-        v = int.from_bytes(data[k:k + 3], "big")
-        idx, rank = v >> 6, v & 63
-        registers[idx] = max(registers[idx], rank)
+    if not data:
+        return
+    entries = np.frombuffer(data, np.uint8).reshape(-1, 3).astype(np.int64)
+    v = entries[:, 0] << 16 | entries[:, 1] << 8 | entries[:, 2]
+    np.maximum.at(np.frombuffer(registers, np.uint8), v >> 6, (v & 63).astype(np.uint8))
 
 
 def merge_dense(into: bytearray, other: bytes) -> None:

@@ -24,12 +24,23 @@ DEFAULTS: dict[str, Any] = {
     # RocketMQ 4.9.4: NameServer, broker, client
     "broker_channel_expired_time": 120_000,  # RouteInfoManager.BROKER_CHANNEL_EXPIRED_TIME
     "scan_not_active_broker_interval_ms": 10_000,  # NamesrvController: scheduleAtFixedRate(scan, 5, 10, SECONDS)
+    "server_channel_max_idle_time_seconds": 120,  # NettyServerConfig.serverChannelMaxIdleTimeSeconds (0: off)
     "register_name_server_period": 30_000,  # BrokerConfig.registerNameServerPeriod
     "poll_name_server_interval": 30_000,  # ClientConfig.pollNameServerInterval
     "send_msg_timeout": 3000,  # DefaultMQProducer.sendMsgTimeout
     "retry_times_when_send_failed": 2,  # DefaultMQProducer.retryTimesWhenSendFailed
     "mapped_file_size_commit_log": 1 << 30,  # MessageStoreConfig.mappedFileSizeCommitLog (1 GiB)
+    "sync_flush_timeout": 5000,  # MessageStoreConfig.syncFlushTimeout
+    "slave_timeout": 3000,  # MessageStoreConfig.slaveTimeout (the SYNC_MASTER wait from 4.9.3 on)
+    "ha_housekeeping_interval": 20_000,  # MessageStoreConfig.haHousekeepingInterval
+    "ha_slave_fallbehind_max": 256 * 1024 * 1024,  # MessageStoreConfig.haSlaveFallbehindMax
+    "flush_consumer_offset_interval": 5000,  # BrokerConfig.flushConsumerOffsetInterval (first after 10 s)
+    "persist_consumer_offset_interval": 5000,  # ClientConfig.persistConsumerOffsetInterval
 }
+
+# HAConnection.ReadSocketService#run and HAClient#run block in selector.select(1000) between two
+# checks of their housekeeping interval: a connection idle for longer is closed within this.
+SELECT_MS = 1000
 
 # What DLedgerLeaderElector hard-codes (not configurable, so never overridden).
 VOTE_LATCH_BASE_MS = 2000  # maintainAsCandidate: voteLatch.await(2000 + random.nextInt(maxVoteIntervalMs))

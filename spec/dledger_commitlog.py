@@ -20,6 +20,7 @@ from reference_impl import core, rocketmq
 from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import commitlog as cl
 from reference_impl.dledger_log import store as st
+from spec import dledger_commitlog_decisions
 from spec import dledger_log as logspec
 from spec import dledger_log_causes as logcauses
 from spec.properties import Property, register
@@ -237,17 +238,28 @@ def dcl5(w: core.World) -> bool:
     return not any(len(v) > 1 for v in w.ghost.committed_keys.values())
 
 
+# DefaultMQProducer.retryResponseCodes (4.9.4): TOPIC_NOT_EXIST, SERVICE_NOT_AVAILABLE, SYSTEM_ERROR,
+# NO_PERMISSION, NO_BUYER_ID, NOT_IN_CURRENT_UNIT; a failed RPC (no answer) is retried too
+RETRY_RESPONSE_CODES = frozenset({17, 14, 1, 16, 204, 205})
+
+
 def dcl5_expected(w: core.World, event: Any = None) -> str | None:
-    for key in duplicates(w):
-        retried = w.ghost.retries.get(key)
-        if not retried:
-            if key in w.ghost.duplicated_sends:
-                return DUPLICATED.format(key=key)
-            return None
+    """Expected only when each copy past the first has an attempt of its own to come from: a retry
+    after an answer DefaultMQProducer retries on (or none), or a SEND the network duplicated."""
+    causes = []
+    for key, offsets in duplicates(w).items():
+        retried = w.ghost.retries.get(key, ())
+        if any(c is not None and c not in RETRY_RESPONSE_CODES for _, c in retried):
+            return None  # a retry after an answer sendDefaultImpl does not retry on
+        if key in w.ghost.duplicated_sends:
+            causes.append(DUPLICATED.format(key=key))
+            continue
+        if not retried or len(offsets) > 1 + len(retried):
+            return None  # more copies than attempts
         answers = ", ".join(f"attempt {a}: {rocketmq.ResponseCode(c).name if c is not None else 'no answer'}"
                             for a, c in retried)
-        return RETRIED.format(key=key, answer=answers)
-    return None
+        causes.append(RETRIED.format(key=key, answer=answers))
+    return causes[0] if causes else None
 
 
 def dcl5_explain(w: core.World) -> str:
@@ -352,6 +364,6 @@ PROPERTIES = LOG_PROPERTIES + [
     Property(id="DCL-L", protocol=PROTOCOL, kind="bounded", holds=dcl_l, explain=dcl_l_explain,
              expected_when=dcl_l_expected,
              statement=f"After faults stop, a producer's send is acknowledged SEND_OK within {DCL_L_BOUND_MS} ms."),
-]
+] + dledger_commitlog_decisions.PROPERTIES
 
 register(PROPERTIES)

@@ -14,7 +14,7 @@ from reference_impl import core
 from reference_impl.ha import commit_log as st
 from reference_impl.ha.ghost import broker_indices, master_index
 from reference_impl.ha.records import FrameRead, FrameRejected, TransferStart
-from spec import bounds
+from spec import bounds, ha_decisions
 from spec.properties import Property, register
 
 HA_L_BOUND_MS = 30_000  # connect timeout 5 s + reconnect wait 5 s + first report 5 s, and slack for the transfer
@@ -57,24 +57,83 @@ def ha1(w: core.World) -> bool:
     return all(divergence(w, j) < 0 for j in _slaves(w))
 
 
+def _bytes(s: Any, lo: int, hi: int) -> bytes | None:
+    """A store's bytes in [lo, hi), or None when it does not hold all of them."""
+    if s.base < 0 or lo < s.base or hi > st.max_offset(s):
+        return None
+    return s.data[lo - s.base:hi - s.base]
+
+
+def _common(a: bytes, b: bytes) -> int:
+    """The length of the common prefix of two byte strings."""
+    n = min(len(a), len(b))
+    k, step = 0, 4096
+    while k + step <= n and a[k:k + step] == b[k:k + step]:
+        k += step
+    while k < n and a[k] == b[k]:
+        k += 1
+    return k
+
+
+def _lost_by_master(w: core.World, j: int, d: int) -> str | None:
+    """Slave j differs from the master at d because it holds what the master lost: from d to its
+    max offset, every byte of it is the master's byte at that offset now, or from before a data loss
+    of the master that left the master at or below that offset while j held it (slaves are never
+    truncated, and they append only what the master streamed: bytes it had then)."""
+    slave, s = w.cfg.ids[j], w.nodes[j].store
+    ms = w.nodes[master_index(w)].store
+    regions = [(ms, -1, st.max_offset(ms))]
+    for loss in reversed(w.ghost.master_losses):
+        hi = min(loss.held.get(slave, -1), st.max_offset(loss.before))
+        if loss.floor < hi:
+            regions.append((loss.before, loss.floor, hi))
+    if len(regions) == 1:
+        return None
+    top = st.max_offset(s)
+    x = d
+    lost = False
+    while x < top:
+        run, by_loss = 0, False
+        for store, floor, hi in regions:
+            if floor <= x < hi:
+                end = min(hi, top)
+                mine, theirs = _bytes(s, x, end), _bytes(store, x, end)
+                if mine is not None and theirs is not None:
+                    n = _common(mine, theirs)
+                    if n > run:
+                        run, by_loss = n, floor >= 0
+        if run == 0:
+            return None
+        lost = lost or by_loss
+        x += run
+    if not lost:
+        return None
+    floor = min(f for _, f, _ in regions[1:])
+    return (f"the master lost its data above {floor} in OS crashes or disk losses while {slave} had it, and {slave} "
+            f"differs at {d}: from there it holds the master's bytes from before those losses (and the master's "
+            f"own where they agree); classic HA never truncates a slave")
+
+
+def _misplaced(w: core.World, j: int) -> str | None:
+    """F3 (empty-file): slave j still holds, at the start of its CommitLog, the frame it appended
+    there instead of at the frame's offset."""
+    f = w.ghost.misplaced.get(w.cfg.ids[j])
+    s = w.nodes[j].store
+    if f is None or not f.cause or s.base != 0 or len(s.data) < f.size or st.crc32(s.data[:f.size]) != f.crc:
+        return None
+    return f.cause
+
+
 def ha1_expected(w: core.World, event: Any = None) -> str | None:
-    g = w.ghost
-    floor = g.master_floor
     causes = []
     for j in _slaves(w):
         d = divergence(w, j)
         if d < 0:
             continue
-        slave = w.cfg.ids[j]
-        held = g.held_at_loss.get(slave, -1)
-        if floor >= 0 and floor <= d < held:
-            causes.append(f"the master lost its data above {floor} in an OS crash or disk loss while {slave} had it "
-                          f"(up to {held}), and {slave} differs at {d}, inside what it held then; classic HA never "
-                          f"truncates a slave")
-        elif slave in g.misplaced and g.misplaced[slave].cause:
-            causes.append(g.misplaced[slave].cause)
-        else:
+        cause = _lost_by_master(w, j, d) or _misplaced(w, j)
+        if cause is None:
             return None
+        causes.append(cause)
     return "; ".join(dict.fromkeys(causes)) or None
 
 
@@ -179,7 +238,7 @@ def ha8_expected(w: core.World, event: Any = None) -> str | None:
     if w.cfg.proto.version == "fixed" or p2 is None or p2[0] != w.nodes[m].incarnation:
         return None
     a = p2[1]
-    if a.ack == w.nodes[m].push2slave_max and a.ack > a.master_max:
+    if a.ack == w.nodes[m].push2slave_max and a.ack > a.master_max and (a.first or w.cfg.proto.version == "4.9.2"):
         return (f"{'the first report' if a.first else 'a report'} of {a.slave} ({a.ack}) exceeded the master's max "
                 f"offset ({a.master_max}) and was taken: " + ("4.9.4 checks only later acks (#3015)" if a.first
                                                               else "4.9.0-4.9.2 check no report (#3015)"))
@@ -201,6 +260,39 @@ def ha_l_explain(w: core.World) -> str:
     late = [w.cfg.ids[j] for j in _slaves(w) if w.cfg.ids[j] not in w.ghost.caught_up]
     return (f"{', '.join(late)} not at the master's max offset at calm ({w.ghost.calm_target}) "
             f"{w.now - w.history.calm_at_ms} ms after faults stopped")
+
+
+# --- HA-Q: fault-free service in the quiet tail ---
+
+
+def ha_q_bound_ms(w: core.World) -> int:
+    """syncFlushTimeout (RocketMQ's default, spec/bounds.py, or the user's), plus the quiet tail's
+    message delay each way."""
+    return bounds.setting(w, "sync_flush_timeout") + 2 * core.CALM_DELAY_MS[1]
+
+
+def _tail_problems(w: core.World) -> list[str]:
+    g = w.ghost
+    if not (g.tail_puts or g.tail_failed or g.tail_slowest):
+        return []
+    bound = ha_q_bound_ms(w)
+    out = [f"{msg} (appended at {t} ms) was answered {status} at {at} ms" for msg, t, at, status in g.tail_failed]
+    if g.tail_slowest and g.tail_slowest[0] > bound:
+        ms, msg, t = g.tail_slowest
+        out.append(f"{msg} (appended at {t} ms) was answered PUT_OK only after {ms} ms")
+    out += [f"{msg} (appended at {t} ms, while {why}) has no answer after {w.now - t} ms"
+            for msg, (t, why) in g.tail_puts.items() if w.now - t > bound]
+    return out
+
+
+def ha_q(w: core.World) -> bool:
+    return not _tail_problems(w)
+
+
+def ha_q_explain(w: core.World) -> str:
+    problems = _tail_problems(w)
+    return f"{len(problems)} put(s) of the quiet tail not answered PUT_OK within {ha_q_bound_ms(w)} ms; " + \
+        "; ".join(problems[:3])
 
 
 LOST_CAUSES = ("async-master", "data-loss", "diverged-slave")  # ha_ghost._loss_cause
@@ -266,6 +358,11 @@ PROPERTIES = [
     Property(id="HA-L", protocol="ha", kind="bounded", holds=ha_l, explain=ha_l_explain,
              statement=f"After faults stop, every live slave whose CommitLog is a prefix-copy of the master's reaches "
                        f"the master's max offset of that moment within {HA_L_BOUND_MS} ms; the time is reported."),
-]
+    Property(id="HA-Q", protocol="ha", kind="bounded", holds=ha_q, explain=ha_q_explain,
+             statement="After faults stop, a put is answered PUT_OK within syncFlushTimeout (5 s; plus the message "
+                       "delays): every put of an ASYNC_MASTER (a SYNC_FLUSH one once flushed), and a SYNC_MASTER's "
+                       "while a live slave holding a prefix-copy of the master's CommitLog up to its max offset has "
+                       "an open connection."),
+] + ha_decisions.PROPERTIES
 
 register(PROPERTIES)

@@ -15,7 +15,7 @@ from reference_impl.nameserver import client_routes as cr
 from reference_impl.nameserver import ghost as ng
 from reference_impl.nameserver import producer as pr
 from reference_impl.nameserver import route_info as ri
-from spec import bounds
+from spec import bounds, nameserver_decisions
 from spec.properties import Property, register
 
 
@@ -529,6 +529,6 @@ PROPERTIES = [
              expected_when=ns11_expected,
              statement="A client that has been able to reach a live NameServer (both ways) for 3 x "
                        "pollNameServerInterval gets a route answer from some NameServer within that window."),
-]
+] + nameserver_decisions.PROPERTIES
 
 register(PROPERTIES)

@@ -24,6 +24,7 @@ from reference_impl.offsets.records import (
     PullServed,
 )
 from reference_impl.rocketmq import ResponseCode
+from spec import offsets_decisions
 from spec.properties import Property, register
 
 REGRESSION_CODES = ("slave-sync", "master-restart", "slave-restart", "lower-commit", "commits-on-slave-only",
@@ -265,6 +266,6 @@ PROPERTIES = [
     Property(id="OFF-6", protocol="offsets", kind="safety", holds_step=off6,
              statement="No reverse path: the master's offset table changes only by commits it accepts (or its own "
                        "restart); nothing copies a slave's offsets to the master."),
-]
+] + offsets_decisions.PROPERTIES
 
 register(PROPERTIES)

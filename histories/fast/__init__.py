@@ -1,42 +1,39 @@
 """Fast worlds: compiled twins of reference worlds, for fuzzing at millions of events per second.
 
-A fast world runs the history `histories.runner.run(cfg, SeededChooser(seed).choose,
-steps, until_ms)` runs, event for event: the same enabled events in the same order, the
-same draws from the same MT19937 sequence, the same transitions, ghost variables and
-properties checked at every step. It is a second implementation of the protocol, in
-Numba over fixed-layout arrays; the reference stays the specification and the judge
-(the fuzzer re-runs histories with a violation through the reference: docs/fuzzing.md, and
-`histories.fast.crosscheck` holds the twin to the reference event for event).
+A twin runs the history `histories.runner.run(cfg, SeededChooser(seed).choose, steps,
+until_ms)` runs, event for event: the same enabled events in the same order, the same draws
+from the same MT19937 sequence, the same transitions, ghost variables and properties checked
+at every step. It is a second implementation of the protocol in Numba over fixed-layout
+arrays; the reference stays the specification and the judge (the fuzzer re-runs histories
+through it: docs/fuzzing.md, and each twin's `crosscheck` holds it to the reference event for
+event).
 
-| module | what |
-|---|---|
-| `cache` | where Numba keeps the compiled kernels: a folder per version of the package (`DigestLocator`) |
-| `common` | the borrowed-array intrinsic, `Unsupported`, `CapacityError`, `FastResult` |
-| `mt` | MT19937 as CPython's `random.Random` |
-| `election` | the election twin's kernel (`run_kernel`), re-exporting `election_layout` (enums, array columns), `election_node` (the node logic) and `election_world` (network, ghost, properties) |
-| `election_schedule` | the horizon, the enabled events and the fault events (`schedule.py`), shared by the kernel and the explorer |
-| `election_explore` | exhaustive exploration over the election arrays: fingerprints, packed states, one BFS level (`rmqspec explore --engine fast`, model_checks/explore_fast.py) |
-| `run` | the election world's Python side: config arrays, `run_history`, `Runner` (the package's `run_history` and `Runner` dispatch on the protocol) |
-| `decode` | the election arrays back to reference objects (`core.World`) |
-| `dledger_log*` | the dledger_log twin: `_layout` (arrays, the state table), `_store`, `_pusher`, `_quorum_ack`, `_dispatcher`, `_handler`, `_node` (the server), `_client`, `_net`, `_monitor` (ghost maps, state properties), `_ghost` (drops, thin commits, Terms, liveness), `_steps` and `_replies` (step properties, RPL-*), `_world` (init, routing), the kernel (the loop), `_run` (Python side), `_causes` (expected causes by the spec's own functions), `_decode`, `_crosscheck` |
-| `crosscheck` | twin vs reference, history by history (`python -m histories.fast.crosscheck`) |
+The house mirrors the reference's: a package per twin, its modules named after the
+reference modules they mirror, and what every twin shares once in `core`:
 
-docs/fast-worlds.md has the layouts, capacities and what is covered;
-docs/architecture.md how to change a transition in both worlds.
+| package | mirrors | what |
+|---|---|---|
+| `core` | reference_impl/core | the state table, the core layout, MT19937, the seeded chooser, the schedule, the network, the generic faults and the step's record, outputs, coverage and distinct states, results, the kernels' cache, the cross-check's comparison |
+| `election` | reference_impl/election | the election twin: member_state, leader_elector (+ _transfer), server, world (the kernel), ghost, monitor, replies, network; mutants (test-only); runner, decode, crosscheck, explore |
+| `dledger_log` | reference_impl/dledger_log | the dledger_log twin: store, entry_pusher (+ _quorum_ack), entry_dispatcher, entry_handler, server, world (+ _client), ghost, monitor (+ _steps), replies, network, causes; runner, decode, crosscheck |
+
+This module is the interface: `PROTOCOLS`, `supports`, `prepare`, `run_history`, `Runner`.
+docs/fast-worlds.md has the layouts, capacities, what is covered and how to change a
+transition in both worlds.
 """
 
 from typing import Any
 
-from histories.fast import cache
+from histories.fast.core import cache
 
-cache.install()  # before the kernels below are decorated
+cache.install()  # before any kernel of the package is decorated
 
-from histories.fast import dledger_log_run  # noqa: E402 - after the cache locator is set
-from histories.fast import run as election_run  # noqa: E402
-from histories.fast.common import CapacityError, FastResult, FastViolation, Unsupported
+from histories.fast.core.results import CapacityError, FastResult, FastViolation, Unsupported  # noqa: E402
+from histories.fast.election import runner as election_runner  # noqa: E402
+from histories.fast.dledger_log import runner as dledger_log_runner  # noqa: E402
 
 # protocol -> the module with its prepare, run_history and Runner
-WORLDS = {"election": election_run, "dledger_log": dledger_log_run}
+WORLDS = {"election": election_runner, "dledger_log": dledger_log_runner}
 PROTOCOLS = tuple(WORLDS)  # protocols with a fast world
 
 
@@ -47,9 +44,9 @@ def _world(cfg) -> Any:
     return world
 
 
-def prepare(cfg, **kw) -> Any:
+def prepare(cfg, **options) -> Any:
     """The fast world's arrays for `cfg`; raises Unsupported when it does not model it."""
-    return _world(cfg).prepare(cfg, **kw)
+    return _world(cfg).prepare(cfg, **options)
 
 
 def supports(cfg) -> bool:
@@ -61,19 +58,19 @@ def supports(cfg) -> bool:
     return True
 
 
-def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, **kw) -> FastResult:
+def run_history(cfg, seed: Any, steps: int, until_ms: int | None = None, **options) -> FastResult:
     """One seeded history: what histories.runner.run(cfg, SeededChooser(seed).choose, steps, until_ms) runs."""
-    return _world(cfg).run_history(cfg, seed, steps, until_ms, **kw)
+    return _world(cfg).run_history(cfg, seed, steps, until_ms, **options)
 
 
-def Runner(cfg, **kw) -> Any:  # noqa: N802 - a constructor by another module's name
+def Runner(cfg, **options) -> Any:  # noqa: N802 - a constructor by another module's name
     """Many histories of one config on one set of arrays: `.run(seed, steps, until_ms) -> FastResult`."""
-    return _world(cfg).Runner(cfg, **kw)
+    return _world(cfg).Runner(cfg, **options)
 
 
 def compile_seconds() -> float:
-    """Wall time to get the election kernel ready in this process (compile, or load the cache)."""
-    return election_run.compile_seconds()
+    """Wall time to get both kernels ready in this process (compile, or load the cache)."""
+    return election_runner.compile_seconds() + dledger_log_runner.compile_seconds()
 
 
 __all__ = ["PROTOCOLS", "WORLDS", "CapacityError", "FastResult", "FastViolation", "Runner", "Unsupported",

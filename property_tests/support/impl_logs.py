@@ -222,3 +222,12 @@ def ha_bench_cases() -> list[tuple[str, list[dict], tolerant.Options]]:
             real = [d for _, d in trace_mod.read_lines(f)]
         cases.append((f"RocketMQ 4.9.4 ha {path.stem}", real, tolerant.Options(slack_ms=HA_SLACK_MS)))
     return cases
+
+
+def dledger_commitlog_bench_cases() -> list[tuple[str, list[dict], tolerant.Options]]:
+    """The `dledger_commitlog` logs `rmqspec bench --tolerant` times: reference-made logs (3
+    brokers, a name server, a producer and a consumer; no real DLedgerCommitLog log yet), one
+    fault-free with puts, dispatches and pulls, one with broker crashes."""
+    return [(f"dledger_commitlog reference, {profile}",
+             realistic(reference_log("dledger_commitlog", profile, seed, steps, late_ms=5), seed), tolerant.Options())
+            for profile, seed, steps in (("lockstep", 1, 250), ("crash", 5, 600))]

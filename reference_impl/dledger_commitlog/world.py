@@ -84,6 +84,11 @@ class CommitLogGhost(lw.LogGhost):
     sends_failed: int = 0
     consumed: int = 0
     first_send_after_calm_ms: int = -1
+    # DCL-Q: (key, offset) -> (time, broker id, its term) of entries appended in the quiet tail while
+    # everything before them in the broker's log was committed, until committed; and the slowest commit
+    # of one, (ms, key, offset, time, broker id, term)
+    tail_appends: FrozenMap = EMPTY
+    tail_slowest: tuple = ()
 
 
 def _is_broker(node_id: str) -> bool:
@@ -240,6 +245,10 @@ def ghost_update(g: CommitLogGhost, w: core.World, i: int, obs: Any) -> CommitLo
         g = g.evolve(appended_floor=g.appended_floor.set((obs.key, obs.offset), g.max_acked_offset))
         if any(role is el.Role.LEADER for _, role in w.nodes[i].role_tasks):
             g = g.evolve(unrecovered_puts=g.unrecovered_puts.set((obs.offset, obs.key), (w.cfg.ids[i], w.now)))
+        s = w.nodes[i].node.store
+        if w.history.calm and s.committed_index == s.end_index - 1:
+            g = g.evolve(tail_appends=g.tail_appends.set((obs.key, obs.offset), (
+                w.now, w.cfg.ids[i], w.nodes[i].node.member.curr_term)))
     elif isinstance(obs, cc.SendAttempt) and obs.retried:
         g = g.evolve(retries=g.retries.set(obs.key, g.retries.get(obs.key, ()) + ((obs.attempt, obs.code),)))
     elif isinstance(obs, cc.SendDone):
@@ -266,6 +275,12 @@ def ghost_update(g: CommitLogGhost, w: core.World, i: int, obs: Any) -> CommitLo
             if not isinstance(e.body, cl.Message):
                 continue  # a no-op (enable_fast_advance_commit_index)
             key, offset = e.body.key, e.pos + st.BODY_OFFSET
+            owed = g.tail_appends.get((key, offset))
+            if owed is not None:
+                ms = w.now - owed[0]
+                g = g.evolve(tail_appends=g.tail_appends.without((key, offset)))
+                if not g.tail_slowest or ms > g.tail_slowest[0]:
+                    g = g.evolve(tail_slowest=(ms, key, offset) + owed)
             if offset not in g.committed_keys.get(key, frozenset()):
                 g = g.evolve(committed_keys=g.committed_keys.set(key, g.committed_keys.get(key, frozenset())
                                                                  | {offset}))

@@ -43,6 +43,8 @@ from reference_impl.election.records import (
 # DLedger 0.4.0 DLedgerLeaderElector#sendHeartbeats: voteResultWaitTime, the sleep after the
 # heartbeat latch in which late answers still count (0.2.6 has none).
 VOTE_RESULT_WAIT_MS = 10
+# DLedgerLeaderElector#maintainAsCandidate: voteLatch.await(2000 + random.nextInt(maxVoteIntervalMs), ...)
+VOTE_LATCH_BASE_MS = 2000
 
 # --- role changes (DLedgerLeaderElector) ---
 
@@ -295,14 +297,15 @@ def vote_for_quorum_responses(cfg: DLedgerConfig, m: Member, now: int, draw: int
     after the lock was released: the requests carry the term and ledger ends read under it
     (`m.vote_start`; the member's own when there is none), the self-vote is handled
     synchronously (handleVote takes the lock again, whatever the role is by now), the others
-    are sent; then wait 2000 + rand(maxVoteIntervalMs)."""
+    are sent; then wait VOTE_LATCH_BASE_MS (2000) +
+    rand(maxVoteIntervalMs)."""
     start = m.vote_start
     if start is None:
         start = VoteStart(term=m.curr_term, ledger_end_index=m.ledger_end_index, ledger_end_term=m.ledger_end_term)
     term, seq = start.term, m.round_seq + 1
     m = m.evolve(round_seq=seq, vote_start=None, round=VoteRound(
         seq=seq, term=term, known_max_term_in_group=term,
-        deadline=now + 2000 + rand_int(draw, cfg.max_vote_interval_ms)))
+        deadline=now + VOTE_LATCH_BASE_MS + rand_int(draw, cfg.max_vote_interval_ms)))
     outs: Out = ()
     for peer in cfg.peers:
         req = VoteRequest(group=cfg.group, remote_id=peer, leader_id=m.self_id, term=term,

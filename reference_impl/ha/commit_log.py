@@ -134,8 +134,8 @@ def append_data(s: Store, size: int, start_offset: int, blob: bytes) -> tuple[St
     HAClient's header check is the only guard."""
     if s.base < 0:
         s = s.evolve(base=start_offset - start_offset % size)
-    pos = len(s.data) % size
-    if pos and pos + len(blob) > size:
+    pos = len(s.data) % size  # 0: a new file (none yet, or the last one is full)
+    if pos + len(blob) > size:  # MappedFile#appendMessage(byte[], int, int): currentPos + length <= fileSize
         return s, False
     if not blob:
         return s, True

@@ -23,6 +23,19 @@ What they record, and why:
   removed that copy from the page cache (or with the disk).
 - `calm_target`, `caught_up` (HA-L): the master's max offset when faults stopped, and
   when each slave reached it.
+- `master_losses` (HA-1): per data loss of the master, its CommitLog just before (the store
+  value itself: immutable, so nothing is copied), its max offset after, and how far each
+  slave reached then, so a slave that differs from the master is explained only by bytes
+  it holds that are exactly the master's before that loss.
+- `lost_stores`, `down_stores` (HA-3, HA-4): a broker's CommitLog just before its latest OS
+  crash or disk loss, and what it kept while down, so a cause names a copy only if that
+  crash took it, or that restart's recovery truncated it.
+- `appended_at` (HA-11): when the master appended the message at each recent offset (the
+  put's time, from which slaveTimeout runs).
+- `tail_puts`, `tail_failed`, `tail_slowest` (HA-Q): puts made in the quiet tail that
+  fault-free service owes a PUT_OK (any put of an ASYNC_MASTER; a SYNC_MASTER's while a live
+  slave whose CommitLog is a prefix-copy of the master's, caught up to its max offset, has an
+  open connection whose transfer started), those answered otherwise, and the slowest answer.
 
 The broker transitions never read any of this.
 """
@@ -35,10 +48,12 @@ from reference_impl import core
 from reference_impl.core.state import EMPTY, FrozenMap, record
 from reference_impl.ha import broker as ha
 from reference_impl.ha import commit_log as st
-from reference_impl.ha.records import AckRead, FrameRead, FrameRejected, FrameSent, PutResult, Reported
+from reference_impl.ha.records import AckRead, Appended, FrameRead, FrameRejected, FrameSent, PutResult, Reported
 from reference_impl.rocketmq import BrokerRole, PutMessageStatus
 
 ACK_LOG_KEEP = 16  # connections whose latest ack is kept for attribution
+MASTER_LOSSES_KEPT = 32  # (their stores are the master's own values, shared, not copied)
+APPENDED_KEPT = 32  # more than any number of puts pending at once (one per producer)
 
 
 @record
@@ -56,6 +71,18 @@ class Finding:
     at_ms: int
     cause: str | None  # the known cause, or None: unexplained
     code: str | None = None  # the cause's short name (docs/ha.md): first-report, last-file-start, ...
+    size: int = 0  # a misplaced frame's body size and CRC (HA-1's evidence that the slave still holds it)
+    crc: int = 0
+
+
+@record
+class MasterLoss:
+    """One OS crash or disk loss of the master (HA-1's evidence)."""
+
+    before: Any  # the master's CommitLog (a commit_log.Store) just before the loss
+    floor: int  # its max offset after the loss (and after its recovery, once it restarted)
+    held: FrozenMap  # slave id -> its max offset at the loss
+    recovered: bool = False  # the master restarted after it (its recovery may have cut more)
 
 
 @record
@@ -79,6 +106,13 @@ class HaGhost:
     misplaced: FrozenMap = EMPTY  # slave id -> Finding: a frame it appended away from the frame's offset (HA-6)
     held_at_loss: FrozenMap = EMPTY  # slave id -> the highest max offset it had at a master data loss (HA-1)
     crash_dropped: frozenset = frozenset()  # msg ids the crash being applied took from the crashed broker
+    master_losses: tuple = ()  # MasterLoss, the latest MASTER_LOSSES_KEPT
+    lost_stores: FrozenMap = EMPTY  # node id -> (time, its store before its latest OS crash / disk loss, after)
+    down_stores: FrozenMap = EMPTY  # node id -> the store it keeps while down (what its restart recovers)
+    appended_at: FrozenMap = EMPTY  # offset -> when the master appended a message there (latest APPENDED_KEPT)
+    tail_puts: FrozenMap = EMPTY  # msg id -> (appended at, why fault-free service owes it PUT_OK): HA-Q
+    tail_failed: tuple = ()  # (msg id, appended at, answered at, status) of such puts answered otherwise
+    tail_slowest: tuple = ()  # (ms from the append to the answer, msg id, appended at) of the slowest PUT_OK
 
 
 def init(cfg: core.WorldConfig) -> HaGhost:
@@ -113,7 +147,7 @@ def ha3_cause(g: HaGhost, w: core.World, copy: Copy) -> tuple[str | None, str | 
     if c.version != "fixed":
         if g.p2 is not None and g.p2[0] == w.nodes[m].incarnation and g.p2[1].ack >= nxt:
             a, at = g.p2[1], g.p2[2]
-            if a.ack > a.master_max:
+            if a.ack > a.master_max and (a.first or c.version == "4.9.2"):
                 which = "the first report" if a.first else "a report"
                 fix = ("4.9.4 range-checks later acks only (#3015)" if a.first
                        else "4.9.0-4.9.2 never range-check reports (#3015)")
@@ -128,12 +162,14 @@ def ha3_cause(g: HaGhost, w: core.World, copy: Copy) -> tuple[str | None, str | 
             candidates.append((a.slave, at))
     else:
         candidates = [(s, at) for s, start, ack, at in g.ack_log.values() if 0 <= start <= copy.offset and ack >= nxt]
+    blob = ha.message_blob(copy.msg_id, copy.offset, copy.size)
     for slave, at in candidates:
-        lo, hi = g.lost_range.get(slave, (0, -1))
-        # that slave's latest OS crash (or disk loss) came after its ack and took this copy's bytes
-        if g.data_loss.get(slave, -1) >= at and lo < nxt and copy.offset < hi:
+        lost = g.lost_stores.get(slave)
+        # that slave's latest OS crash (or disk loss) came after its ack and took this very copy
+        if lost is not None and lost[0] >= at and st.holds(lost[1], copy.offset, blob) \
+                and not st.holds(lost[2], copy.offset, blob):
             return "slave-page-cache", (f"{slave} acknowledged {copy.msg_id} from its page cache and lost it in an "
-                                        f"OS crash or disk loss at t={g.data_loss[slave]} ms (HAClient reports "
+                                        f"OS crash or disk loss at t={lost[0]} ms (HAClient reports "
                                         f"getMaxPhyOffset, unflushed data included)")
     return None, None
 
@@ -141,7 +177,11 @@ def ha3_cause(g: HaGhost, w: core.World, copy: Copy) -> tuple[str | None, str | 
 def crash_note(g: HaGhost, w: core.World, i: int, kind: str, crashed: Any) -> HaGhost:
     """Broker i is crashing (the world before; `crashed` what it keeps): which acknowledged copies
     this crash takes from it, and, for the master's data loss, how far each slave reached."""
-    if i not in broker_indices(w) or kind == "process":
+    if i not in broker_indices(w):
+        return g.evolve(crash_dropped=frozenset())
+    node_id = w.cfg.ids[i]
+    g = g.evolve(down_stores=g.down_stores.set(node_id, crashed.store))
+    if kind == "process":
         return g.evolve(crash_dropped=frozenset())
     durable = w.nodes[i].store.durable  # an OS crash may take only what was not on disk yet
     gone = frozenset(c.msg_id for c in g.acked if holders(w, c, [i])
@@ -149,15 +189,19 @@ def crash_note(g: HaGhost, w: core.World, i: int, kind: str, crashed: Any) -> Ha
                      and (kind == "disk" or c.offset + c.size > durable))
     store = w.nodes[i].store
     g = g.evolve(crash_dropped=gone, lost_range=g.lost_range.set(
-        w.cfg.ids[i], (-1 if kind == "disk" else store.durable, st.max_offset(store))))
+        node_id, (-1 if kind == "disk" else store.durable, st.max_offset(store))),
+        lost_stores=g.lost_stores.set(node_id, (w.now, store, crashed.store)))
     if i == master_index(w):
         held = g.held_at_loss
+        at_loss = {}
         for j in broker_indices(w):
             if j != i:
                 top = st.max_offset(w.nodes[j].store)
+                at_loss[w.cfg.ids[j]] = top
                 if top > held.get(w.cfg.ids[j], -1):
                     held = held.set(w.cfg.ids[j], top)
-        g = g.evolve(held_at_loss=held)
+        loss = MasterLoss(before=store, floor=st.max_offset(crashed.store), held=FrozenMap(at_loss))
+        g = g.evolve(held_at_loss=held, master_losses=(g.master_losses + (loss,))[-MASTER_LOSSES_KEPT:])
     return g
 
 
@@ -175,9 +219,12 @@ def _loss_cause(g: HaGhost, w: core.World, event: Any, copy: Copy) -> tuple[str 
     if isinstance(event, (core.Restart, core.Calm)) and g.master_floor >= 0:
         m = master_index(w)
         nodes = [event.node] if isinstance(event, core.Restart) else list(broker_indices(w))
+        blob = ha.message_blob(copy.msg_id, copy.offset, copy.size)
         for j in nodes:
             end = st.max_offset(w.nodes[j].store)
-            if j != m and g.master_floor <= end <= copy.offset:
+            kept = g.down_stores.get(w.cfg.ids[j])  # what it held while down: recovery cut this very copy
+            if j != m and g.master_floor <= end <= copy.offset and kept is not None and st.holds(kept, copy.offset,
+                                                                                                  blob):
                 return "diverged-slave", (
                     f"the last copy was on {w.cfg.ids[j]}, whose CommitLog recovery stopped at {end}: above "
                     f"{g.master_floor}, where the master lost data {w.cfg.ids[j]} had, the master streamed its new "
@@ -239,6 +286,15 @@ def update(g: HaGhost, w: core.World, i: int, o: Any) -> HaGhost:
         return _ack_read(g, w, o)
     if t is PutResult:
         return _put_result(g, w, o)
+    if t is Appended:
+        if i != master_index(w):
+            return g
+        at = g.appended_at.set(o.offset, w.now)
+        if len(at) > APPENDED_KEPT:
+            at = at.without(min(at, key=at.get))
+        g = g.evolve(appended_at=at)
+        why = _owed_put_ok(w, o) if w.history.calm else None
+        return g.evolve(tail_puts=g.tail_puts.set(o.msg_id, (w.now, why))) if why else g
     name = t.__name__
     if name == "SegmentDelivered":
         return g.evolve(up_bytes=g.up_bytes.set(o.conn, g.up_bytes.get(o.conn, 0) + o.size)) if o.to_master else g
@@ -258,9 +314,11 @@ def update(g: HaGhost, w: core.World, i: int, o: Any) -> HaGhost:
                 g = _lower_floor(g, st.max_offset(w.nodes[m].store))
         return _check_losses(g, w, o).evolve(crash_dropped=frozenset())
     if t is core.Restart:
-        return _check_losses(_master_recovered(g, w) if o.node == master_index(w) else g, w, o)
-    if t is core.Calm:
-        g = _check_losses(_master_recovered(g, w), w, o)
+        g = _check_losses(_master_recovered(g, w) if o.node == master_index(w) else g, w, o)
+        node_id = w.cfg.ids[o.node]
+        return g.evolve(down_stores=g.down_stores.without(node_id)) if node_id in g.down_stores else g
+    if t is core.Calm:  # every broker still down restarts now
+        g = _check_losses(_master_recovered(g, w), w, o).evolve(down_stores=EMPTY)
         target = st.max_offset(w.nodes[master_index(w)].store)
         caught = {w.cfg.ids[j]: w.now for j in broker_indices(w)
                   if j != master_index(w) and st.max_offset(w.nodes[j].store) >= target}
@@ -279,7 +337,8 @@ def _check_placement(g: HaGhost, w: core.World, i: int, o: FrameRead) -> HaGhost
         cause = (f"{w.cfg.ids[i]}'s max offset was 0 with its first mapped file kept empty by recovery (an OS crash "
                  f"lost its data): HAClient skips the offset check while getMaxPhyOffset() == 0, and appendData "
                  f"wrote the frame for {o.offset} at the file's wrote position, 0")
-    f = Finding(msg_id="", offset=o.offset, at_ms=w.now, cause=cause, code="empty-file" if cause else None)
+    f = Finding(msg_id="", offset=o.offset, at_ms=w.now, cause=cause, code="empty-file" if cause else None,
+                size=o.size, crc=o.crc)
     return g.evolve(misplaced=g.misplaced.set(w.cfg.ids[i], f))
 
 
@@ -296,6 +355,10 @@ def _master_recovered(g: HaGhost, w: core.World) -> HaGhost:
     recovered = st.max_offset(w.nodes[m].store)
     if recovered < g.master_crash_max:
         g = _lower_floor(g, recovered)
+    losses = g.master_losses
+    if losses and not losses[-1].recovered:
+        last = losses[-1]
+        g = g.evolve(master_losses=losses[:-1] + (last.evolve(floor=min(last.floor, recovered), recovered=True),))
     return g.evolve(master_crash_max=-1)
 
 
@@ -324,8 +387,42 @@ def _ack_read(g: HaGhost, w: core.World, o: AckRead) -> HaGhost:
     return g
 
 
+def _prefix_copy(ms: Any, s: Any) -> bool:
+    """Slave store `s` holds exactly the master's bytes wherever it holds any, and nothing beyond them."""
+    if s.base < 0:
+        return True
+    top = st.max_offset(s)
+    return ms.base >= 0 and ms.base <= s.base and top <= st.max_offset(ms) and \
+        ms.data.startswith(s.data, s.base - ms.base)
+
+
+def _owed_put_ok(w: core.World, o: Appended) -> str | None:
+    """Why fault-free service owes the put just appended (in the quiet tail) a PUT_OK within
+    syncFlushTimeout, or None when it does not: a SYNC_MASTER needs a slave to copy it."""
+    c = w.cfg.proto
+    if c.store.broker_role is not BrokerRole.SYNC_MASTER:
+        return f"{c.store.broker_role.value} answers once the flush is done"
+    m = master_index(w)
+    ms = w.nodes[m].store
+    open_conns = {x.id for x in w.nodes[m].conns if x.slave_request_offset >= 0}
+    for j in broker_indices(w):
+        s = w.nodes[j]
+        if j != m and w.alive[j] and s.client.conn in open_conns and st.max_offset(s.store) >= o.offset \
+                and _prefix_copy(ms, s.store):
+            return (f"{w.cfg.ids[j]} held a prefix-copy of the master's CommitLog up to its max offset {o.offset} "
+                    f"over an open connection")
+    return None
+
+
 def _put_result(g: HaGhost, w: core.World, o: PutResult) -> HaGhost:
     g = g.evolve(statuses=g.statuses.set(o.status, g.statuses.get(o.status, 0) + 1))
+    owed = g.tail_puts.get(o.msg_id)
+    if owed is not None:
+        g = g.evolve(tail_puts=g.tail_puts.without(o.msg_id))
+        if o.status != PutMessageStatus.PUT_OK.value:
+            g = g.evolve(tail_failed=g.tail_failed + ((o.msg_id, owed[0], w.now, o.status),))
+        elif not g.tail_slowest or w.now - owed[0] > g.tail_slowest[0]:
+            g = g.evolve(tail_slowest=(w.now - owed[0], o.msg_id, owed[0]))
     if o.status != PutMessageStatus.PUT_OK.value:
         return g
     copy = Copy(msg_id=o.msg_id, offset=o.offset, size=o.size, at_ms=w.now)

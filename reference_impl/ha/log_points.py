@@ -251,17 +251,53 @@ class AcceptLate:
     node: int
 
 
+@record
+class ConnectLate:
+    """A slave's connect that completes at `at`, later than the reference's connect would (up to
+    CONNECT_LATE_MS after its HAClient was due to connect): the HAClient thread starting after a
+    (re)start, or its 5 s wait ending, runs `connectMaster` when the JVM schedules it. The model
+    splits that one Java call into a tick that starts the attempt (it writes nothing, so the search
+    takes it on time) and the world's Connect, which writes the connect and accept lines; this
+    event lets the Connect, and so those lines, come as late as the tick's own allowance."""
+
+    node: int
+    at: int
+
+
+CONNECT_STEP_MS = 20  # the grid of ConnectLate times (within the slack of any log line)
+
+
 def under_implementation(p: core.Protocol) -> core.Protocol:
     """The world as an implementation's log tells it: a log shows the frames and reports a
     reader decoded, never how TCP cut the bytes, so a read is either the whole send queue or
     its first whole frame (report). The reference's other cuts (one byte, inside a header,
-    anywhere) write the same lines later or not at all; the tolerant search need not try them."""
+    anywhere) write the same lines later or not at all; the tolerant search need not try them.
+    A slave's connect may complete up to CONNECT_LATE_MS after it was due (ConnectLate), and the
+    master may set the connection up ACCEPT_LATE_MS after that (AcceptLate)."""
+    def connecting(w: core.World) -> list[int]:
+        n = len(w.cfg.proto.brokers)
+        return [i for i in range(n) if w.alive[i] and w.nodes[i].client.connecting]
+
+    def ext_deadline(w: core.World) -> int:
+        waiting = connecting(w)
+        if not waiting:
+            return p.ext_deadline(w)
+        # the other stream events keep their deadlines; a connect is due CONNECT_LATE_MS after its time
+        quiet = w.evolve(nodes=tuple(b.evolve(client=b.client.evolve(connecting=False)) if i in waiting else b
+                                     for i, b in enumerate(w.nodes)))
+        others = p.ext_deadline(quiet)
+        due = max(w.now, min(w.nodes[i].client.next_connect_ms + CONNECT_LATE_MS for i in waiting))
+        return due if others < 0 else min(others, due)
+
     def ext_events(w: core.World, horizon: int) -> list:
         out: list = []
         seen: set = set()
         for ev in p.ext_events(w, horizon):
             if isinstance(ev, ha_world.Connect):
+                due = w.nodes[ev.node].client.next_connect_ms + CONNECT_LATE_MS
                 out += [ev, AcceptLate(node=ev.node)]
+                out += [ConnectLate(node=ev.node, at=t)
+                        for t in range(w.now + CONNECT_STEP_MS, min(horizon, due) + 1, CONNECT_STEP_MS)]
                 continue
             if not isinstance(ev, ha_world.Segment):
                 out.append(ev)
@@ -282,6 +318,8 @@ def under_implementation(p: core.Protocol) -> core.Protocol:
         return out
 
     def ext_apply(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
+        if isinstance(ev, ConnectLate):  # nothing is due before `at` (it is within the horizon)
+            return p.ext_apply(w.evolve(now=ev.at), ha_world.Connect(node=ev.node), ev.at)
         if not isinstance(ev, AcceptLate):
             return p.ext_apply(w, ev, now)
         w, obs = p.ext_apply(w, ha_world.Connect(node=ev.node), now)
@@ -291,7 +329,7 @@ def under_implementation(p: core.Protocol) -> core.Protocol:
         conns = tuple(x.evolve(last_write_ms=now + ACCEPT_LATE_MS, last_read_ms=now + ACCEPT_LATE_MS)
                       if x.id in known and x.id == max(known) else x for x in b.conns)
         return core.set_node(w, m, b.evolve(conns=conns)), obs
-    return p.evolve(ext_events=ext_events, ext_apply=ext_apply)
+    return p.evolve(ext_events=ext_events, ext_apply=ext_apply, ext_deadline=ext_deadline)
 
 
 def snapshot(c: HaConfig, n: Any, alive: bool) -> dict | None:

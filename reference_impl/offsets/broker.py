@@ -56,6 +56,7 @@ from reference_impl.offsets.records import (
     OffsetCommitted,
     OffsetQueried,
     OffsetsConfig,
+    OffsetsPersisted,
     OffsetsSynced,
     PullMessage,
     PullResponse,
@@ -157,6 +158,7 @@ def on_tick(c: OffsetsConfig, b: Broker, now: int) -> tuple[Broker, Out]:
     outs: Out = ()
     if 0 <= b.next_persist_ms <= now:
         b = persist(b).evolve(next_persist_ms=now + c.flush_consumer_offset_interval)
+        outs += (OffsetsPersisted(table=b.persisted),)
     if 0 <= b.next_register_ms <= now:
         b, more = register_broker_all(c, b, now)
         outs += more
@@ -212,7 +214,8 @@ def on_all_consumer_offset(b: Broker, master: str, resp: ConsumerOffsetSerialize
         return b, ()
     before = b.offset_table
     b = persist(b.evolve(offset_table=put_all(before, resp.offset_table)))
-    return b, (OffsetsSynced(master=master, table=resp.offset_table, before=before),)
+    return b, (OffsetsSynced(master=master, table=resp.offset_table, before=before),
+               OffsetsPersisted(table=b.persisted))
 
 
 # --- the store ---

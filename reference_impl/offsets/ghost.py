@@ -3,10 +3,17 @@ an offset went back. Nothing in the node transitions reads them (spec/offsets.py
 
 - `consumed[(q, o)]`: how many times the group consumed message `o` of queue `q`;
   `done[q]`: the first offset of `q` the group has not consumed (everything below has been).
-- `peak[(broker, q)]`: the highest offset `broker` ever held for `q` (accepted or synced);
-  `lowered[(broker, q)]`: the latest time its value fell below that peak, and why
-  (`Lowering`: a slave sync's putAll, a restart that loaded an older consumerOffset.json,
-  a lower commit accepted).
+- `values[(broker, q)]`: the broker's offset for `q` as the observed changes account for it
+  (commits it accepted, slave syncs, the consumerOffset.json a restart loaded, a crash);
+  a broker whose table ever differed from that account is in `unaccounted`, and nothing it
+  answers for that queue explains a regression;
+- `peak[(broker, q)]`: the highest offset `broker` ever held for `q`, with how and when it
+  got there (`peak_how`: a commit it accepted, a sync, a load);
+  `lowerings[(broker, q)]`: every fall of its value below that peak since, and why
+  (`Lowering`: a slave sync's putAll of the master's table; a restart that loaded exactly
+  what its last persist wrote, `persisted`, below what it held at the crash, `pre_crash`; a
+  lower commit accepted). A lowering whose evidence does not reproduce the value (a load of
+  something else than the last persist, say) has no code and explains nothing.
 - `regressions`: each time a consumer resumed a queue below the highest offset any broker
   had held for it (OFF-2), with the cause read from the above; `skips`: each time it
   resumed past a message the group had not consumed (OFF-1), and `corrections`: the offsets
@@ -17,13 +24,18 @@ an offset went back. Nothing in the node transitions reads them (spec/offsets.py
   (consumed but not yet committed when the queue changed hands or the consumer died).
 - `answers[(consumer, q)]`: the QUERY_CONSUMER_OFFSET answers brokers gave the consumer
   for the queue since it last resumed it (`Answer`: when, which broker, the answer, what
-  that broker held then, the highest offset any broker had held then), each with the
+  that broker held then and whether the account gives that very value, the highest offset
+  any broker had held then and the cause of any gap to it then), each with the
   commits that raised that highest offset after the answer (`Raise`: when, where, which
   consumer committed it and whether that consumer had taken the queue). A resume below
   the highest held offset is the rebalance race `commit-after-read` only when the
   consumer resumed from exactly such an answer, the broker answered what it held, and
   everything above what was held when it answered came from other owners' commits
-  accepted after the answer (docs/offsets.md).
+  accepted after the answer (docs/offsets.md). Every OFF-2 cause is judged on the answer the
+  consumer resumed from: a regression is explained only when the consumer resumed from
+  exactly an answer of that broker, the broker answered what its account gives, and the
+  gap to the highest offset held is the very value a cause lowered it to, or commits of
+  others accepted after the answer.
 """
 
 from __future__ import annotations
@@ -38,11 +50,13 @@ from reference_impl.offsets.records import (
     Appended,
     Broker,
     Consumed,
+    GetMessageStatus,
     OffsetCommitted,
     OffsetCorrected,
     OffsetQueried,
     OffsetRead,
     OffsetsLoaded,
+    OffsetsPersisted,
     OffsetsSynced,
     PullServed,
 )
@@ -92,6 +106,7 @@ class Answer:
     offset: int  # the answer (-1: QUERY_NOT_FOUND)
     value: int  # what the broker held for the queue then (-1: nothing)
     held: int  # the highest offset any broker had held for the queue then
+    honest: bool  # the broker's table was what its account gives, and the answer is what it held
     code_then: str | None  # the cause of a gap (offset, held] already there at the answer (None: none known)
     cause_then: str | None
     late: tuple = ()  # (first, last) Raise after the answer; () if none
@@ -104,11 +119,18 @@ class Ghost:
     done: tuple[int, ...] = ()
     stored: tuple[int, ...] = ()  # messages the master stored per queue
     peak: FrozenMap = EMPTY
-    lowered: FrozenMap = EMPTY
+    peak_how: FrozenMap = EMPTY  # (broker, q) -> (how it got its peak: commit, sync, load; when)
+    lowerings: FrozenMap = EMPTY  # (broker, q) -> tuple of Lowering since its value was last at its peak
+    values: FrozenMap = EMPTY  # (broker, q) -> its offset as the observed changes account for it (-1: none)
+    unaccounted: frozenset = frozenset()  # (broker, q) whose table once differed from the account
+    persisted: FrozenMap = EMPTY  # broker -> (time, the table its latest persist wrote)
+    pre_crash: FrozenMap = EMPTY  # (broker, q) -> its accounted offset when it last crashed
+    last_sync: FrozenMap = EMPTY  # slave -> when its latest syncConsumerOffset putAll ran
+    started: FrozenMap = EMPTY  # broker -> when it last (re)started (0: at boot)
     regressions: tuple[Regression, ...] = ()
     skips: tuple[str, ...] = ()
     skip_causes: tuple[str | None, ...] = ()  # each skip's cause: a correction of that very offset, or None
-    moved: FrozenMap = EMPTY  # q -> (broker, offset asked, nextBeginOffset) of its latest PULL_OFFSET_MOVED
+    moved: FrozenMap = EMPTY  # q -> (broker, offset asked, nextBeginOffset, reproduced) of its latest PULL_OFFSET_MOVED
     corrections: FrozenMap = EMPTY  # (q, offset) -> (first unconsumed offset then, how a correction put it there)
     resumed: FrozenMap = EMPTY
     duplicates: int = 0
@@ -153,15 +175,25 @@ def _value(b: Broker, queue_id: int) -> int:
     return inner.get(queue_id, -1) if inner is not None else -1
 
 
-def _see_value(g: Ghost, broker: str, queue_id: int, old: int, new: int, now: int, code: str, why: str) -> Ghost:
-    """A broker's value for a queue changed from `old` to `new`: raise its peak, or record why
-    it fell (only when this change lowered it below its peak)."""
+def _account(g: Ghost, w: Any, broker: str, queue_id: int, old: int, new: int, code: str, why: str,
+             exact: bool = True) -> Ghost:
+    """An observed change of a broker's offset for a queue, from `old` (what the broker held) to `new`
+    (what it holds now): keep the account (a broker that held something else than it gives leaves
+    it), raise the peak, or record a lowering below it (`exact` False: its evidence does not
+    reproduce `new`, so it explains nothing)."""
     k = (broker, queue_id)
+    now = w.now
+    if old != g.values.get(k, -1) or new != _value(w.nodes[w.cfg.ids.index(broker)], queue_id):
+        g = g.evolve(unaccounted=g.unaccounted | {k})
+    g = g.evolve(values=g.values.set(k, new))
     peak = g.peak.get(k, -1)
     if new > peak:
-        return g.evolve(peak=g.peak.set(k, new))
+        how = "commit" if code == "lower-commit" else "sync" if code == "slave-sync" else "load"
+        return g.evolve(peak=g.peak.set(k, new), peak_how=g.peak_how.set(k, (how, now)),
+                        lowerings=g.lowerings.without(k) if k in g.lowerings else g.lowerings)
     if new < peak and new < old:
-        return g.evolve(lowered=g.lowered.set(k, Lowering(at_ms=now, old=peak, new=new, code=code, cause=why)))
+        low = Lowering(at_ms=now, old=old, new=new, code=code if exact else None, cause=why)
+        return g.evolve(lowerings=g.lowerings.set(k, g.lowerings.get(k, ()) + (low,)))
     return g
 
 
@@ -172,29 +204,45 @@ def _broker_role(w: Any, broker: str) -> str:
 
 def _regression_cause(g: Ghost, w: Any, broker: str | None, queue_id: int, answer: int
                       ) -> tuple[str | None, str | None]:
-    """Why `broker` answered `answer`, below the highest offset held for the queue: it held more
-    once and lost it (a lowering), and/or another broker holds more than it ever did. The code
-    names the cause of the top of the gap; the text gives every cause found."""
+    """Why `broker` answered `answer`, below the highest offset held for the queue, judged when it
+    answers: it held more once and every fall since is a lowering whose evidence reproduces the
+    value it fell to; and/or another broker holds more than it ever did, for a reason that fits
+    how that other broker got it (commits only the slave took; a slave that has not synced since
+    the master got it, or synced after the master had lost it again). The code names the cause
+    of the top of the gap; the text gives every cause found."""
     if broker is None:
         return None, None
-    mine = g.peak.get((broker, queue_id), -1)
+    k = (broker, queue_id)
+    mine = g.peak.get(k, -1)
     found = []
     if answer < mine:
-        low = g.lowered.get((broker, queue_id))
-        if low is None:
+        lows = g.lowerings.get(k, ())
+        if not lows or any(low.code is None for low in lows):
             return None, None
-        found.append((low.code, low.cause))
+        found += [(low.code, low.cause) for low in lows]
     others = [(v, b) for (b, q), v in g.peak.items() if q == queue_id and b != broker and v > max(answer, mine)]
     if others:
         top, other = max(others)
+        how, at = g.peak_how.get((other, queue_id), ("?", -1))
         if _broker_role(w, broker) == "master":
+            if how != "commit":
+                return None, None
             found.append(("commits-on-slave-only",
                           f"{other} took offsets up to {top} that {broker} never had: commits go to the slave while "
                           f"the master is out of the consumer's route, and no broker copies a slave's offsets to the "
                           f"master (#2513)"))
         else:
-            found.append(("slave-lag", f"the slave never had the master's {top}: syncConsumerOffset runs every 10 s, "
-                                       f"and not at all while masterAddr is null"))
+            synced = g.last_sync.get(broker, -1)
+            if at > synced:
+                found.append(("slave-lag", f"the slave never had the master's {top} (the master took it at t={at} ms, "
+                                           f"the slave's last syncConsumerOffset ran at t={synced} ms): it runs "
+                                           f"every 10 s, and not at all while masterAddr is null"))
+            else:
+                lows = g.lowerings.get((other, queue_id), ())
+                if not lows or any(low.code is None for low in lows):
+                    return None, None
+                found.append((lows[-1].code, f"{lows[-1].cause}; {broker}'s syncConsumerOffset at t={synced} ms "
+                                             f"copied the master's lower value"))
     if not found:
         return None, None
     return found[-1][0], "; ".join(text for _, text in found)
@@ -222,34 +270,55 @@ def _note_raise(g: Ghost, queue_id: int, r: Raise) -> Ghost:
     return g.evolve(answers=table)
 
 
-def _commit_after_read(g: Ghost, consumer: str, o: Any, held: int) -> tuple[str | None, str | None, int]:
-    """The rebalance race of at-least-once delivery (docs/offsets.md, `commit-after-read`): the consumer
-    resumed from exactly what `o.addr` answered it, that broker answered what it held, and every offset
-    above what any broker had held at the answer was first held after it, through commits of other
-    consumers that had taken the queue before (its previous owner dropping it, or still committing it).
-    Returns (code, cause, the highest offset held at the answer), or (None, None, held)."""
+def _resumed_answer(g: Ghost, consumer: str, o: Any) -> Answer | None:
+    """The answer consumer resumed queue o.queue_id from: the latest one the broker it read from
+    gave it with that very value, if the consumer resumed at it (computePullFromWhere: the offset,
+    or 0 for QUERY_NOT_FOUND)."""
     for a in reversed(g.answers.get((consumer, o.queue_id), ())):
-        if a.broker != o.addr or a.offset != o.answer or o.offset != max(a.offset, 0):
-            continue  # not the answer it resumed from
-        if not (a.value == a.offset or (a.value < 0 and a.offset <= 0)):
-            continue  # the broker answered something else than what it held
-        if not a.late or not a.late_by_others or a.late[1].offset != held:
-            continue  # nothing rose after the answer, or not only by other owners' commits
-        if a.offset < a.held and a.code_then is None:
-            continue  # part of the gap was there at the answer already, with no known cause
-        first, last = a.late
-        text = (f"{o.addr} answered {consumer}'s query for queue {o.queue_id} with {a.offset} at t={a.at_ms} ms, "
-                f"when no broker had held more than {a.held}; then {first.client}, which had taken the queue "
-                f"before, committed {first.offset} to "
-                f"{first.broker} ({first.via}, accepted at t={first.at_ms} ms)"
-                + (f", up to {last.client}'s {last.offset} at t={last.at_ms} ms" if last is not first else "")
-                + ": the previous owner's commit is not ordered with the new owner's readOffset "
-                  "(RebalanceImpl/RebalancePushImpl: persist one-way on dropping the queue, readOffset "
-                  "READ_FROM_STORE on taking it; at-least-once on a rebalance)")
-        if a.offset < a.held:
-            text = f"{a.cause_then}; {text}"
-        return "commit-after-read", text, a.held
-    return None, None, held
+        if a.broker == o.addr and a.offset == o.answer and o.offset == max(a.offset, 0):
+            return a
+    return None
+
+
+def _regression(a: Answer | None, consumer: str, o: Any, held: int) -> tuple[str | None, str | None, int]:
+    """Why consumer resumed queue o.queue_id at o.offset, below `held` (the highest offset any broker
+    has held for it): the cause of the gap at the answer it resumed from, and for anything held
+    above that since, the rebalance race `commit-after-read` (docs/offsets.md): every offset above
+    what was held at the answer was first held after it, through commits of other consumers that
+    had taken the queue before (its previous owner dropping it, or still committing it). Returns
+    (code, cause, the highest offset held at the answer), or (None, why not, held)."""
+    if a is None:
+        return None, (f"{consumer} resumed at {o.offset} from {o.addr}'s answer {o.answer}, which {o.addr} never gave "
+                      f"it"), held
+    if not a.honest:
+        return None, f"{o.addr} answered {a.offset}, which is not what its offset table's history gives", held
+    if a.offset < a.held and a.code_then is None:
+        return None, None, held  # part of the gap was there at the answer already, with no known cause
+    if held <= a.held:
+        return a.code_then, a.cause_then, held
+    if not a.late or not a.late_by_others or a.late[1].offset != held:
+        return None, None, held  # something rose after the answer, and not only by other owners' commits
+    first, last = a.late
+    text = (f"{o.addr} answered {consumer}'s query for queue {o.queue_id} with {a.offset} at t={a.at_ms} ms, "
+            f"when no broker had held more than {a.held}; then {first.client}, which had taken the queue "
+            f"before, committed {first.offset} to "
+            f"{first.broker} ({first.via}, accepted at t={first.at_ms} ms)"
+            + (f", up to {last.client}'s {last.offset} at t={last.at_ms} ms" if last is not first else "")
+            + ": the previous owner's commit is not ordered with the new owner's readOffset "
+              "(RebalanceImpl/RebalancePushImpl: persist one-way on dropping the queue, readOffset "
+              "READ_FROM_STORE on taking it; at-least-once on a rebalance)")
+    if a.offset < a.held:
+        text = f"{a.cause_then}; {text}"
+    return "commit-after-read", text, a.held
+
+
+def _honest(g: Ghost, broker: str, queue_id: int, value: int, answer: int) -> bool:
+    """The broker held what its account gives, and answered it (ConsumerManageProcessor#queryConsumerOffset:
+    the offset; without one, 0 or QUERY_NOT_FOUND)."""
+    k = (broker, queue_id)
+    if k in g.unaccounted or value != g.values.get(k, -1):
+        return False
+    return answer == value if value >= 0 else answer in (0, -1)
 
 
 def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
@@ -271,11 +340,17 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
             g = g.evolve(done=g.done[:o.queue_id] + (d,) + g.done[o.queue_id + 1:])
         return g
     if t is PullServed and o.code == ResponseCode.PULL_OFFSET_MOVED:
-        return g.evolve(moved=g.moved.set(o.queue_id, (w.cfg.ids[i], o.offset, o.next_begin_offset)))
+        # the correction's value, reproduced: DefaultMessageStore#getMessage's nextOffsetCorrection to the
+        # queue's max offset (OFFSET_OVERFLOW_BADLY), which a slave makes only with offsetCheckInSlave
+        b = w.nodes[i]
+        top = len(b.store.cqs[o.queue_id]) if 0 <= o.queue_id < len(b.store.cqs) else -1
+        exact = (w.cfg.proto.offset_check_in_slave and o.status is GetMessageStatus.OFFSET_OVERFLOW_BADLY
+                 and o.next_begin_offset == top)
+        return g.evolve(moved=g.moved.set(o.queue_id, (w.cfg.ids[i], o.offset, o.next_begin_offset, exact)))
     if t is OffsetCorrected:
         moved = g.moved.get(o.queue_id)
         done = g.done[o.queue_id]
-        if (moved is None or moved[1:] != (o.asked, o.corrected) or o.corrected <= done
+        if (moved is None or moved[1:3] != (o.asked, o.corrected) or not moved[3] or o.corrected <= done
                 or _broker_role(w, moved[0]) != "slave"):
             return g
         cause = (f"slave {moved[0]} answered {w.cfg.ids[i]}'s pull of queue {o.queue_id} at {o.asked} with "
@@ -287,8 +362,8 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
     if t is OffsetCommitted:
         broker = w.cfg.ids[i]
         top = held_max(g, o.queue_id) if g.answers else -1
-        g = _see_value(g, broker, o.queue_id, o.old, o.offset, now, "lower-commit",
-                       f"{broker} accepted a commit of {o.offset} below its {o.old} (commitOffset takes lower offsets)")
+        g = _account(g, w, broker, o.queue_id, o.old, o.offset, "lower-commit",
+                     f"{broker} accepted a commit of {o.offset} below its {o.old} (commitOffset takes lower offsets)")
         if g.answers and o.offset > top:
             client = o.client or _requester(w, o.rpc)
             g = _note_raise(g, o.queue_id, Raise(at_ms=now, broker=broker, offset=o.offset, client=client,
@@ -298,21 +373,25 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
         return g
     if t is OffsetsSynced:
         broker = w.cfg.ids[i]
-        b = w.nodes[i]
         before = o.before.get(key_of())
+        synced = o.table.get(key_of())
         for queue_id in range(len(g.done)):
-            new = _value(b, queue_id)
             old = before.get(queue_id, -1) if before is not None else -1
-            g = _see_value(g, broker, queue_id, old, new, now, "slave-sync",
-                           f"syncConsumerOffset put the master's table into {broker}'s (putAll) at t={now} ms: "
-                           f"{broker}'s offset fell to {new}")
-        return g.evolve(syncs=g.syncs + 1)
+            new = synced.get(queue_id, -1) if synced is not None else old  # putAll: the master's map replaces
+            g = _account(g, w, broker, queue_id, old, new, "slave-sync",
+                         f"syncConsumerOffset put the master's table into {broker}'s (putAll) at t={now} ms: "
+                         f"{broker}'s offset fell to the master's {new}")
+        return g.evolve(syncs=g.syncs + 1, last_sync=g.last_sync.set(broker, now))
+    if t is OffsetsPersisted:
+        return g.evolve(persisted=g.persisted.set(w.cfg.ids[i], (now, o.table)))
     if t is OffsetQueried:
         broker = w.cfg.ids[i]
         held = held_max(g, o.queue_id)
-        code, cause = (_regression_cause(g, w, broker, o.queue_id, o.offset) if o.offset < held
+        value = _value(w.nodes[i], o.queue_id)
+        honest = _honest(g, broker, o.queue_id, value, o.offset)
+        code, cause = (_regression_cause(g, w, broker, o.queue_id, o.offset) if honest and o.offset < held
                        else (None, None))
-        a = Answer(at_ms=now, broker=broker, offset=o.offset, value=_value(w.nodes[i], o.queue_id), held=held,
+        a = Answer(at_ms=now, broker=broker, offset=o.offset, value=value, held=held, honest=honest,
                    code_then=code, cause_then=cause)
         k = (_requester(w, o.rpc), o.queue_id)
         if not k[0]:
@@ -326,6 +405,13 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
             for k in stale:
                 table = table.without(k)
             g = g.evolve(answers=table)
+    if t is core.Crash and type(w.nodes[o.node]) is Broker:  # the table in memory is gone
+        broker = w.cfg.ids[o.node]
+        pre, values = g.pre_crash, g.values
+        for queue_id in range(len(g.done)):
+            k = (broker, queue_id)
+            pre, values = pre.set(k, values.get(k, -1)), values.set(k, -1)
+        return g.evolve(pre_crash=pre, values=values)
     if t is core.Restart or t is core.Calm:  # a broker restart loads consumerOffset.json
         for j, n in enumerate(w.nodes):
             if type(n) is Broker and g.incarnations.get(n.id, 0) != n.incarnation:
@@ -334,22 +420,28 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
         return g
     if t is OffsetsLoaded:
         broker = w.cfg.ids[i]
+        at, wrote = g.persisted.get(broker, (-1, EMPTY))
+        inner, last = o.table.get(key_of()), wrote.get(key_of())
+        code = "master-restart" if _broker_role(w, broker) == "master" else "slave-restart"
+        g = g.evolve(started=g.started.set(broker, now))
         for queue_id in range(len(g.done)):
-            inner = o.table.get(key_of())
+            k = (broker, queue_id)
             new = inner.get(queue_id, -1) if inner is not None else -1
-            g = _see_value(g, broker, queue_id, g.peak.get((broker, queue_id), -1), new, now,
-                           "master-restart" if _broker_role(w, broker) == "master"
-                           else "slave-restart",
-                           f"{broker} restarted and loaded consumerOffset.json ({new}): commits since its last "
-                           f"persist (every 5 s) were lost with the process")
+            persisted = last.get(queue_id, -1) if last is not None else -1
+            old = g.pre_crash.get(k, -1)
+            g = g.evolve(values=g.values.set(k, old))
+            g = _account(g, w, broker, queue_id, old, new, code,
+                         f"{broker} restarted and loaded consumerOffset.json ({new}, what its last persist wrote at "
+                         f"t={at} ms): the commits up to {old} since were lost with the process",
+                         exact=new == persisted)
         return g
     if t is OffsetRead:
         consumer = w.cfg.ids[i]
         held = held_max(g, o.queue_id)
         k = (consumer, o.queue_id)
-        answers = g.answers
-        if k in answers:
-            g = g.evolve(answers=answers.without(k))
+        before = g
+        if k in g.answers:
+            g = g.evolve(answers=g.answers.without(k))
         if o.offset < 0:
             return g
         g = g.evolve(resumed=g.resumed.set(k, (o.offset, held)))
@@ -357,16 +449,13 @@ def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
             g = g.evolve(skips=g.skips + (f"{consumer} resumed queue {o.queue_id} at {o.offset} (read from {o.addr}) "
                                           f"but the group has not consumed offset {g.done[o.queue_id]}",))
             g = g.evolve(skip_causes=g.skip_causes + (skipped_by_corrections(g, o.queue_id, o.offset),))
-        if o.offset < held:
-            answer = o.answer if o.answer >= 0 else -1
-            code, cause = _regression_cause(g, w, o.addr, o.queue_id, answer)
-            if code is None:  # the rebalance race: judged on the answers as they stood before this resume
-                code, cause, floor = _commit_after_read(g.evolve(answers=answers), consumer, o, held)
-                if code is not None:  # duplicates above what was held at the answer are at-least-once
-                    g = g.evolve(resumed=g.resumed.set(k, (o.offset, floor)))
+        if o.offset < held:  # judged on the answers as they stood before this resume
+            code, cause, floor = _regression(_resumed_answer(before, consumer, o), consumer, o, held)
+            if code == "commit-after-read":  # duplicates above what was held at the answer are at-least-once
+                g = g.evolve(resumed=g.resumed.set(k, (o.offset, floor)))
             g = g.evolve(regressions=g.regressions + (Regression(
                 at_ms=now, consumer=consumer, queue_id=o.queue_id, resumed=o.offset, held=held, broker=o.addr,
-                code=code, cause=cause),))
+                code=code, cause=cause if code is not None else None),))
         return g
     if t is Appended:
         return g.evolve(stored=g.stored[:o.queue_id] + (o.queue_offset + 1,) + g.stored[o.queue_id + 1:])

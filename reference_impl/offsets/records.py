@@ -398,6 +398,13 @@ class OffsetsSynced:
 
 
 @record
+class OffsetsPersisted:
+    """ConfigManager#persist wrote consumerOffset.json: the table it wrote."""
+
+    table: FrozenMap
+
+
+@record
 class OffsetsLoaded:
     """A broker (re)started and loaded consumerOffset.json."""
 

@@ -7,6 +7,7 @@ import argparse
 import json
 import sys
 
+from histories import fast
 from reference_impl import core
 from rmqspec import bench
 from rmqspec.commands.usage import UsageError
@@ -30,9 +31,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
             bench.print_tolerant(rows)
         return 0
     if args.fuzz:
-        bar = Progress(bench.FUZZ_PHASES, label="bench --fuzz", unit="phases", enabled=not args.no_progress)
+        protocols = tuple(p.strip() for p in args.protocol.split(",")) if args.protocol else None
+        for p in protocols or ():
+            if p not in core.protocol_names():
+                raise UsageError(f"unknown protocol {p!r}; known: {', '.join(core.protocol_names())}")
+        count = len(protocols) if protocols else (len(fast.PROTOCOLS) if args.engine == "fast" else 1)
+        bar = Progress(bench.FUZZ_PHASES * count, label="bench --fuzz", unit="phases", enabled=not args.no_progress)
         try:
-            result = bench.fuzz(args.protocol or "election", args.histories, args.cores,
+            result = bench.fuzz(protocols, args.histories, args.cores,
                                 on_phase=lambda text: bar.advance(1, text), engine=args.engine)
         except JavaMissing as e:
             raise UsageError(str(e)) from None

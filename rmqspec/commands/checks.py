@@ -10,7 +10,7 @@ import time
 
 import attrs
 
-from histories.fast.common import Unsupported
+from histories.fast import Unsupported
 from model_checks import check, crosshair_run, explore, explore_fast, prove
 from reference_impl import core
 from reference_impl.core import faults

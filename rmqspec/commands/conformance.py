@@ -77,6 +77,10 @@ def cmd_vectors(args: argparse.Namespace) -> int:
 
 def cmd_mutants(args: argparse.Namespace) -> int:
     if args.list:
+        if args.json:
+            print(json.dumps({"mutants": [{"name": m.name, "protocol": m.protocol, "rule": m.rule,
+                                           "catches": list(m.catches)} for m in catalogue.MUTANTS]}, indent=2))
+            return 0
         for m in catalogue.MUTANTS:
             print(f"{m.name:<44} {m.rule} (should be caught by {', '.join(m.catches)})")
         return 0
@@ -92,10 +96,13 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     log = None if args.json else (lambda v: print(f"{v.mutant:<44}{v.layer:<10}{v.verdict:<15}{v.seconds:>7.1f}  "
                                                   f"{v.detail}", file=sys.stderr, flush=True))
     verdicts = mutation.run(names, tuple(args.layers), args.histories, args.seconds, log)
+    escaped = mutation.not_caught(verdicts)
     if args.json:
-        print(json.dumps({"verdicts": [v.as_dict() for v in verdicts], "scores": mutation.scores(verdicts)},
-                         indent=2))
+        print(json.dumps({"verdicts": [v.as_dict() for v in verdicts], "scores": mutation.scores(verdicts),
+                          "not_caught": escaped}, indent=2))
     else:
         print(mutation.table(verdicts))
-    return 0 if all(v.verdict in ("killed", "n/a") for v in verdicts) else 1
+        print(f"every mutant killed by at least one layer ({', '.join(args.layers)})" if not escaped else
+              f"not killed by any layer run ({', '.join(args.layers)}), or a layer failed: {', '.join(escaped)}")
+    return 1 if escaped else 0
 

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from histories import files, formats, impl_log, runner, scenario_file, timeline, tolerant
+from histories import files, formats, impl_log, runner, scenario_file, shell, timeline, tolerant
 from histories import trace as trace_mod
 from reference_impl import core
 from reference_impl.core import faults, inputs, scenario
@@ -80,11 +80,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print_summary(result, args.trace)
+        print_summary(result, args.trace, args.imports)
     return 0 if result.ok() else 1
 
 
-def print_summary(result: Any, trace_path: str | None) -> None:
+def print_summary(result: Any, trace_path: str | None, imports: list[str] | tuple[str, ...] = ()) -> None:
     w = result.world
     print()
     print(f"summary: {result.steps} events, {w.now / 1000:.1f} s simulated, stopped: {result.stopped}")
@@ -108,7 +108,8 @@ def print_summary(result: Any, trace_path: str | None) -> None:
         passed = sum(e.ok for e in result.expectations)
         print(f"  expectations: {passed}/{len(result.expectations)} held")
     if trace_path:
-        print(f"  trace: {trace_path}  (rmqspec replay {trace_path})")
+        replay = shell.command("replay", *(a for m in imports for a in ("--import", m)), trace_path)
+        print(f"  trace: {trace_path}  ({replay})")
 
 
 def _props(protocol: str) -> list:
