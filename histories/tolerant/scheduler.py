@@ -1,5 +1,6 @@
 """The reference under the implementation's scheduler: every tick's window widened by the slack
-(Java's loop period plus a scheduling allowance), messages within the declared delay plus the
+(Java's loop period plus a scheduling allowance; for a server that runs several threads, each
+thread's window), messages within the declared delay plus the
 slack, no fault but the log's own."""
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from histories.tolerant.records import Options
 from reference_impl import core
 from reference_impl.core import faults
 
+import os
+WIDEN_THREADS = os.environ.get("WIDEN", "0") == "1"
 _TOLERANT: dict[tuple[str, int], str] = {}
 
 
@@ -32,9 +35,16 @@ def java_slack(name: str) -> Callable | None:
     return own
 
 
+def java_thread_slack(name: str) -> Callable | None:
+    """For a protocol whose nodes run several threads (`Protocol.threads`): each thread's own
+    slack under Java timing (`thread_slack`, (c, n, thread, since, wake) -> ms); None otherwise."""
+    p = core.protocol(name)
+    return p.thread_slack if p.threads is not None else None
+
+
 def tolerant_protocol(name: str, slack: int) -> str:
     """The protocol `name` with every tick's window widened by `slack` ms (Java's loop period
-    plus a scheduling allowance), registered under a name of its own; the node transitions
+    plus a scheduling allowance; each thread's, for a protocol whose nodes run several threads), registered under a name of its own; the node transitions
     are the protocol's own. It keeps no ghost variables: what it runs is judged by the lines
     it writes, not by properties, and the ghost's bookkeeping would be most of a step's cost."""
     key = (name, slack)
@@ -47,6 +57,13 @@ def tolerant_protocol(name: str, slack: int) -> str:
 
         derived = f"{name}+slack{slack}"
         wrapped = p.evolve(name=derived, tick_slack=tick_slack, ghost_update=_no_ghost, ghost_crash=None)
+        own_thread = java_thread_slack(name) if WIDEN_THREADS else None
+        if own_thread is not None:  # each thread of a server is late by the same allowance on its own window
+
+            def thread_slack(c: Any, n: Any, k: int, since: int, wake: int, own: Callable = own_thread) -> int:
+                return own(c, n, k, since, wake) + slack
+
+            wrapped = wrapped.evolve(thread_slack=thread_slack)
         adapt = getattr(_log_points(name), "under_implementation", None)
         if adapt is not None:  # the protocol's own world events, as a log can tell them apart
             wrapped = adapt(wrapped)

@@ -50,13 +50,13 @@ class Search(Lookahead):
         with its chosen time (and draw); one per draw tried when a tick's draw is unknown."""
         w = s.w
         if isinstance(ev, core.Tick):
-            i = ev.node
-            lo, hi = core.tick_window(w, i)
+            i, k = ev.node, ev.thread
+            lo, hi = core.tick_window(w, i, k)
             if lo > hi:
                 return []
-            wake = core.wake_times(w)[i]
+            wake = core.thread_wake_times(w, i)[k]  # `late` counts from this thread's own wake time
             out = []
-            for draw, inferred in self.draws_for(s, i, pos, lo):
+            for draw, inferred in self.draws_for(s, i, pos, lo, k):
                 def make(late: int, draw: int = draw) -> tuple[core.World, Any, int | None]:
                     return w, ev.evolve(draw=draw, late=late), None
                 out += [x + (inferred,) for x in self._timed(pos, make, lo, hi, wake, line_t)]
@@ -119,9 +119,10 @@ class Search(Lookahead):
                     out.append((after2, lids2, ev2))
         return out
 
-    def draws_for(self, s: State, i: int, pos: int, lo: int) -> list[tuple[int, bool]]:
-        """The draws to try for node i's tick: the next draw the log shows for it (the smallest
-        draw that scales to its r), or, when the log does not show one, unknowns."""
+    def draws_for(self, s: State, i: int, pos: int, lo: int, thread: int = 0) -> list[tuple[int, bool]]:
+        """The draws to try for a tick of node i's thread `thread`: the next draw the log shows
+        for the node (the smallest draw that scales to its r; a thread that draws nothing
+        ignores it), or, when the log does not show one, unknowns."""
         w = s.w
         if self.draw_logged and self.lp.logs_draws(w.nodes[i]):
             k = s.draws[i]
@@ -131,13 +132,13 @@ class Search(Lookahead):
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
         probes = []
         for d in PROBES:
-            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
             probes.append((after.nodes[i], tuple(lids)))
         if all(p == probes[0] for p in probes[1:]):
             return [(0, False)]  # this tick draws nothing (or nothing that matters)
-        return self.unknown_draws(s, i, pos, lo)
+        return self.unknown_draws(s, i, pos, lo, thread)
 
-    def unknown_draws(self, s: State, i: int, pos: int, lo: int) -> list[tuple[int, bool]]:
+    def unknown_draws(self, s: State, i: int, pos: int, lo: int, thread: int = 0) -> list[tuple[int, bool]]:
         """An unlogged draw: one draw for each different set of lines the tick may write (a
         client's choice of server), the one that puts the node's next wake-up nearest its next
         maintainer-thread line in the log, and the largest."""
@@ -154,9 +155,9 @@ class Search(Lookahead):
         draws = sorted(set(PROBES) | {ANY_DRAW * k // (grid - 1) for k in range(grid)})
         best: dict[tuple, tuple[int, int]] = {}
         for d in draws:
-            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
             key = tuple(lids)
-            wake = core.wake_times(after)[i]
+            wake = core.thread_wake_times(after, i)[thread]
             score = abs(wake - nxt) if nxt is not None and wake >= 0 else (0 if d == ANY_DRAW else 1)
             if key not in best or score < best[key][0]:
                 best[key] = (score, d)
@@ -362,7 +363,8 @@ class Search(Lookahead):
                 self.miss(root, st, fired, lid, None)
             if not self.feasible(pos, lid, tau, causes):
                 writes_it = ln is not None and any(self.matches(pos, x[0]) for x in written)
-                self.miss(root, st, fired, lid, SIBLING if writes_it else "the log does not show it then")
+                self.miss(root, st, fired, lid, SIBLING if writes_it else "the log does not show it then",
+                          frozenset(x[0] for x in written))
                 return None, False
             pending.append((lid, tau, pos, causes))
             ids.add((lid, tau))
@@ -438,46 +440,60 @@ class Search(Lookahead):
                 out.append(ev)
         return out
 
-    def due_by(self, s: State) -> list[tuple[int, int]]:
-        """For each node whose tick is enabled: the time by which it must have fired if it writes
-        nothing (its wake time plus the protocol's own loop slack, not the allowance, plus
-        HIDDEN_LATE_MS). The allowance lets a tick be late when its lines show it was; a tick
-        that writes nothing (a round's parse, a loop that finds nothing to do) is taken on time,
-        before another node's event moves the clock past it, or the search would explain a log
-        with the reference's rounds shifted by one (each within the slack)."""
+    def due_by(self, s: State) -> list[tuple[int, int, int]]:
+        """For each thread whose tick is enabled (a node that is one actor is one thread): (node,
+        thread, the time by which it must have fired if it writes nothing: its wake time plus
+        its own loop slack, not the allowance, plus HIDDEN_LATE_MS). The allowance lets a tick
+        be late when its lines show it was; a tick that writes nothing (a round's parse, a loop
+        that finds nothing to do, a new leader's dispatcher with nothing to push) is taken on
+        time, before another thread's event moves the clock past it, or the search would
+        explain a log with the reference's rounds shifted by one (each within the slack)."""
         if s._overdue is None:
             w = s.w
             out = []
-            own_slack = self.own_slack
-            for j, wake in enumerate(core.wake_times(w)):
-                if wake < 0:
-                    continue
-                lo, hi = core.tick_window(w, j)
-                if lo > hi:
-                    continue
-                own = own_slack(w.cfg.proto, w.nodes[j], w.since[j], core.wake_of(w, w.nodes[j])) \
-                    if own_slack is not None else 0
-                if j in w.fresh:
-                    own = max(own, w.cfg.profile.stagger_ms)
-                out.append((j, wake + own + HIDDEN_LATE_MS))
+            for j in range(len(w.nodes)):
+                for k, wake in enumerate(core.thread_wake_times(w, j)):
+                    if wake < 0:
+                        continue
+                    lo, hi = core.tick_window(w, j, k)
+                    if lo > hi:
+                        continue
+                    out.append((j, k, wake + self.own_slack_of(w, j, k) + HIDDEN_LATE_MS))
             s._overdue = out
         return s._overdue
 
-    def hidden_tick(self, s: State, j: int) -> bool:
-        """Whether node j's due tick writes nothing (memoised per state and node)."""
-        k = (id(s), j)
-        hit = self.hidden_memo.get(k)
+    def own_slack_of(self, w: core.World, j: int, k: int) -> int:
+        """Thread k of node j's own slack under Java timing (its loop's, without the allowance),
+        at least the start-up stagger while the node has not run since it (re)started."""
+        n = w.nodes[j]
+        if self.own_thread_slack is not None:
+            wakes = core.wake_of(w, n, self.thread_wakes)
+            own = self.own_thread_slack(w.cfg.proto, n, k, w.since[j][k], wakes[k])
+        elif self.own_slack is not None:
+            own = self.own_slack(w.cfg.proto, n, w.since[j], core.wake_of(w, n))
+        else:
+            own = 0
+        if j in w.fresh:
+            own = max(own, w.cfg.profile.stagger_ms)
+        return own
+
+    def hidden_tick(self, s: State, j: int, k: int) -> bool:
+        """Whether the due tick of node j's thread k writes nothing (memoised per state and thread)."""
+        key = (id(s), j, k)
+        hit = self.hidden_memo.get(key)
         if hit is None or hit[0] is not s:
             w = s.w
-            _, _, lids = self.stepped(w, core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0]))
+            _, _, lids = self.stepped(w, core.Tick(node=j, draw=0, late=core.tick_window(w, j, k)[0], thread=k))
             if len(self.hidden_memo) > 4096:
                 self.hidden_memo.clear()
-            hit = self.hidden_memo[k] = (s, not lids)
+            hit = self.hidden_memo[key] = (s, not lids)
         return hit[1]
 
-    def overdue_at(self, s: State, t: int, actor: int = -1) -> list[int]:
-        """The nodes (but `actor`) whose ticks write nothing and must have fired before `t`."""
-        return [j for j, by in self.due_by(s) if j != actor and by < t and self.hidden_tick(s, j)]
+    def overdue_at(self, s: State, t: int, mover: tuple[int, int] = (-1, -1)) -> list[tuple[int, int]]:
+        """The threads (node, thread) whose ticks write nothing and must have fired before `t`,
+        but the event's own (`mover`, Search.mover)."""
+        return [(j, k) for j, k, by in self.due_by(s)
+                if not _moves(mover, j, k) and by < t and self.hidden_tick(s, j, k)]
 
     def actor(self, w: core.World, ev: Any) -> int:
         """The node an event acts on (-1: none)."""
@@ -489,35 +505,41 @@ class Search(Lookahead):
             return net_mod.find_rpc(w.net, ev.rpc).requester
         return -1
 
+    def mover(self, w: core.World, ev: Any) -> tuple[int, int]:
+        """The thread an event is (node, thread), or for a delivery or an RPC failure its node
+        (node, -1: every thread of it), whose due ticks `settle` leaves alone."""
+        return (ev.node, ev.thread) if isinstance(ev, core.Tick) else (self.actor(w, ev), -1)
+
     def fire_settled(self, s: State, ev: Any, pos: int, line_t: int | None) -> list:
-        """`fire`, but an event that moves the clock past another node's due tick that writes
+        """`fire`, but an event that moves the clock past another thread's due tick that writes
         nothing is taken after that tick (`settle`): (the state it was taken from, world after,
         lines, event, inferred draw) for each choice."""
         out = []
         for after, lids, fired, inferred in self.fire(s, ev, pos, line_t):
             tau = after.now
-            actor = self.actor(s.w, fired)
-            if tau <= s.w.now or not self.overdue_at(s, tau, actor):
+            mover = self.mover(s.w, fired)
+            if tau <= s.w.now or not self.overdue_at(s, tau, mover):
                 out.append((s, after, lids, fired, inferred))
                 continue
-            settled = self.settle(s, tau, actor)
+            settled = self.settle(s, tau, mover)
             if settled is None:
                 continue
             for after2, lids2, fired2, inferred2 in self.fire(settled, ev, pos, line_t):
-                if after2.now <= settled.w.now or not self.overdue_at(settled, after2.now, actor):
+                if after2.now <= settled.w.now or not self.overdue_at(settled, after2.now, mover):
                     out.append((settled, after2, lids2, fired2, inferred2))
         return out
 
-    def settle(self, s: State, tau: int, actor: int) -> State | None:
-        """Take, in the order they fall due, the ticks of nodes other than `actor` that write
+    def settle(self, s: State, tau: int, mover: tuple[int, int]) -> State | None:
+        """Take, in the order they fall due, the ticks of threads other than `mover`'s that write
         nothing and are due before `tau`, each at its earliest time."""
-        for _ in range(4 * len(self.ids)):
-            due = [(by, j) for j, by in self.due_by(s) if j != actor and by < tau and self.hidden_tick(s, j)]
+        for _ in range(4 * sum(len(core.thread_wake_times(s.w, j)) for j in range(len(self.ids)))):
+            due = [(by, j, k) for j, k, by in self.due_by(s)
+                   if not _moves(mover, j, k) and by < tau and self.hidden_tick(s, j, k)]
             if not due:
                 return s
-            _, j = min(due)
+            _, j, k = min(due)
             w = s.w
-            ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0])
+            ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j, k)[0], thread=k)
             _, after, lids = self.stepped(w, ev)
             if lids:
                 return None
@@ -548,12 +570,8 @@ class Search(Lookahead):
         """Whether the event's window closes at the horizon: the reference must take it (or
         another such event) before anything later."""
         if isinstance(ev, core.Tick):
-            j = ev.node
-            own = self.own_slack(w.cfg.proto, w.nodes[j], w.since[j], core.wake_of(w, w.nodes[j])) \
-                if self.own_slack is not None else 0
-            if j in w.fresh:
-                own = max(own, w.cfg.profile.stagger_ms)
-            return core.wake_times(w)[j] + own + self.opts.slack_ms <= h
+            j, k = ev.node, ev.thread
+            return core.thread_wake_times(w, j)[k] + self.own_slack_of(w, j, k) + self.opts.slack_ms <= h
         if isinstance(ev, (core.Deliver, core.Drop)):
             env = net_mod.find(w.net, ev.env)
             return env.sent_ms + core.delay_window(w)[1] <= h
@@ -562,12 +580,14 @@ class Search(Lookahead):
             return rpc.deadline_ms + rpc.window <= h
         return True
 
-    def miss(self, root: State, s: State, ev: Any, lid: int, why: str | None) -> None:
+    def miss(self, root: State, s: State, ev: Any, lid: int, why: str | None,
+             step: frozenset = frozenset()) -> None:
         """Remember a near miss for the report: from frontier state `root`, an event taken in
-        state `s` writes a line like the failing one (`why` None: it differs in its fields)."""
+        state `s` writes a line like the failing one (`why` None: it differs in its fields);
+        `step`: the lines that event writes, when the report needs them (a sibling's)."""
         mine = [n for n in self.near if n[0] is root]
         if len(mine) < 6 and not any(n[3] == lid and n[4] == why for n in mine):
-            self.near.append((root, s, ev, lid, why))
+            self.near.append((root, s, ev, lid, why, step))
 
 
 _RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
@@ -576,6 +596,11 @@ _RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
 def _ORDER(line: tuple[int, str, int]) -> int:
     """A step's lines in the order Java writes them: the input first, an answer last."""
     return _RANK[line[1]]
+
+
+def _moves(mover: tuple[int, int], j: int, k: int) -> bool:
+    """Whether thread k of node j is the event's own (`Search.mover`: thread -1 is all of a node)."""
+    return mover[0] == j and mover[1] in (-1, k)
 
 
 def _pruned(ids: set, node_in: tuple, env_in: list, after: core.World) -> tuple[tuple, tuple]:
