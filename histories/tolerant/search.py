@@ -16,6 +16,7 @@ from reference_impl.core import network as net_mod
 
 
 SIBLING = "the log does not show it with the line its step writes"
+AHEAD_LINES = 16  # lines after the one being explained in which an outside request may be sent first
 STEP_MEMO = 1 << 15  # reference steps remembered (Search.stepped)
 
 
@@ -220,6 +221,8 @@ class Search(Lookahead):
                                        f"{ln.fields['peer']}@{ln.line}")
         if not w.alive[client] or any(e.src == client and e.msg == outs[0].msg for e in w.net.flight):
             return None
+        if any(self.matches(ln.pos, p[0]) for p in s.pending):
+            return None  # delivered already, its line pending
         h = core.horizon(w)
         tau = w.now if ln.t is None else max(w.now, ln.t if h < 0 else min(ln.t, h))
         if ln.t is not None and abs(tau - ln.t) > self.opts.slack_ms:
@@ -227,13 +230,28 @@ class Search(Lookahead):
         after, _ = core.apply_outs(w.evolve(now=tau) if tau > w.now else w, client, outs)
         return s.but(w=after)
 
+    def requests_ahead(self, ln: il.LogLine) -> list[il.LogLine]:
+        """The outside clients' requests the log shows just after line `ln`, within the slack of
+        its time: a step's lines may be logged in any order, so the lines a request's delivery
+        writes (a leader's appendAsLeader) may come before the request's own line."""
+        if not self.injected or ln.t is None:
+            return []
+        out = []
+        for p in range(ln.pos + 1, min(ln.pos + 1 + AHEAD_LINES, self.n)):
+            t = self.lines.t_at(p)
+            if t is not None and t > ln.t + self.opts.slack_ms:
+                break
+            if p in self.injected and t is not None:
+                out.append(self.lines[p])
+        return out
+
     def explain(self, s: State, ln: il.LogLine, budget: int) -> tuple[list[State], int, bool]:
         """The executions that explain line `ln` from execution `s`, the search states expanded
         for it, and whether the state budget (not the depth) stopped the search."""
         pos = ln.pos
         is_event = ln.at in self.lp.POINTS
         outside = pos in self.injected
-        if is_event and not outside:
+        if is_event:  # an outside request's line too: its request was sent ahead of it (`ahead`)
             ready = None
             for k, (lid, tau, _, causes) in enumerate(s.pending):
                 if self.matches(pos, lid) and self.on_time(ln.t, tau):
@@ -254,10 +272,11 @@ class Search(Lookahead):
         first_goal_depth = opts.max_depth
         expanded = 0
         stopped = False
+        ahead = self.requests_ahead(ln)
         while queue:
             st, depth = queue.popleft()
-            if outside:
-                sent = self.inject(st, ln)
+            for request in ([ln] if outside else []) + ahead:
+                sent = self.inject(st, request)
                 if sent is not None and sent not in seen:
                     seen.add(sent)
                     queue.appendleft((sent, depth))
