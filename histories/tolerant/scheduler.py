@@ -72,6 +72,9 @@ def _no_ghost(ghost: Any, w: Any, i: int, obs: Any) -> Any:
 
 
 def world_config(log: il.ImplLog, opts: Options) -> core.WorldConfig:
+    # a process's threads begin up to the allowance later than Java's start-up stagger (a cold JVM
+    # loads classes before a server's first loop)
     prof = faults.FaultProfile(name="tolerant", delay_ms=(0, log.delay_ms[1] + opts.slack_ms), timing="java",
+                               stagger_ms=faults.STAGGER_MS + opts.slack_ms,
                                description="the implementation's scheduler: Java timing plus the slack")
     return log.cfg.evolve(protocol=tolerant_protocol(log.cfg.protocol, opts.slack_ms), profile=prof)

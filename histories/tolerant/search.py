@@ -590,7 +590,10 @@ class Search(Lookahead):
         another such event) before anything later."""
         if isinstance(ev, core.Tick):
             j, k = ev.node, ev.thread
-            return core.thread_wake_times(w, j)[k] + self.own_slack_of(w, j, k) + self.opts.slack_ms <= h
+            # a server's threads keep their own window (scheduler.tolerant_protocol); a node that
+            # is one actor has the allowance on top
+            allowance = self.opts.slack_ms if self.own_thread_slack is None else 0
+            return core.thread_wake_times(w, j)[k] + self.own_slack_of(w, j, k) + allowance <= h
         if isinstance(ev, (core.Deliver, core.Drop)):
             env = net_mod.find(w.net, ev.env)
             return env.sent_ms + core.delay_window(w)[1] <= h
