@@ -4,7 +4,8 @@ mismatch), static vectors through a driver, and writing vectors.
 A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
 cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
 A protocol adds a module pair (conform.election and conform.election_cases; conform.dledger_log
-and conform.dledger_log_cases) and one `Subject` entry here.
+and conform.dledger_log_cases; conform.nameserver and conform.nameserver_cases) and one `Subject`
+entry here.
 
 Hypothesis drives the generated run: each example is one case sent to the driver. The
 first mismatch makes Hypothesis shrink (every shrink step is one more case sent), and
@@ -29,6 +30,11 @@ from conform import dledger_log, dledger_log_cases, election, election_cases
 from conform.compare import Difference, differences
 from conform.driver import WIRE, Driver, DriverError, Hello
 from conform import ha, ha_cases
+from conform import nameserver, nameserver_cases
+from conform.vectors_file import VectorsReader
+from conform.wire import JAVA_LONG
+from conform.wire import show as _show
+from histories import formats
 
 VECTORS_SCHEMA = "rmqspec.vectors/1"
 
@@ -91,6 +97,11 @@ SUBJECTS["ha"] = Subject(protocol="ha", inputs=ha.INPUTS, features=ha.FEATURES, 
                          edge_cases=ha_cases.edge_cases, prepare=ha.prepare, answer=ha.answer, decode=ha.decode_case,
                          sections=ha.sections, check_answer=ha.check_answer, describe=ha.describe,
                          value_name=ha.value_name, wire_error=ha.WireError)
+SUBJECTS["nameserver"] = Subject(
+    protocol="nameserver", inputs=nameserver.INPUTS, features=nameserver.FEATURES, cases=nameserver_cases.cases,
+    edge_cases=nameserver_cases.edge_cases, prepare=nameserver.prepare, answer=nameserver.answer,
+    decode=nameserver.decode_case, sections=nameserver.sections, check_answer=nameserver.check_answer,
+    describe=nameserver.describe, value_name=nameserver.value_name, wire_error=nameserver.WireError)
 
 
 def subject(protocol: str) -> Subject:
@@ -151,8 +162,9 @@ def ask(s: Subject, driver: Driver, case_id: int, wire: dict, expected: dict) ->
 
 
 def conform(protocol: str, driver: Driver, count: int, seed: int,
-            progress: Callable[[str], None] | None = None) -> Outcome:
-    """Hypothesis-generated cases through the driver until `count` agree or one does not (then shrunk)."""
+            progress: Callable[[int, str], None] | None = None) -> Outcome:
+    """Hypothesis-generated cases through the driver until `count` agree or one does not (then
+    shrunk); `progress(cases that agree, detail)` after each case."""
     s = subject(protocol)
     hello = driver.hello(protocol, s.inputs, s.features)
     out = Outcome(protocol=protocol, hello=hello)
@@ -175,15 +187,15 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
         if not first and not diffs:
             out.cases += 1
             out.kinds[need[0]] += 1
-            if progress and out.cases % 250 == 0:
-                progress(f"{out.cases}/{count} cases agree")
+            if progress:
+                progress(out.cases, "")
         if diffs:
             mm = Mismatch(case_id=sent[0], vector_id=None, case={"case": sent[0], **wire}, requires=need,
                           expected=expected, got=got, differences=tuple(diffs))
             if not first:
                 first.append(mm)
                 if progress:
-                    progress(f"mismatch on case {sent[0]}; shrinking")
+                    progress(out.cases, f"mismatch on case {sent[0]}; shrinking")
             last[:] = [mm]
             raise _Found(mm)
 
@@ -206,13 +218,16 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
 # --- static vectors ---
 
 
-def vectors(protocol: str, count: int, seed: int) -> dict:
-    """The edge cases, then `count` generated ones, each with the reference's answer."""
+def vectors(protocol: str, count: int, seed: int, progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """The edge cases, then `count` generated ones, each with the reference's answer;
+    `progress(done, total, what)` as cases are generated, then as they are answered."""
     s = subject(protocol)
     cases: list[tuple[str, Any]] = [(f"edge-{i + 1:04d}", c) for i, c in enumerate(s.edge_cases())]
-    cases += [(f"random-{i + 1:04d}", c) for i, c in enumerate(_generated(s, count, seed))]
+    cases += [(f"random-{i + 1:04d}", c) for i, c in enumerate(_generated(s, count, seed, progress))]
     out, seen = [], set()
-    for vid, case in cases:
+    for k, (vid, case) in enumerate(cases, 1):
+        if progress:
+            progress(k, len(cases), "cases answered by the reference")
         wire, expected, need = s.prepare(case)
         key = json.dumps(wire, sort_keys=True)
         if key in seen:
@@ -223,7 +238,8 @@ def vectors(protocol: str, count: int, seed: int) -> dict:
             "inputs": list(s.inputs), "features": list(s.features), "vectors": out}
 
 
-def _generated(s: Subject, count: int, seed: int) -> list[Any]:
+def _generated(s: Subject, count: int, seed: int,
+               progress: Callable[[int, int, str], None] | None = None) -> list[Any]:
     """`count` distinct generated cases: Hypothesis runs of seeds seed, seed+1, ... (one run
     repeats some cases, since its choices are few and small) until there are enough."""
     found: dict[str, Any] = {}
@@ -239,77 +255,142 @@ def _generated(s: Subject, count: int, seed: int) -> list[Any]:
             key = json.dumps(s.prepare(case)[0], sort_keys=True)
             if len(found) < count:
                 found.setdefault(key, case)
+                if progress:
+                    progress(len(found), count, "distinct cases generated")
 
         collect()
     return list(found.values())
 
 
-def load_vectors(path: str) -> tuple[Subject, list[dict]]:
-    """Read and check a vectors file; BadInput names what is wrong."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e.strerror}") from None
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{path} is not JSON: {e}") from None
-    if not isinstance(doc, dict) or doc.get("schema") != VECTORS_SCHEMA:
-        raise BadInput(f"{path} is not an {VECTORS_SCHEMA} file")
-    s = subject(doc.get("protocol"))
-    vecs = doc.get("vectors")
-    if not isinstance(vecs, list):
-        raise BadInput(f"{path}: vectors must be a list")
-    for i, v in enumerate(vecs):
-        where = f"{path}: vector {i + 1} ({v.get('id') if isinstance(v, dict) else '?'})"
-        if (not isinstance(v, dict) or not isinstance(v.get("requires"), list) or not v["requires"]
-                or not all(isinstance(x, str) for x in v["requires"]) or "expected" not in v):
-            raise BadInput(f"{where} needs id, requires, config, state, now_ms, input and expected")
+class VectorsFile:
+    """A vectors file read one vector at a time (conform.vectors_file): `subject` from its
+    header, then each vector checked as it is read; bad input is a FormatError naming the
+    file, the line and the vector. Use as a context manager (it holds the file open)."""
+
+    VECTOR_KEYS = ("id", "requires", "config", "state", "now_ms", "input", "expected")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
         try:
-            s.decode(_wire(v))
-            s.check_answer(v["expected"], s.sections(_wire(v)))
-        except (s.wire_error, KeyError, TypeError) as e:
-            raise BadInput(f"{where}: {e}") from None
-    return s, vecs
+            self.f = open(path, "rb")
+        except IsADirectoryError:
+            raise BadInput(f"{path}: is a directory, not a vectors file") from None
+        except OSError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror}") from None
+        try:
+            self.reader = VectorsReader(self.f, path)
+            header = self.reader.header
+            if header.get("schema") != VECTORS_SCHEMA:
+                raise BadInput(f"{path} is not an {VECTORS_SCHEMA} file (its schema, before 'vectors', must be "
+                               f"{VECTORS_SCHEMA!r})")
+            if not isinstance(header.get("protocol"), str):
+                raise BadInput(f"{path}: protocol must be a protocol's name (before 'vectors'), "
+                               f"got {_show(header.get('protocol'))}")
+            self.subject = subject(header["protocol"])
+        except BaseException:
+            self.f.close()
+            raise
+        self.count = 0
+
+    def __enter__(self) -> VectorsFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.f.close()
+
+    def __iter__(self) -> Iterator[dict]:
+        ids: set[str] = set()
+        for line, v in self.reader:
+            self.count += 1
+            self._check(v, line, ids)
+            yield v
+        if "vectors" not in self.reader.keys:
+            raise BadInput(f"{self.path} lacks 'vectors' (a list)")
+
+    def _check(self, v: Any, line: int, ids: set[str]) -> None:
+        where = f"vector {self.count}"
+        if not isinstance(v, dict):
+            self._fail(line, f"{where} must be an object, got {_show(v)}")
+        vid = v.get("id")
+        if not isinstance(vid, str) or not 1 <= len(vid) <= 200:
+            self._fail(line, f"{where}: id must be a string of 1..200 characters, got {_show(vid)}")
+        where = f"vector {self.count} ({vid})"
+        missing = [k for k in self.VECTOR_KEYS if k not in v]
+        if missing:
+            self._fail(line, f"{where} lacks {', '.join(map(repr, missing))}")
+        if vid in ids:
+            self._fail(line, f"{where}: the id {vid!r} is an earlier vector's too")
+        ids.add(vid)
+        need = v["requires"]
+        if not isinstance(need, list) or not need or not all(isinstance(x, str) for x in need):
+            self._fail(line, f"{where}: requires must be a non-empty list of input and feature names")
+        now = v["now_ms"]
+        if isinstance(now, bool) or not isinstance(now, int) or not 0 <= now <= JAVA_LONG[1]:
+            self._fail(line, f"{where}: now_ms must be an integer in 0..{JAVA_LONG[1]} (ms on the case's clock), "
+                             f"got {_show(now)}")
+        s = self.subject
+        for part, check in (("", lambda: s.decode(_wire(v))),
+                            ("expected: ", lambda: s.check_answer(v["expected"], s.sections(_wire(v))))):
+            try:
+                check()
+            except s.wire_error as e:
+                self._fail(line, f"{where}: {part}{e}")
+            except KeyError as e:  # a subject's decoder that looks a key up without a message of its own
+                self._fail(line, f"{where}: {part}lacks {e.args[0]!r}")
+            except TypeError as e:
+                self._fail(line, f"{where}: {part}{e}")
+
+    def _fail(self, line: int, message: str) -> None:
+        raise formats.FormatError(self.path, line, "", message)
 
 
-def check_vectors(path: str) -> tuple[int, list[tuple[str, list[Difference]]]]:
-    """Does every vector's expected answer still equal the reference's? (count, [(id, differences)])."""
-    s, vecs = load_vectors(path)
-    wrong = []
-    for v in vecs:
-        diffs = differences(s.answer(_wire(v)), v["expected"])
-        if diffs:
-            wrong.append((v.get("id", "?"), diffs))
-    return len(vecs), wrong
+def check_vectors(path: str, progress: Callable[[int, str], None] | None = None,
+                  keep: int = 1000) -> tuple[int, int, list[tuple[str, list[Difference]]]]:
+    """Does every vector's expected answer still equal the reference's? (vectors, wrong ones,
+    the first `keep` wrong ones as (id, differences)); `progress(bytes read, detail)` after each."""
+    wrong: list[tuple[str, list[Difference]]] = []
+    n_wrong = 0
+    with VectorsFile(path) as vf:
+        for v in vf:
+            diffs = differences(vf.subject.answer(_wire(v)), v["expected"])
+            if diffs:
+                n_wrong += 1
+                if len(wrong) < keep:
+                    wrong.append((v["id"], diffs))
+            if progress:
+                progress(vf.reader.bytes_read, f"{vf.count:,} vectors, {n_wrong:,} wrong")
+        return vf.count, n_wrong, wrong
 
 
 def _wire(v: dict) -> dict:
     return {k: v[k] for k in ("config", "state", "now_ms", "input")}
 
 
-def conform_vectors(path: str, driver: Driver, progress: Callable[[str], None] | None = None) -> Outcome:
-    """Every vector the driver's hello allows, through the driver; the first mismatch is kept."""
-    s, vecs = load_vectors(path)
-    hello = driver.hello(s.protocol, s.inputs, s.features)
-    out = Outcome(protocol=s.protocol, hello=hello)
-    for i, v in enumerate(vecs, 1):
-        need = v["requires"]
-        if need[0] not in hello.inputs or not set(need[1:]) <= hello.features:
-            out.skipped += 1
-            continue
-        wire = _wire(v)
-        got, diffs = ask(s, driver, i, wire, v["expected"])
-        out.cases += 1
-        out.kinds[need[0]] += 1
-        if diffs:
-            out.mismatches += 1
-            if out.mismatch is None:
-                out.mismatch = Mismatch(case_id=i, vector_id=v.get("id"), case={"case": i, **wire},
-                                        requires=tuple(need), expected=v["expected"], got=got,
-                                        differences=tuple(diffs))
-        if progress and out.cases % 500 == 0:
-            progress(f"{out.cases} vectors answered")
-    if out.cases == 0:
-        raise DriverError(f"none of the {len(vecs)} vectors fits the driver's inputs {list(hello.inputs)} "
-                          f"and features {sorted(hello.features)}")
+def conform_vectors(path: str, driver: Driver, progress: Callable[[int, str], None] | None = None) -> Outcome:
+    """Every vector the driver's hello allows, through the driver; the first mismatch is kept.
+    `progress(bytes read, detail)` after each vector."""
+    with VectorsFile(path) as vf:
+        s = vf.subject
+        hello = driver.hello(s.protocol, s.inputs, s.features)
+        out = Outcome(protocol=s.protocol, hello=hello)
+        for i, v in enumerate(vf, 1):
+            need = v["requires"]
+            if need[0] not in hello.inputs or not set(need[1:]) <= hello.features:
+                out.skipped += 1
+                continue
+            wire = _wire(v)
+            got, diffs = ask(s, driver, i, wire, v["expected"])
+            out.cases += 1
+            out.kinds[need[0]] += 1
+            if diffs:
+                out.mismatches += 1
+                if out.mismatch is None:
+                    out.mismatch = Mismatch(case_id=i, vector_id=v["id"], case={"case": i, **wire},
+                                            requires=tuple(need), expected=v["expected"], got=got,
+                                            differences=tuple(diffs))
+            if progress:
+                progress(vf.reader.bytes_read, f"{out.cases:,} vectors answered, {out.mismatches:,} differ")
+        if out.cases == 0:
+            raise DriverError(f"none of the {vf.count} vectors fits the driver's inputs {list(hello.inputs)} "
+                              f"and features {sorted(hello.features)}")
     return out

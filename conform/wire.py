@@ -1,7 +1,7 @@
 """JSON values on the wire, checked against their kind: the helpers every subject's codec uses.
 
 A kind is an Enum class (the value's Java name; an IntEnum takes Java's int code, and a
-code the enum does not know stays an int), "int", "bool", "id" (a string), "id?" (a
+code the enum does not know stays an int), "int" (within a Java long), "bool", "id" (a string), "id?" (a
 string or null) or "map:KIND" (an object of such values). A value of the wrong kind is a
 `WireError` naming where it is (`state.memberState.currTerm must be an integer, got '3'`).
 """
@@ -13,6 +13,9 @@ import json
 from typing import Any
 
 from reference_impl.core.state import FrozenMap
+
+
+JAVA_LONG = (-(1 << 63), (1 << 63) - 1)  # every integer on the wire is a Java int or long
 
 
 class WireError(ValueError):
@@ -57,8 +60,10 @@ def value(v: Any, kind: Any, where: str) -> Any:
                 pass
         raise WireError(f"{where} must be one of {[e.value for e in kind]}, got {show(v)}")
     if kind == "int":
-        if isinstance(v, int) and not isinstance(v, bool):
+        if isinstance(v, int) and not isinstance(v, bool) and JAVA_LONG[0] <= v <= JAVA_LONG[1]:
             return v
+        if isinstance(v, int) and not isinstance(v, bool):
+            raise WireError(f"{where} must be an integer that a Java long holds, got {show(v)}")
         raise WireError(f"{where} must be an integer, got {show(v)}")
     if kind == "bool":
         if isinstance(v, bool):

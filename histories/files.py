@@ -28,6 +28,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import fcntl
 import os
 import shutil
 import stat
@@ -39,6 +40,16 @@ from typing import IO
 
 class UnsafeFolder(OSError):
     """A folder we will not use: a symlink, not ours, or open to other users."""
+
+
+class FolderBusy(OSError):
+    """An output folder that another run is writing (it holds the folder's lock)."""
+
+    def __str__(self) -> str:
+        return f"{self.filename} is in use by another run ({self.strerror}); wait for it or name another folder"
+
+
+LOCK_NAME = ".rmqspec.lock"
 
 
 def private_folder(path: str | os.PathLike) -> Path:
@@ -111,10 +122,46 @@ def subfolder(parent: str | os.PathLike, name: str) -> str:
 
 def out_folder(path: str) -> str:
     """The folder a user named for our output, made if missing."""
+    if os.path.exists(path) and not os.path.isdir(path):  # makedirs would say "File exists"
+        raise NotADirectoryError(errno.ENOTDIR, "not a folder", path)
     os.makedirs(path, exist_ok=True)
-    if not os.path.isdir(path):
-        raise NotADirectoryError(20, "not a folder", path)
     return path
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str, holder: str) -> Iterator[None]:
+    """Hold `folder`'s lock for the block: a second run into the same folder (on this machine
+    or another that shares the file system) raises FolderBusy at once instead of writing over
+    this run's files. The lock is `folder/.rmqspec.lock` under flock, so it is released when
+    the block ends or the process dies, however; the file (never followed if a symlink) says
+    who holds it."""
+    path = os.path.join(folder, LOCK_NAME)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = os.read(fd, 200).decode("utf-8", "replace").strip() or "a process that has not said"
+            raise FolderBusy(errno.EBUSY, who, folder) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{holder}, pid {os.getpid()}".encode())
+        yield
+    finally:
+        os.close(fd)
+
+
+def remove(path: str) -> None:
+    """Remove a regular file or a real folder with its content at `path`, if there is one
+    (shutil.rmtree does not follow symlinks inside it). A symlink is left alone: the writer
+    that comes next replaces it (`atomic`) or refuses it (`subfolder`), as with any planted link."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    elif stat.S_ISREG(st.st_mode):
+        os.unlink(path)
 
 
 def inside(folder: str, path: str) -> bool:

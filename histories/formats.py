@@ -101,6 +101,16 @@ def _int(text: str) -> int:
     return int(text)
 
 
+JsonRefused = _JsonRefused
+
+
+def strict_decoder() -> json.JSONDecoder:
+    """A decoder with `loads`'s refusals but for the depth (which the caller checks with
+    `depth`), for a reader that parses a document piece by piece (conform.vectors_file);
+    it raises JsonRefused, and RecursionError for very deep nesting."""
+    return json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_float, parse_int=_int)
+
+
 def depth(value: Any) -> int:
     """How deeply containers nest in `value` (a scalar: 0), level by level, without recursion;
     it stops counting past MAX_DEPTH."""
@@ -237,9 +247,14 @@ def check_event(d: Any, path: str = "event") -> dict:
         if key in d:
             node_id(d[key], f"{path}.{key}")
     if kind == "partition":
+        seen: dict[str, int] = {}
         for g, group in enumerate(d["groups"]):
             for k, x in enumerate(group):
                 node_id(x, f"{path}.groups[{g}][{k}]")
+                if x in seen:
+                    raise InputError(f"{path}.groups[{g}][{k}]", f"names {x} again: it is in group {seen[x]} "
+                                                                 "already (a node is in one group at most)")
+                seen[x] = g
     return d
 
 

@@ -333,7 +333,7 @@ def parse(numbered: Iterable[tuple[int, dict]] | Iterable[tuple[int, dict, Any]]
                 raise LogError(f"is {t - origin} ms after the log's first node event; a log spans at most "
                                f"{formats.MAX_TIME_MS} ms (the reference's clock is a Java int)", line=n, field="t_ms")
         node_id = d.get("node")
-        if at in ("partition", "heal", "cut"):
+        if at in ("partition", "heal", "cut") or protocol_facts(lp).get(at) == "world":
             node = -1
         elif not isinstance(node_id, str) or node_id not in index:
             raise LogError(f"must be one of {list(ids)}, got {show(node_id)}", line=n, field="node")
@@ -433,6 +433,11 @@ def _fields(lp: ModuleType, at: str, d: dict, index: dict, n: int) -> dict:
         if not isinstance(fields.get("both", False), bool):
             raise LogError("must be true or false", line=n, field="both")
         return {"src": index[src], "dst": index[dst], "both": fields.get("both", False)}
+    if at in protocol_facts(lp) and hasattr(lp, "fact_fields"):
+        try:
+            return lp.fact_fields(at, fields)
+        except ValueError as e:
+            raise LogError(str(e), line=n, field=at) from None
     if at in ("restart", "heal") or at in getattr(lp, "FACTS", ()):
         return {}
     if at == lp.SNAPSHOT:
@@ -479,3 +484,11 @@ def differences(log: dict, ref: dict, prefix: str = "") -> list[str]:
         elif v != ref[k]:
             out.append(f"{prefix}{k}: log {json.dumps(v)}, reference {json.dumps(encode(ref[k]))}")
     return out
+
+
+def protocol_facts(lp: ModuleType) -> dict:
+    """The protocol's own world facts (operator actions such as a topic created), `at` -> "node"
+    or "world": what the log point acts on. A protocol with such facts also has `fact_fields`,
+    `fact_event` and `fact_line` (reference_impl/nameserver/log_points.py)."""
+    named = getattr(lp, "FACTS", {})
+    return named if isinstance(named, dict) else {at: "node" for at in named}

@@ -30,6 +30,13 @@ NODE = "node"  # a node's own line: a state change, a store write, a draw
 INPUTS = (COMPLETION,)  # lines every later line of their node comes after
 
 
+def handle_at(lp: ModuleType, w: core.World, env: Any) -> str | None:
+    """The handler line a request delivered in `w` writes: the protocol's `handle_at` when it has
+    one (a request refused before any handler runs writes none), else its HANDLE_AT table."""
+    hook = getattr(lp, "handle_at", None)
+    return hook(w, env) if hook is not None else lp.HANDLE_AT.get(type(env.msg).__name__)
+
+
 def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World, obs: tuple, raw: bool = False,
                tagged: bool = False) -> list[tuple]:
     """The lines (node index, log point, fields) an implementation writes for one reference
@@ -62,8 +69,9 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
             rpc = net_mod.find_rpc(before.net, env.rpc)
             i = env.dst
             if rpc is not None and before.alive[i]:
-                out.append((i, lp.COMPLETE_AT[type(env.msg).__name__],
-                            {"peer": ids[env.src], "response": code(env.msg)}, COMPLETION, -1))
+                at = lp.COMPLETE_AT.get(type(env.msg).__name__)
+                if at is not None:
+                    out.append((i, at, {"peer": ids[env.src], "response": code(env.msg)}, COMPLETION, -1))
                 out += own(i, False, 0)
                 out += _sends(lp, ids, fresh, i, code=code)
         elif before.alive[env.dst]:
@@ -74,7 +82,7 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
                 if e.reply and e.rpc == env.rpc:
                     handled["response"] = code(e.msg)
                     carries = e.id
-            at = lp.HANDLE_AT.get(type(env.msg).__name__)
+            at = handle_at(lp, before, env)
             out += own(j, False, 0)
             if at is not None:
                 out.append((j, at, handled, ANSWER if carries >= 0 else ARRIVAL, carries))
@@ -84,13 +92,16 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
         i = rpc.requester
         if before.alive[i]:
             reply = lp.failed_reply(rpc.ctx)
-            out.append((i, lp.COMPLETE_AT[type(reply).__name__], {"peer": ids[rpc.responder], "response": code(reply)},
-                        COMPLETION, -1))
+            if reply is not None:  # None: a failed call whose caller's own lines show it
+                out.append((i, lp.COMPLETE_AT[type(reply).__name__],
+                            {"peer": ids[rpc.responder], "response": code(reply)}, COMPLETION, -1))
             out += own(i, False, 0)
             out += _sends(lp, ids, fresh, i, code=code)
     elif getattr(lp, "ext_lines", None) is not None and kind not in core.FAULT_EVENTS + (core.Calm, core.Scripted):
         # a protocol's own world event (a TCP segment read): its lines are the nodes' own
         out += [(i, at, f, NODE, -1) for i, at, f in lp.ext_lines(before, event, after, obs)]
+        for i in sorted({e.src for e in fresh if not e.reply}):  # requests it made a node send (an updateTopic's)
+            out += _sends(lp, ids, fresh, i, code=code)
     return out if tagged else [x[:3] for x in out]
 
 
@@ -122,8 +133,9 @@ def predict(lp: ModuleType, w: core.World, event: Any) -> tuple[int, str, dict] 
         if env.reply:
             if net_mod.find_rpc(w.net, env.rpc) is None or not w.alive[env.dst]:
                 return None
-            return env.dst, lp.COMPLETE_AT[type(env.msg).__name__], {"peer": ids[env.src], "response": enc(env.msg)}
-        at = lp.HANDLE_AT.get(type(env.msg).__name__)
+            at = lp.COMPLETE_AT.get(type(env.msg).__name__)
+            return None if at is None else (env.dst, at, {"peer": ids[env.src], "response": enc(env.msg)})
+        at = handle_at(lp, w, env)
         if at is None or not w.alive[env.dst]:
             return None
         return env.dst, at, {"peer": ids[env.src], "request": enc(env.msg)}
@@ -132,6 +144,8 @@ def predict(lp: ModuleType, w: core.World, event: Any) -> tuple[int, str, dict] 
         if not w.alive[rpc.requester]:
             return None
         reply = lp.failed_reply(rpc.ctx)
+        if reply is None:
+            return None
         return rpc.requester, lp.COMPLETE_AT[type(reply).__name__], {"peer": ids[rpc.responder], "response": enc(reply)}
     return None
 
@@ -158,8 +172,13 @@ def _sends(lp: ModuleType, ids: tuple[str, ...], fresh: list, i: int, answered: 
     return out
 
 
-def world_line(w: core.World, event: Any) -> tuple[int, str, dict] | None:
-    """The log line of a world fact the reference applied (for logs written from histories)."""
+def world_line(w: core.World, event: Any, lp: ModuleType | None = None) -> tuple[int, str, dict] | None:
+    """The log line of a world fact the reference applied (for logs written from histories); a
+    protocol's own facts (`fact_line`: a topic created) first."""
+    if lp is not None and hasattr(lp, "fact_line"):
+        line = lp.fact_line(w, event)
+        if line is not None:
+            return line
     if isinstance(event, core.Crash) and not event.disk:
         return event.node, "crash", {"os": event.os}
     if isinstance(event, core.Restart):
@@ -211,7 +230,7 @@ class LogWriter:
         return [] if state is None else [{"t_ms": w.now, "node": w.cfg.ids[i], "at": self.lp.SNAPSHOT, "state": state}]
 
     def _fact(self, w: core.World, event: Any) -> None:
-        node, at, fields = world_line(w, event)
+        node, at, fields = world_line(w, event, self.lp)
         self.events.append({"t_ms": w.now, "node": w.cfg.ids[node] if node >= 0 else None, "at": at, **fields})
         if isinstance(event, core.Restart) and self.snapshots:
             self.events += self._snapshot(w, event.node)
@@ -223,8 +242,11 @@ class LogWriter:
                 if up:
                     self.events += [dict(d, t_ms=self.next_snapshot) for d in self._snapshot(before, j)]
             self.next_snapshot += self.snapshot_ms
-        if world_line(after, event) is not None:
+        fact = world_line(after, event, self.lp)
+        if fact is not None:
             self._fact(after, event)
+            if fact[1] in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
+                self._lines(i, before, event, after, obs)
             return
         if isinstance(event, core.Calm):  # the quiet tail: links heal, down nodes restart
             if before.net.cut:
@@ -234,13 +256,18 @@ class LogWriter:
                     self._fact(after, o)
             return
         fact_line = getattr(self.lp, "fact_line", None)
-        fact = fact_line(before, event) if fact_line is not None else None
-        if fact is not None:  # a protocol's own fault (an HA connection reset)
-            node, at, fields = fact
+        own = fact_line(before, event) if fact_line is not None else None
+        if own is not None:  # a protocol's own fault (an HA connection reset)
+            node, at, fields = own
             self.events.append({"t_ms": after.now, "node": ids[node], "at": at, **fields})
             return
         if isinstance(event, core.Duplicate) or (isinstance(event, core.Crash) and event.disk):
             raise ValueError(f"{type(event).__name__} has no log line; use a profile without it")
+        self._lines(i, before, event, after, obs)
+
+    def _lines(self, i: int, before: core.World, event: Any, after: core.World, obs: tuple) -> None:
+        """The lines of one step as the log writes them (a fact's requests too)."""
+        ids = after.cfg.ids
         internal = getattr(self.lp, "INTERNAL_FIELDS", {})
         gets = event.env if isinstance(event, core.Deliver) else -1
         for node, at, fields, kind, env in step_lines(self.lp, before, event, after, obs, tagged=True):
@@ -248,6 +275,7 @@ class LogWriter:
                 drop = internal.get(fields[k].get("type")) if isinstance(fields.get(k), dict) else None
                 if drop:
                     fields = dict(fields, **{k: {f: v for f, v in fields[k].items() if f not in drop}})
+            fields = {k: encode(v) if isinstance(v, tuple) else v for k, v in fields.items()}  # as JSON reads it
             self.events.append({"t_ms": after.now, "node": ids[node], "at": at, **fields})
             if self.tag:
                 self.events[-1].update(_step=i, _kind=kind, _env=env, _gets=gets)

@@ -334,3 +334,152 @@ def test_a_reference_naming_an_object_is_bad_input(capsys, tmp_path, ref):
     """Found by the parser fuzzer: a reference whose node or field is an object once escaped as a TypeError."""
     path = scenario_file(tmp_path, [{"at_ms": 10, "do": "let", "let": {"T": ref}}])
     bad(capsys, "simulate", "--script", path)
+
+
+# --- vectors files (issue 28): read as a stream, strict, and said what is wrong ---
+
+
+@pytest.fixture(scope="module")
+def vectors_text(tmp_path_factory) -> str:
+    path = tmp_path_factory.mktemp("vectors") / "v.json"
+    assert cli.main(["vectors", "--out", str(path), "--count", "0", "--json"]) == 0
+    doc = json.loads(path.read_text())
+    doc["vectors"] = doc["vectors"][:3]
+    return json.dumps(doc, indent=1) + "\n"
+
+
+def _vector_edit(edit):
+    def apply(doc):
+        edit(doc)
+        return doc
+    return apply
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t.replace('"seed": 1,', '"seed": 1, "seed": 2,'), "line 5: JSON has the key 'seed' twice"),
+    (lambda t: t.replace('"currTerm": 2,', '"currTerm": 2, "currTerm": 3,', 1), "line 22: vector 1: JSON has the key"),
+    (lambda t: t.replace('"now_ms": 100000', '"now_ms": ' + "9" * 5000, 1),
+     "vector 1: JSON has an integer of 5000 digits (at most 20)"),
+    (lambda t: t.replace('"now_ms": 100000', '"now_ms": ' + "9" * 100_001, 1),
+     "vector 1: JSON has an integer of 100001 digits (at most 20)"),
+    (lambda t: t.replace('"now_ms": 100000', '"now_ms": ' + "[" * 100_000 + "]" * 100_000, 1),
+     "vector 1: JSON nests deeper than 32 levels"),
+    (lambda t: t.replace('"now_ms": 100000', '"now_ms": -5', 1),
+     "vector 1 (edge-0001): now_ms must be an integer in 0..9223372036854775807"),
+    (lambda t: t.replace('"now_ms": 100000', f'"now_ms": {2 ** 63}', 1),
+     "vector 1 (edge-0001): now_ms must be an integer in 0..9223372036854775807"),
+    (lambda t: t.replace('"currTerm": 2,', f'"currTerm": {2 ** 63},', 1),
+     "vector 1 (edge-0001): state.memberState.currTerm must be an integer that a Java long holds"),
+    (lambda t: t.replace('"id": "edge-0002"', '"id": "edge-0001"'),
+     "vector 2 (edge-0001): the id 'edge-0001' is an earlier vector's too"),
+    (lambda t: json.dumps(_vector_edit(lambda d: d["vectors"][0].pop("input"))(json.loads(t))),
+     "vector 1 (edge-0001) lacks 'input'"),
+    (lambda t: json.dumps(_vector_edit(lambda d: d.update(protocol=5))(json.loads(t))),
+     "protocol must be a protocol's name (before 'vectors'), got 5"),
+    (lambda t: t + "x", "has text after the JSON object"),
+], ids=["duplicate-key", "duplicate-key-in-a-vector", "5000-digits", "100001-digits", "100000-deep", "now-negative",
+        "now-2**63", "term-2**63", "duplicate-id", "lacks-input", "protocol-int", "trailing-text"])
+def test_a_vectors_file_is_strict_and_says_what_is_wrong(capsys, tmp_path, vectors_text, change, message):
+    """Accepted before: duplicate keys and ids, now_ms -5 or 2**63, a term beyond a Java long;
+    internal errors: 5,000 digits, deep nesting; messages: `'input'`, an unknown protocol 5."""
+    path = tmp_path / "v.json"
+    path.write_text(change(vectors_text))
+    err = bad(capsys, "vectors", "--check", path)
+    assert err.startswith(f"rmqspec: error: {path}") and message in err, err
+
+
+def test_a_vectors_file_that_is_not_utf8_is_named(capsys, tmp_path, vectors_text):
+    path = tmp_path / "latin.json"
+    path.write_bytes(vectors_text.replace('"seed": 1', '"seed": "\xe9"').encode("latin-1"))
+    assert f"{path}: is not UTF-8 text (byte " in bad(capsys, "vectors", "--check", path)
+
+
+def _capped(code: str, *args: str, cap_bytes: int = 2 << 30) -> subprocess.CompletedProcess:
+    """Python `code` in a child process whose address space is capped (a reader that grows
+    without bound fails there with a MemoryError, not on this machine)."""
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({cap_bytes}, {cap_bytes}))\n"
+    return subprocess.run([sys.executable, "-c", limit + code, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_vectors_check_of_dev_zero_ends_with_exit_2():
+    """/dev/zero was read until memory ran out (5.25 GiB at the cap)."""
+    p = _capped("import sys; from rmqspec import cli; sys.exit(cli.main(['vectors', '--check', '/dev/zero']))")
+    assert p.returncode == 2 and p.stderr.startswith("rmqspec: error: /dev/zero line 1: is not JSON"), p.stderr
+
+
+def test_a_large_vectors_file_is_read_in_bounded_memory(tmp_path, vectors_text):
+    """300 MB of vectors cost 1.28 GiB read whole (4x the file); streamed, 100 MB of them peak
+    below 60 MB, the interpreter included (23 MiB for 300 MB, docs/benchmarks.md)."""
+    doc = json.loads(vectors_text)
+    one = json.dumps(doc["vectors"][0], indent=1)
+    head = json.dumps({k: v for k, v in doc.items() if k != "vectors"}, indent=1)[:-2] + ',\n "vectors": [\n'
+    path = tmp_path / "big.json"
+    n = 0
+    with open(path, "w") as f:
+        f.write(head)
+        while f.tell() < 100_000_000:
+            n += 1
+            f.write(("" if n == 1 else ",\n") + one.replace('"edge-0001"', f'"v{n}"'))
+        f.write("\n ]\n}\n")
+    # The peak of this process's own memory (VmHWM): ru_maxrss would count the test process it was forked from.
+    code = ("import sys\nfrom conform.vectors_file import VectorsReader\n"
+            "with open(sys.argv[1], 'rb') as f:\n    n = sum(1 for _ in VectorsReader(f, sys.argv[1]))\n"
+            "hwm = next(x for x in open('/proc/self/status') if x.startswith('VmHWM:'))\n"
+            "print(n, int(hwm.split()[1]) * 1024)\n")
+    p = _capped(code, str(path))
+    assert p.returncode == 0, p.stderr[-2000:]
+    count, peak = map(int, p.stdout.split())
+    assert count == n and peak < 60_000_000, (count, n, peak)
+
+
+# --- scenario scripts, traces and printed paths (issue 28) ---
+
+
+@pytest.mark.parametrize("step, message", [
+    ({"at_ms": 10, "do": "partition", "groups": [["n0", "n1"], ["n1", "n2"]]},
+     "steps[0].groups[1][0] names n1 again: it is in group 0 already"),
+    ({"at_ms": 10, "do": "partition", "groups": [["n0", "n0"], ["n2"]]},
+     "steps[0].groups[0][1] names n0 again"),
+    ({"at_ms": 10, "do": "partition", "groups": [[{"a": 1}], ["n2"]]}, "steps[0].groups[0][0] must be one of"),
+    ({"at_ms": 10, "expect": {"field": "term", "node": "n0", "eq": 2 ** 63}},
+     "steps[0].expect.eq must be an integer that a Java long holds, got 9223372036854775808"),
+    ({"at_ms": 10, "do": "let", "let": {"T": -(2 ** 63) - 1}}, "steps[0].let.T must be an integer that a Java long"),
+], ids=["node-in-two-groups", "node-twice-in-a-group", "group-of-objects", "term-2**63", "let-below-long"])
+def test_a_script_that_names_a_node_twice_or_a_term_beyond_a_long_is_refused(capsys, tmp_path, step, message):
+    """Accepted before: a partition that put n1 in two groups ran; a term of 2**63 was a failed expectation."""
+    path = scenario_file(tmp_path, [step])
+    err = bad(capsys, "simulate", "--script", path)
+    assert err.startswith(f"rmqspec: error: {path}: ") and message in err, err
+
+
+def test_a_trace_partition_with_a_node_in_two_groups_is_refused(capsys, trace):
+    objs = lines_of(trace)
+    objs.insert(3, {"i": 3, "t_ms": objs[3]["t_ms"], "event": {"kind": "partition", "groups": [["n0", "n1"], ["n1"]]}})
+    write(trace, objs)
+    assert "line 4: event.groups[1][0] names n1 again" in bad(capsys, "check-trace", trace)
+
+
+def test_fuzz_out_that_is_a_file_says_so(capsys, tmp_path):
+    """`--out /dev/full` said `File exists`."""
+    for out in ("/dev/full", tmp_path / "a-file"):
+        Path(out).touch()
+        err = bad(capsys, "fuzz", "--protocol", "election", "--histories", "2", "--master", "none", "--out", out)
+        assert f"cannot write {out}: not a folder" in err, err
+
+
+def test_paths_are_printed_escaped(capsys, tmp_path):
+    """A path with a newline and a terminal escape was printed as it is in simulate's and vectors' summaries."""
+    named = tmp_path / "a\x1b[31m\nb"
+    code, out, err = run(capsys, "simulate", "--steps", "20", "--trace", f"{named}.jsonl")
+    assert code == 0 and "\x1b" not in out and "a\\x1b[31m\\x0ab.jsonl" in out
+    code, out, err = run(capsys, "vectors", "--count", "0", "--out", f"{named}.json")
+    assert code == 0 and "\x1b" not in out and len(out.splitlines()) == 1 and "a\\x1b[31m\\x0ab.json" in out
+
+
+def test_an_implementation_log_error_names_the_whole_path(capsys, tmp_path):
+    """Errors named an implementation log by its base name, a trace by its whole path."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = folder / "impl.jsonl"
+    path.write_text('{"schema": "rmqspec.log/1", "protocol": "election", "nodes": 5}\n')
+    assert bad(capsys, "check-trace", path).startswith(f"rmqspec: error: {path}")

@@ -3,7 +3,8 @@
 
 Exit codes: 0 ok, 1 an unexpected property violation (or a failed check), 2 bad input
 (one line on stderr, no traceback; unreadable or unwritable files too), 3 an internal error
-(a bug: one line naming it; RMQSPEC_DEBUG=1 prints the traceback).
+(a bug: one line naming it; RMQSPEC_DEBUG=1 prints the traceback), 130 Ctrl-C (SIGINT) and
+143 SIGTERM (one line, `rmqspec: interrupted`, once every cleanup on the way out has run).
 
 Every number a flag takes is bounded, and the bound is in its --help: a run must end.
 """
@@ -12,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import math
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from typing import Any, NoReturn
 
@@ -276,7 +280,7 @@ def build_parser() -> Parser:
     con = sub.add_parser("conform",
                          help="check another implementation's handlers through a driver (docs/conformance.md)")
     con.add_argument("--protocol", default="election",
-                     help="the protocol whose handlers the driver runs (election, dledger_log, ha)")
+                     help="the protocol whose handlers the driver runs (election, dledger_log, ha, nameserver)")
     con.add_argument("--driver", required=True, metavar="CMD",
                      help="command that speaks rmqspec.conform/1 on stdin/stdout, e.g. 'java -cp ... Driver'")
     con.add_argument("--count", type=_int_in(1, 10_000_000), default=1000,
@@ -288,9 +292,10 @@ def build_parser() -> Parser:
                      help="per-case answer timeout, 0.01..3600 s (default 10); the driver's hello gets 60 s or "
                           "this, whichever is longer (a JVM may start first)")
     con.add_argument("--json", action="store_true", help="machine-readable outcome on stdout")
+    _add_progress(con)
 
     vec = sub.add_parser("vectors", help="write static conformance vectors: cases with the reference's answers")
-    vec.add_argument("--protocol", default="election", help="the protocol (election, dledger_log, ha)")
+    vec.add_argument("--protocol", default="election", help="the protocol (election, dledger_log, ha, nameserver)")
     vec.add_argument("--out", default=None, metavar="FILE", help="where to write the vectors (JSON)")
     vec.add_argument("--count", type=_int_in(0, 1_000_000), default=500,
                      help="generated cases after the edge cases, 0..1,000,000 (default 500)")
@@ -299,6 +304,7 @@ def build_parser() -> Parser:
     vec.add_argument("--check", default=None, metavar="FILE",
                      help="instead: check that a vectors file's answers are still the reference's")
     vec.add_argument("--json", action="store_true", help="machine-readable summary on stdout")
+    _add_progress(vec)
 
     mut = sub.add_parser("mutants", help="mutation score: which property layers kill deliberately broken references")
     mut.add_argument("--mutant", type=_csv(str), default=None, help="mutant names, comma-separated (default: all)")
@@ -373,8 +379,46 @@ def _internal_error(e: BaseException) -> int:
     return 3
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, unwound as Ctrl-C is: every `finally` and `except KeyboardInterrupt` on the
+    way out runs (a driver's process group is killed, Spark is stopped, traces are moved
+    into place)."""
+
+
+_signalled: list[int] = []  # the signal that is ending this run, if any
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    if _signalled:
+        return  # a second Ctrl-C while the first one's cleanup runs: let it finish
+    _signalled.append(signum)
+    # What unwinds now may pass through libraries that log it on the root logger (py4j:
+    # "KeyboardInterrupt while sending command" with a traceback): not on our stderr.
+    logging.getLogger().addHandler(logging.NullHandler())
+    raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command; the exit code says how it went (the module's docstring)."""
+    if threading.current_thread() is not threading.main_thread():
+        return _main(argv)
+    _signalled.clear()
+    previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = _main(argv)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if code == _INTERRUPTED or _signalled:
+        print("rmqspec: interrupted", file=sys.stderr)
+        return 128 + (_signalled[0] if _signalled else signal.SIGINT)
+    return code
+
+
+_INTERRUPTED = -1
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -383,21 +427,30 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _load_imports(args)
         return COMMANDS[args.command](args)
-    except UsageError as e:
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt) or _signalled:
+            # A signal's unwinding may surface as another error (Spark's JVM gone while it stops):
+            # interrupted all the same, and only that is said.
+            return _INTERRUPTED
+        if isinstance(e, SystemExit):
+            raise
+        return _report(e)
+
+
+def _report(e: BaseException) -> int:
+    """The one line for a command that ended with an exception: bad input (2) or a bug (3)."""
+    if isinstance(e, (UsageError, formats.FormatError, inputs.InputError, scenario.ScenarioError,
+                      codec.DecodeError)):
         return _bad_input(str(e))
-    except (formats.FormatError, inputs.InputError, scenario.ScenarioError, codec.DecodeError) as e:
-        return _bad_input(str(e))
-    except UnicodeDecodeError:
+    if isinstance(e, UnicodeDecodeError):
         return _bad_input("input is not UTF-8 text")
-    except BrokenPipeError:
+    if isinstance(e, BrokenPipeError):
         return 0
-    except OSError as e:  # a file that cannot be read or written: a full disk, a missing directory
+    if isinstance(e, OSError):  # a file that cannot be read or written: a full disk, a missing directory
         return _bad_input(f"{e.filename}: {e.strerror}" if e.filename else f"{e.strerror or e}")
-    except KeyboardInterrupt:
-        print("rmqspec: interrupted", file=sys.stderr)
-        return 130
-    except Exception as e:  # noqa: BLE001 - anything else is a bug of ours
+    if isinstance(e, Exception):
         return _internal_error(e)
+    raise e
 
 
 if __name__ == "__main__":

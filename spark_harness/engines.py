@@ -20,6 +20,7 @@ import functools
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -179,20 +180,61 @@ def session(master: str, app: str = "rmqspec fuzz"):
     if active is not None and master != SUBMITTED and active.sparkContext.master != master:
         active.stop()
     log4j = quiet_log4j()
-    b = SparkSession.builder.appName(app)
+    options = {"spark.app.name": app}
     if master != SUBMITTED:
-        b = b.master(master)
+        options["spark.master"] = master
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        b = b.config("spark.pyspark.python", sys.executable).config("spark.pyspark.driver.python", sys.executable)
+        options |= {"spark.pyspark.python": sys.executable, "spark.pyspark.driver.python": sys.executable}
     if master.startswith(("local", "spark://127.0.0.1", "spark://localhost")):
-        b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-    b = (b.config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-         .config("spark.python.worker.reuse", "true")
-         .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
-         .config("spark.executor.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}"))
+        options |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    options |= {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
+                "spark.python.worker.reuse": "true",
+                "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}",
+                "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{log4j}"}
+    _driver_jvm_apart(options)
+    b = SparkSession.builder
+    for key, value in options.items():
+        b = b.config(key, value)
+    handler = signal.getsignal(signal.SIGINT)
     spark = b.getOrCreate()
+    if threading.current_thread() is threading.main_thread():
+        # PySpark's own SIGINT handler cancels the jobs through py4j from inside the py4j call
+        # the main thread is in (three tracebacks on Ctrl-C): the caller's handler stays.
+        signal.signal(signal.SIGINT, handler)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def stop_quietly(spark) -> None:
+    """Stop a session whose job is still running (a Ctrl-C, SIGTERM or error on the way out):
+    the JVM's loggers off first, then its jobs cancelled, so the context's shutdown under a
+    running job (a Parquet write aborting, tasks killed) prints no Java errors after our one
+    line. Each call is best effort: an interrupted py4j call may have left its connection
+    broken, and stopping must go on."""
+    sc = spark.sparkContext
+    for quiet in (lambda: sc.setLogLevel("OFF"), sc.cancelAllJobs):
+        try:
+            quiet()
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
+    spark.stop()
+
+
+def _driver_jvm_apart(options: dict) -> None:
+    """Start Spark's driver JVM (the py4j gateway, once per process) in a session of its own,
+    as the builder would but for that: a Ctrl-C or SIGTERM sent to our process group (a
+    terminal, `timeout`, a CI runner) then reaches only us, and we stop Spark, instead of
+    the JVM and its Python workers dying under a running job with pages of Java errors.
+    The JVM still ends with us: it exits when its stdin, a pipe from this process, closes."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
+        return  # started already, or by spark-submit
+    conf = SparkConf(loadDefaults=False).setAll(options.items())
+    with SparkContext._lock:
+        SparkContext._gateway = launch_gateway(conf, popen_kwargs={"start_new_session": True})
+        SparkContext._jvm = SparkContext._gateway.jvm
 
 
 class Watcher(threading.Thread):

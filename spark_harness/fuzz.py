@@ -24,7 +24,7 @@ from typing import IO
 
 import attrs
 
-from histories import files, view
+from histories import files, formats, view
 from reference_impl import core
 from reference_impl.core import faults
 from spark_harness import counterexample, engines, report_view, shrink
@@ -90,20 +90,33 @@ class _Clock:
         return time.perf_counter() - self.start
 
 
+# A run's outputs in OUT (besides _ship/, rebuilt by each run that needs it): a previous
+# run's are removed first, so that the folder holds only what this run's report names.
+OUTPUTS = ("report.json", "report.md", "index.html", "histories.jsonl", "histories.parquet", "plots", "counterexamples")
+
+
 def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
-    """Run a fuzz job (module docstring). Raises plan.PlanError for bad arguments and
+    """Run a fuzz job (module docstring) holding OUT's lock: a second run into the same folder
+    raises files.FolderBusy. Raises plan.PlanError for bad arguments and
     spark_harness.java.JavaMissing when Spark is asked for and no Java is found."""
+    with files.folder_lock(files.out_folder(opts.out), "rmqspec fuzz"):
+        return _run(opts, log)
+
+
+def _run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
     log = log if log is not None else sys.stdout
     clock = _Clock()
     plan = make_plan(opts.protocol, opts.histories, opts.seed, opts.steps, opts.faults, opts.nodes, opts.imports,
                      opts.tail_ms, opts.config, vary=opts.vary, engine=opts.engine,
                      coverage_sample=opts.coverage_sample, judge=opts.judge)
     out = files.out_folder(opts.out)
+    for name in OUTPUTS:
+        files.remove(os.path.join(out, name))
     progress = Progress(plan.total, enabled=opts.progress)
     outputs: dict = {"dir": out}
     on = ", ".join(f"{p} on {e}" for p, e in plan.engines.items())
     print(f"rmqspec fuzz: {', '.join(plan.protocols)}; {plan.histories:,} histories each "
-          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {out}; {on}", file=log,
+          f"(seeds {plan.seed}..{plan.seed + plan.histories - 1}), master {opts.master}, out {formats.escape(out)}; {on}", file=log,
           flush=True)
     if opts.master == "none":
         with clock.part("histories_s"):
@@ -136,6 +149,11 @@ def run(opts: FuzzOptions, log: IO[str] | None = None) -> FuzzResult:
                 shrunk = shrink_on_spark(spark, tasks, plan.imports, _budgets(opts),
                                          _shrink_progress(tasks, opts, log, "the executors"))
             shrink_where = "the Spark executors" if tasks else None
+        except BaseException:
+            if own:  # interrupted or failed under a running job: the JVM says nothing of it
+                own = False
+                engines.stop_quietly(spark)
+            raise
         finally:
             if own:
                 spark.stop()
@@ -357,9 +375,9 @@ def summary(r: dict, out: str) -> str:
         lines += ["", "violations: none"]
     outputs = r.get("outputs") or {}
     lines += ["", f"{r['histories']:,} histories, {r['steps']:,} events on {r['master']}. " + report_mod.timing_line(r),
-              f"report: {os.path.join(out, 'report.md')} (and report.json)"]
+              f"report: {formats.escape(os.path.join(out, 'report.md'))} (and report.json)"]
     if outputs.get("view"):
-        lines.append(f"view:   {os.path.join(out, outputs['view'])} (open it in a browser to step through the "
+        lines.append(f"view:   {formats.escape(os.path.join(out, outputs['view']))} (open it in a browser to step through the "
                      "counterexamples)")
     elif outputs.get("view_error"):
         lines.append(f"view:   not written: {outputs['view_error']}")

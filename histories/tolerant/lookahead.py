@@ -81,7 +81,8 @@ class Lookahead:
         if lid is None:
             lid = self.interned[k] = self.next_lid
             self.next_lid += 1
-            self.written[lid] = (node, at, {f: rl.enc(v) if attrs.has(type(v)) else v for f, v in fields.items()})
+            self.written[lid] = (node, at, {f: rl.enc(v) if attrs.has(type(v)) or isinstance(v, tuple) else v
+                                            for f, v in fields.items()})  # records and tuples in their JSON form
         self.last_use[lid] = self.current_pos
         return lid
 

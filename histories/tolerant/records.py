@@ -134,8 +134,10 @@ class State:
                 by_id = {e.id: e for e in net.flight}
                 envs = frozenset(((e.src, e.dst, _hash_of(e.msg), e.sent_ms, e.reply), c)
                                  for i, c in self.env_in if (e := by_id.get(i)) is not None)
+            # the world's own events' state too: a step that only moves it (a rebalance that finds
+            # nothing to do) is a different execution
             self._key = (w.now, nodes, w.alive, flight, rpcs, net.cut, w.since, w.fresh, pending, self.draws,
-                         self.node_in, envs)
+                         self.node_in, envs, _hash_of(w.ext))
         return self._key
 
     def score(self) -> tuple:

@@ -131,6 +131,12 @@ class Search(Lookahead):
                 bound, r = self.draw_lines[i][k]
                 return [((r * core.DRAW_SPAN + bound - 1) // bound, False)]
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
+        classes = getattr(self.lp, "draw_classes", None)
+        if classes is not None:  # the protocol names one draw per way its tick can use a draw
+            wake = core.thread_wake_times(w, i)[thread]
+            lo_hi = core.tick_window(w, i, thread)
+            draws = classes(w, i, (wake + lo_hi[0], wake + lo_hi[1]), self.lines[pos:pos + self.opts.window])
+            return [(draws[0], False)] if len(draws) == 1 else [(d, True) for d in draws]
         probes = []
         for d in PROBES:
             _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
@@ -185,12 +191,20 @@ class Search(Lookahead):
         events = self.fact(w, ln)
         if not events:
             return None
-        after = w.evolve(now=tau) if tau > w.now else w
+        before = w.evolve(now=tau) if tau > w.now else w
+        after = before
+        pending = s.pending
         for ev in events:
-            after, _ = core.step(after, ev)
+            stepped_from = after
+            after, obs = core.step(after, ev)
+            if ln.at in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
+                lids = [x[0] for x in self.lines_of(stepped_from, ev, after, obs)]
+                if not all(self.feasible(ln.pos, lid, tau) for lid in lids):
+                    return None
+                pending = pending + tuple((lid, tau, ln.pos, frozenset()) for lid in lids)
         d = _skew(ln.t, tau)
-        return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=(s.trail + ((w, ln.at),))[-TRAIL:],
-                     drift=s.drift + d)
+        return s.but(w=after, pending=pending, skew=max(s.skew, d), events=s.events + 1,
+                     trail=(s.trail + ((w, ln.at),))[-TRAIL:], drift=s.drift + d)
 
     def fact(self, w: core.World, ln: il.LogLine) -> list:
         """The world events a fact's line stands for ([]: it cannot happen now)."""
@@ -207,7 +221,10 @@ class Search(Lookahead):
         if ln.at == "heal":
             return [core.Heal()]
         if ln.at in getattr(self.lp, "FACTS", ()):
-            event = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
+            if hasattr(self.lp, "fact_event"):  # a fact with fields (a topic created)
+                event = self.lp.fact_event(w, ln.node, ln.at, ln.fields)
+            else:
+                event = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
             return [] if event is None else [event]
         return []
 

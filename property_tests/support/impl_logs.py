@@ -108,7 +108,7 @@ def realistic(lines: list[dict], seed: int, jitter_ms: int = 2, clock_ms: int = 
             kind, env = d.pop("_kind", None), d.pop("_env", -1)
             d.pop("_step", None)
             d.pop("_gets", None)
-            if d["at"] in impl_log.WORLD_POINTS:
+            if d["at"] in impl_log.WORLD_POINTS or d["at"] in impl_log.protocol_facts(lp):
                 era += 1  # a fault: nothing moves across it
                 keyed.append(((era, d["t_ms"]), d))
                 era += 1

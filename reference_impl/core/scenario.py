@@ -88,6 +88,7 @@ class ExpectPending:
 MAX_ACTIONS = 100_000  # a script's actions (a 4 MiB trace header holds about that many)
 MAX_TIME_MS = JAVA_INT_MAX  # at_ms, within_ms: about 24.8 days
 MAX_DEPTH = 32  # nesting of an action's values (a `note`, an `expect`)
+JAVA_LONG_MIN, JAVA_LONG_MAX = -(1 << 63), (1 << 63) - 1  # Long.MIN_VALUE, Long.MAX_VALUE
 
 
 class ActionError(InputError, ScenarioError):
@@ -121,6 +122,9 @@ def parse_actions(steps: Any, ids: tuple[str, ...], proto: Protocol) -> tuple[Ac
             raise ActionError(f"[{i}].node", f"must be one of {list(ids)}, got {show(node)}")
         if _depth(raw) > MAX_DEPTH:
             raise ActionError(f"[{i}]", f"nests deeper than {MAX_DEPTH} levels")
+        _check_integers(raw, f"[{i}]")
+        if do == "partition":
+            _check_groups(raw.get("groups"), ids, f"[{i}].groups")
         if do == "expect":
             _check_expect(raw.get("expect"), f"[{i}].expect")
         if do == "let" and (not isinstance(raw.get("let"), dict) or not all(_VAR_NAME.match(k) for k in raw["let"])):
@@ -148,6 +152,40 @@ def _depth(value: Any) -> int:
             return d
         stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list, tuple)))
     return deepest
+
+
+def _check_integers(value: Any, path: str) -> None:
+    """Every integer in an action within a Java long (a term, an index, a time): a value no
+    Java field holds is a mistake, not a comparison that fails."""
+    stack = [(value, path)]
+    while stack:
+        v, where = stack.pop()
+        if isinstance(v, dict):
+            stack.extend((x, f"{where}.{k}") for k, x in v.items())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, f"{where}[{k}]") for k, x in enumerate(v))
+        elif type(v) is int and not JAVA_LONG_MIN <= v <= JAVA_LONG_MAX:
+            raise ActionError(where, f"must be an integer that a Java long holds, got {v}")
+
+
+def _check_groups(groups: Any, ids: tuple[str, ...], path: str) -> None:
+    """A partition's groups: lists of node ids (or references, resolved when the action runs),
+    each node in one group at most."""
+    if _is_reference(groups):
+        return
+    if not isinstance(groups, list) or not all(isinstance(g, list) for g in groups):
+        raise ActionError(path, f"must be a list of lists of node ids, got {show(groups)}")
+    seen: dict[str, int] = {}
+    for g, group in enumerate(groups):
+        for k, x in enumerate(group):
+            if _is_reference(x):
+                continue
+            if type(x) is not str or x not in ids:
+                raise ActionError(f"{path}[{g}][{k}]", f"must be one of {list(ids)}, got {show(x)}")
+            if x in seen:
+                raise ActionError(f"{path}[{g}][{k}]", f"names {x} again: it is in group {seen[x]} already "
+                                                       "(a node is in one group at most)")
+            seen[x] = g
 
 
 def _check_expect(spec: Any, path: str) -> None:
@@ -270,6 +308,9 @@ def apply(w: World, action: Action) -> tuple[World, tuple]:
             event = Partition(groups=tuple(tuple(w.cfg.ids.index(x) for x in g) for g in groups))
         except (TypeError, ValueError):
             raise ScenarioError(f"action {action.index}: 'groups' must be lists of node ids") from None
+        members = [i for g in event.groups for i in g]
+        if len(set(members)) != len(members):  # a reference resolved to a node another group names
+            raise ScenarioError(f"action {action.index}: 'groups' name a node twice (a node is in one group at most)")
         return apply_fault(w, event)
     if do == "cut":
         src, dst = resolve(w, action.args.get("src")), resolve(w, action.args.get("dst"))

@@ -20,9 +20,10 @@ restarts starts from `RouteInfo()`, and NameServers never talk to each other.
 - `pickup_topic_route_data` (GET_ROUTEINFO_BY_TOPIC): the topic's queue data plus the
   broker data of those names, or None (TOPIC_NOT_EXIST).
 
-Java iterates HashMaps; the model iterates in insertion order (the only place order
-could matter is `on_channel_destroy`'s scan for the first broker data holding an
-address, and an address belongs to one broker name here). Routes are returned sorted
+Java iterates HashMaps; the model iterates in insertion order, but where the order decides
+the outcome: `on_channel_destroy`'s scans (the live entry holding a channel, the first broker
+data holding an address, the first cluster holding a broker name) stop at the first match and go
+in Java's HashMap order (`java_hash_map_order`). Routes are returned sorted
 by broker name, as every client sorts them before use. The read-write lock is implicit:
 each call is one atomic step.
 """
@@ -178,7 +179,8 @@ def register_broker(rim: RouteInfo, cluster_name: str, broker_addr: str, broker_
     addrs = {bid: a for bid, a in broker_data.broker_addrs.items() if not (a == broker_addr and bid != broker_id)}
     old_addr = addrs.get(broker_id)
     addrs[broker_id] = broker_addr
-    broker_data = broker_data.evolve(broker_addrs=FrozenMap(addrs))
+    # Java's HashMap<Long, String> of small ids iterates by id; so does the map here (its JSON form).
+    broker_data = broker_data.evolve(broker_addrs=FrozenMap(sorted(addrs.items())))
     register_first = register_first or old_addr is None
     rim = rim.evolve(cluster_addr_table=clusters,
                      broker_addr_table=rim.broker_addr_table.set(broker_name, broker_data))
@@ -328,14 +330,48 @@ def scan_not_active_broker(rim: RouteInfo, now: int, expired_ms: int = BROKER_CH
     return rim, tuple(removed)
 
 
+# RouteInfoManager's HashMaps' initial capacities (its constructor)
+BROKER_ADDR_TABLE_CAPACITY = 128
+CLUSTER_ADDR_TABLE_CAPACITY = 32
+BROKER_LIVE_TABLE_CAPACITY = 256
+
+
+def java_string_hash(s: str) -> int:
+    """java.lang.String#hashCode over the string's UTF-16 code units, as a signed 32-bit int."""
+    h = 0
+    units = s.encode("utf-16-be")
+    for k in range(0, len(units), 2):
+        h = (31 * h + (units[k] << 8 | units[k + 1])) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def java_hash_map_order(keys: list[str], capacity: int) -> list[str]:
+    """The order in which a java.util.HashMap<String, ?> created with `capacity` iterates `keys`
+    (given in insertion order): by bucket, `(h ^ (h >>> 16)) & (table size - 1)`, then in
+    insertion order within a bucket. The table doubles whenever it holds more than 3/4 of its
+    size; a table that grew and then shrank keeps its size in Java, which this does not know (the
+    order can differ only past 3/4 of the initial capacity: 96 broker names, 24 clusters)."""
+    size = capacity
+    while len(keys) > size * 3 // 4:
+        size *= 2
+
+    def bucket(k: str) -> int:
+        h = java_string_hash(k) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (size - 1)
+    return sorted(keys, key=bucket)  # stable: insertion order within a bucket
+
+
 def on_channel_destroy(rim: RouteInfo, remote_addr: str, channel: object) -> RouteInfo:
     """RouteInfoManager#onChannelDestroy: find the broker whose live entry holds `channel`
     (else take `remote_addr`, the peer's socket address, which names no broker when the
-    channel is a client's or an old one), and remove that address everywhere."""
+    channel is a client's or an old one), and remove that address everywhere. Its scans stop
+    at the first match, so they go through the tables in Java's HashMap order (an address listed
+    under two broker names, a broker name in two clusters: conform --protocol nameserver found
+    the cluster scan's order matters)."""
     found = None
     if channel is not None:
-        for addr, live in rim.broker_live_table.items():
-            if live.channel == channel:
+        for addr in java_hash_map_order(list(rim.broker_live_table), BROKER_LIVE_TABLE_CAPACITY):
+            if rim.broker_live_table[addr].channel == channel:
                 found = addr
                 break
     if found is None:
@@ -347,7 +383,8 @@ def on_channel_destroy(rim: RouteInfo, remote_addr: str, channel: object) -> Rou
     name_found = None
     remove_broker_name = False
     table = dict(rim.broker_addr_table.items())
-    for name, bd in rim.broker_addr_table.items():
+    for name in java_hash_map_order(list(rim.broker_addr_table), BROKER_ADDR_TABLE_CAPACITY):
+        bd = rim.broker_addr_table[name]
         if name_found is not None:
             break
         for bid, addr in bd.broker_addrs.items():
@@ -362,7 +399,8 @@ def on_channel_destroy(rim: RouteInfo, remote_addr: str, channel: object) -> Rou
             del table[name]
     rim = rim.evolve(broker_addr_table=FrozenMap(table))
     if name_found is not None and remove_broker_name:
-        for cluster, names in rim.cluster_addr_table.items():
+        for cluster in java_hash_map_order(list(rim.cluster_addr_table), CLUSTER_ADDR_TABLE_CAPACITY):
+            names = rim.cluster_addr_table[cluster]
             if name_found in names:
                 names = names - {name_found}
                 rim = rim.evolve(cluster_addr_table=rim.cluster_addr_table.set(cluster, names) if names

@@ -412,8 +412,10 @@ def register_broker(rs: RouteSource, addr: str, req: RegisterBroker, now: int
 
 
 def pickup_topic_route_data(rs: RouteSource) -> RouteData:
-    """RouteInfoManager#pickupTopicRouteData: the broker name's addresses (empty: TOPIC_NOT_EXIST)."""
-    return RouteData(broker_addrs=FrozenMap({bid: a for a, (bid, _) in rs.live.items()}))
+    """RouteInfoManager#pickupTopicRouteData: the broker name's addresses (empty: TOPIC_NOT_EXIST),
+    by id, as Java's HashMap<Long, String> of small ids iterates (not in the order the brokers
+    registered, which two registrations at once leave open)."""
+    return RouteData(broker_addrs=FrozenMap(sorted((bid, a) for a, (bid, _) in rs.live.items())))
 
 
 def scan_not_active_broker(rs: RouteSource, now: int) -> RouteSource:

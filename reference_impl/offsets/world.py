@@ -252,7 +252,7 @@ def ext_apply(w: core.World, ev: Any, now: int) -> tuple[core.World, tuple]:
 # --- observable state ---
 
 
-def _table(t: Any) -> dict:
+def table_json(t: Any) -> dict:
     """An offset table as JSON-friendly nested dicts."""
     return {k: {str(q): v for q, v in sorted(inner.items())} for k, inner in sorted(t.items())}
 
@@ -262,7 +262,7 @@ def observe(c: OffsetsConfig, n: Any, alive: bool) -> dict:
     t = type(n)
     if t is Broker:
         return {"alive": alive, "role": "SLAVE" if ob.is_slave(n) else "MASTER", "broker_id": n.broker_id,
-                "offset_table": _table(n.offset_table), "queue_max_offsets": [len(q) for q in n.store.cqs],
+                "offset_table": table_json(n.offset_table), "queue_max_offsets": [len(q) for q in n.store.cqs],
                 "max_phy_offset": n.store.max_phy, "master_addr": n.master_addr if alive else None}
     if t is Consumer:
         return {"alive": alive, "role": "CONSUMER",
@@ -296,7 +296,7 @@ def describe_obs(w: core.World, node_id: str, o: Any) -> str | None:
     """Timeline lines for slave syncs that change offsets, resumes, and lower commits."""
     name = type(o).__name__
     if name == "OffsetsSynced" and any(o.before.get(k) != v for k, v in o.table.items()):
-        return f"syncConsumerOffset from {o.master}: {_table(o.table)}"
+        return f"syncConsumerOffset from {o.master}: {table_json(o.table)}"
     if name == "OffsetRead":
         return f"resumes queue {o.queue_id} at {o.offset} (read from {o.addr}, answer {o.answer})"
     if name == "OffsetCommitted" and o.offset < o.old:

@@ -24,7 +24,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             bench.print_explore(rows)
         return 0
     if args.tolerant:
-        rows = bench.tolerant(log=sys.stderr)
+        rows = bench.tolerant(log=sys.stderr, protocol=args.protocol)
         if args.json:
             print(json.dumps(rows, indent=2))
         else:

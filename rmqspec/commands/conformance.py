@@ -6,30 +6,45 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from conform import report as conform_report
 from conform import session as conform_session
 from conform.driver import Driver, DriverError
-from histories import files
+from histories import files, formats
 from property_tests.support import mutation as catalogue
 from rmqspec import mutation
 from rmqspec.commands.usage import UsageError
+from spark_harness.progress import Progress
+
+
+# Shorter runs than these are a few seconds: no progress lines
+QUIET_BYTES = 16 << 20  # a vectors file (about 7,000 vectors)
+QUIET_COUNT = 10_000  # vectors --count
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    progress = None if args.json else (lambda text: print(f"conform: {text}", file=sys.stderr, flush=True))
+    quiet = args.json or args.no_progress
+    if args.vectors:
+        size = _size(args.vectors)
+        bar = Progress(size, label="conform", unit="bytes of vectors", enabled=not quiet and size > QUIET_BYTES)
+    else:
+        bar = Progress(args.count, label="conform", unit="cases agree", enabled=not quiet)
     try:
         driver = Driver(args.driver, args.timeout)
         try:
             if args.vectors:
-                out = conform_session.conform_vectors(args.vectors, driver, progress)
+                out = conform_session.conform_vectors(args.vectors, driver, bar.update)
             else:
-                out = conform_session.conform(args.protocol, driver, args.count, args.seed, progress)
-        finally:
-            driver.close()
+                out = conform_session.conform(args.protocol, driver, args.count, args.seed, bar.update)
+        except BaseException:
+            driver.kill()  # an error, a timeout, Ctrl-C: the driver's whole process group, now
+            raise
+        driver.close()
+        bar.finish()
     except DriverError as e:
         raise UsageError(f"driver: {e}") from None
     except conform_session.BadInput as e:
@@ -42,22 +57,37 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 
 def cmd_vectors(args: argparse.Namespace) -> int:
+    quiet = args.json or args.no_progress
     try:
         if args.check:
-            count, wrong = conform_session.check_vectors(args.check)
+            size = _size(args.check)
+            bar = Progress(size, label="vectors", unit="bytes checked", enabled=not quiet and size > QUIET_BYTES)
+            count, n_wrong, wrong = conform_session.check_vectors(args.check, bar.update)
+            bar.finish()
             if args.json:
-                print(json.dumps({"ok": not wrong, "vectors": count, "wrong": [
+                print(json.dumps({"ok": not n_wrong, "vectors": count, "wrong_count": n_wrong, "wrong": [
                     {"id": vid, "differences": [d.line() for d in diffs]} for vid, diffs in wrong]}, indent=2))
             else:
-                print(f"vectors: {count - len(wrong)} of {count} answers are the reference's")
+                print(f"vectors: {count - n_wrong} of {count} answers are the reference's")
                 for vid, diffs in wrong[:10]:
-                    print(f"  {vid}: " + "; ".join(d.line() for d in diffs))
-            return 0 if not wrong else 1
+                    print(f"  {formats.escape(vid)}: " + "; ".join(d.line() for d in diffs))
+            return 0 if not n_wrong else 1
         if not args.out:
             raise UsageError("vectors needs --out FILE (or --check FILE)")
         if args.count < 0:
             raise UsageError("--count must be 0 or more")
-        doc = conform_session.vectors(args.protocol, args.count, args.seed)
+        bars: dict[str, Progress] = {}
+
+        def progress(done: int, total: int, what: str) -> None:
+            if what not in bars:
+                for earlier in bars.values():
+                    earlier.finish()
+                bars[what] = Progress(total, label="vectors", unit=what, enabled=not quiet and args.count >= QUIET_COUNT)
+            bars[what].update(done)
+
+        doc = conform_session.vectors(args.protocol, args.count, args.seed, progress)
+        for bar in bars.values():
+            bar.finish()
     except conform_session.BadInput as e:
         raise UsageError(str(e)) from None
     try:
@@ -71,8 +101,17 @@ def cmd_vectors(args: argparse.Namespace) -> int:
         print(json.dumps(summary, indent=2))
     else:
         print(f"vectors: {summary['vectors']} {args.protocol} vectors ({edge} edge cases, "
-              f"{summary['generated']} generated with seed {args.seed}) in {args.out}")
+              f"{summary['generated']} generated with seed {args.seed}) in {formats.escape(args.out)}")
     return 0
+
+
+def _size(path: str) -> int:
+    """A file's size for a progress bar over its bytes (1 for a pipe or a device, or if unreadable:
+    the reader says why)."""
+    try:
+        return max(1, os.stat(path).st_size)
+    except OSError:
+        return 1
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from histories import formats, view
+from histories import files, formats, view
 from rmqspec.commands.usage import MAX_HISTORIES, UsageError, config_overrides
 from spark_harness import counterexample, fuzz, plan, shrink
 from spark_harness.java import JavaMissing
@@ -52,7 +52,7 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
         result = fuzz.run(opts, log=sys.stderr if args.json else sys.stdout)
     except plan.PlanError as e:
         raise UsageError(str(e)) from None
-    except (JavaMissing, view.ViewError) as e:
+    except (JavaMissing, view.ViewError, files.FolderBusy) as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"cannot write {args.out}: {e.strerror}") from None
@@ -98,7 +98,8 @@ def cmd_shrink(args: argparse.Namespace) -> int:
         verdict = "expected" if entry["expected"] else "unexpected"
         print(f"shrink: {entry['property']} ({verdict}) kept violated with {entry['choices']} chosen events "
               f"({entry['faults']} faults) of {entry['original_events']}; {entry['trace_steps']} steps in the trace")
-        print(f"  trace: {entry['trace']}" + (f"  picture: {entry['picture']}" if entry.get("picture") else ""))
+        print(f"  trace: {formats.escape(entry['trace'])}" +
+              (f"  picture: {formats.escape(entry['picture'])}" if entry.get("picture") else ""))
         print(f"  {entry['replay']}")
     return 0 if entry["verified"] else 1
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 from typing import Any
 
@@ -109,7 +108,7 @@ def print_summary(result: Any, trace_path: str | None, imports: list[str] | tupl
         print(f"  expectations: {passed}/{len(result.expectations)} held")
     if trace_path:
         replay = shell.command("replay", *(a for m in imports for a in ("--import", m)), trace_path)
-        print(f"  trace: {trace_path}  ({replay})")
+        print(f"  trace: {formats.escape(trace_path)}  ({formats.escape(replay)})")
 
 
 def _props(protocol: str) -> list:
@@ -156,7 +155,7 @@ def _check_log(f: Any, args: argparse.Namespace) -> int:
     for name in ("slack_ms", "max_depth", "max_states", "beam"):
         if getattr(args, name) is not None:
             setattr(opts, name, getattr(args, name))
-    log = impl_log.read(f, os.path.basename(args.trace))
+    log = impl_log.read(f, args.trace)
     show = None
     if len(log.lines) > 2000:
         def show(done: int, total: int) -> None:

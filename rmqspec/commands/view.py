@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from histories import view
+from histories import formats, view
 from rmqspec.commands.usage import UsageError
 from spark_harness import report_view
 
@@ -22,14 +22,14 @@ def cmd_view(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2))
     elif summary["kind"] == "report":
-        print(f"view: wrote {summary['out']} ({len(summary['pages'])} counterexample page(s), "
+        print(f"view: wrote {formats.escape(summary['out'])} ({len(summary['pages'])} counterexample page(s), "
               f"{summary['steps']:,} steps)")
         for page in summary["pages"]:
-            print(f"  {page['property']}: {page['out']} ({page['steps']:,} steps)")
+            print(f"  {page['property']}: {formats.escape(page['out'])} ({page['steps']:,} steps)")
         for err in summary["errors"]:
-            print(f"  not shown: {err}")
+            print(f"  not shown: {formats.escape(err)}")
     else:
-        print(f"view: wrote {summary['out']} ({summary['steps']:,} steps; violations: "
+        print(f"view: wrote {formats.escape(summary['out'])} ({summary['steps']:,} steps; violations: "
               f"{', '.join(summary['violations']) or 'none'})")
     return 0
 
