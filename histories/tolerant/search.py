@@ -93,7 +93,8 @@ class Search(Lookahead):
         appears in the log later, step again at that line's time (within the window). An
         event that writes nothing at its earliest time is tried at the time of the line being
         explained as well, since what it writes may depend on when it happens (a leader steps
-        down only once its lease has run out)."""
+        down only once its lease has run out), or its thread's next step, at once after it,
+        writes the line (a candidate's round after nextTerm)."""
         if target is not None:
             w, ev, now = make(min(hi, max(lo, target - base)))
             _, after, lids = self.stepped(w, ev, now)
@@ -116,7 +117,7 @@ class Search(Lookahead):
             if late != lo:
                 w2, ev2, now2 = make(late)
                 _, after2, lids2 = self.stepped(w2, ev2, now2)
-                if lids2:
+                if lids2 or _goes_on(after2, ev2):
                     out.append((after2, lids2, ev2))
         return out
 
@@ -635,6 +636,13 @@ _RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
 def _ORDER(line: tuple[int, str, int]) -> int:
     """A step's lines in the order Java writes them: the input first, an answer last."""
     return _RANK[line[1]]
+
+
+def _goes_on(after: core.World, ev: Any) -> bool:
+    """Whether a tick's thread goes on at once with the next step of the same pass (a candidate's
+    round after the lock is released: maintainAsCandidate's two steps), so that its writing-nothing
+    first step is late when the second's lines are."""
+    return isinstance(ev, core.Tick) and 0 <= core.thread_wake_times(after, ev.node)[ev.thread] <= after.now
 
 
 def _moves(mover: tuple[int, int], j: int, k: int) -> bool:
