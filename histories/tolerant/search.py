@@ -12,6 +12,7 @@ from histories import reference_log as rl
 from histories.tolerant.lookahead import Lookahead
 from histories.tolerant.records import ANY_DRAW, HIDDEN_LATE_MS, NONE, PROBES, TRAIL, State, _skew
 from reference_impl import core
+from reference_impl.core import faults
 from reference_impl.core import network as net_mod
 
 
@@ -93,8 +94,9 @@ class Search(Lookahead):
         appears in the log later, step again at that line's time (within the window). An
         event that writes nothing at its earliest time is tried at the time of the line being
         explained as well, since what it writes may depend on when it happens (a leader steps
-        down only once its lease has run out), or its thread's next step, at once after it,
-        writes the line (a candidate's round after nextTerm)."""
+        down only once its lease has run out), or, for a process's first step after it
+        (re)started, its thread's next step at once after it writes the line (a cold JVM's
+        first candidate round, after maintainAsCandidate's first step)."""
         if target is not None:
             w, ev, now = make(min(hi, max(lo, target - base)))
             _, after, lids = self.stepped(w, ev, now)
@@ -117,7 +119,7 @@ class Search(Lookahead):
             if late != lo:
                 w2, ev2, now2 = make(late)
                 _, after2, lids2 = self.stepped(w2, ev2, now2)
-                if lids2 or _goes_on(after2, ev2):
+                if lids2 or (isinstance(ev2, core.Tick) and ev2.node in w2.fresh and _goes_on(after2, ev2)):
                     out.append((after2, lids2, ev2))
         return out
 
@@ -510,8 +512,8 @@ class Search(Lookahead):
             own = self.own_slack(w.cfg.proto, n, w.since[j], core.wake_of(w, n))
         else:
             own = 0
-        if j in w.fresh:
-            own = max(own, w.cfg.profile.stagger_ms)
+        if j in w.fresh:  # Java's own stagger: the allowance on it is for ticks whose lines show them late
+            own = max(own, faults.STAGGER_MS)
         return own
 
     def hidden_tick(self, s: State, j: int, k: int) -> bool:
