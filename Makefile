@@ -43,7 +43,7 @@ test: $(STAMP)
 # checks, the README's long commands): what CI runs.
 test-all: $(STAMP)
 	@echo "make test-all: every test, the slow ones too, on every core (docs/benchmarks.md, \"The test suite\")"
-	$(BIN)/python -m pytest -n auto --dist loadfile
+	$(BIN)/python -m pytest -n auto --dist loadfile --durations=30
 
 check: $(STAMP)
 	$(BIN)/rmqspec check

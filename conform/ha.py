@@ -152,9 +152,8 @@ def run(case: Case) -> tuple[Broker, tuple]:
         return b, outs
     if isinstance(inp, ClientTick):
         return svc.client_tick(c, b, now)
-    done_before = {r.put: r for r in b.gt_read + b.gt_write}
     b, done = svc.group_transfer_run(c, b, now)
-    return b, tuple(Completed(next_offset=done_before[put].next_offset, status=status) for put, status in done)
+    return b, tuple(Completed(next_offset=req.next_offset, status=status) for req, status in done)
 
 
 def answer(wire_case: dict) -> dict:

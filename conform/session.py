@@ -3,9 +3,8 @@ mismatch), static vectors through a driver, and writing vectors.
 
 A run needs, per protocol, a *subject*: its inputs and features, a Hypothesis strategy of
 cases, its edge cases, and how to turn a case into a wire case and the reference's answer.
-A protocol adds a module pair (conform.election and conform.election_cases; conform.dledger_log
-and conform.dledger_log_cases; conform.nameserver and conform.nameserver_cases) and one `Subject`
-entry here.
+`election`, `dledger_log`, `ha` and `nameserver` have one; another protocol adds a module pair like
+conform.election and conform.election_cases and one `Subject` entry here.
 
 Hypothesis drives the generated run: each example is one case sent to the driver. The
 first mismatch makes Hypothesis shrink (every shrink step is one more case sent), and

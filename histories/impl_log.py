@@ -487,8 +487,9 @@ def differences(log: dict, ref: dict, prefix: str = "") -> list[str]:
 
 
 def protocol_facts(lp: ModuleType) -> dict:
-    """The protocol's own world facts (operator actions such as a topic created), `at` -> "node"
-    or "world": what the log point acts on. A protocol with such facts also has `fact_fields`,
-    `fact_event` and `fact_line` (reference_impl/nameserver/log_points.py)."""
+    """The protocol's own world facts (operator actions such as a topic created, an HA
+    connection reset), `at` -> "node" or "world": what the log point acts on. A protocol with
+    operator facts also has `fact_fields`, `fact_event` and `fact_line`
+    (reference_impl/nameserver/log_points.py)."""
     named = getattr(lp, "FACTS", {})
     return named if isinstance(named, dict) else {at: "node" for at in named}

@@ -150,8 +150,8 @@ def _fresh_memos():
 
 
 # `rmqspec mutants` runs the Hypothesis machines against one test-only mutant
-# (property_tests/support/mutation.py) by naming it here; never set in a normal run.
+# (histories/mutants/catalogue.py) by naming it here; never set in a normal run.
 if os.environ.get("RMQSPEC_MUTANT"):
-    from property_tests.support import mutation
+    from histories.mutants import catalogue as mutation
 
     mutation.install(os.environ["RMQSPEC_MUTANT"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from property_tests.support.election_mutants import vote_ignoring_curr_vote_for
+from histories.mutants.election import vote_ignoring_curr_vote_for
 from reference_impl.election import leader_elector as elector
 from rmqspec import cli
 

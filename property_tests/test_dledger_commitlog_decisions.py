@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from histories import runner, scenario_file
-from property_tests.support import mutation as mu
+from histories.mutants import catalogue as mu
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.election import records as el

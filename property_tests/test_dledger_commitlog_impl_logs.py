@@ -19,7 +19,7 @@ import json
 import pytest
 
 from histories import impl_log, tolerant
-from property_tests.support import impl_logs as il
+from histories import reference_logs as il
 from reference_impl import core, rocketmq
 from reference_impl.core.state import FrozenMap
 from reference_impl.dledger_commitlog import broker as bk

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from histories import runner, scenario_file
-from property_tests.support import election_mutants as em
+from histories.mutants import election as em
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.core.state import FrozenMap
@@ -30,7 +30,6 @@ from spec import dledger_log as dspec
 from spec import dledger_log_causes as dcauses
 from spec import election as espec
 from spec import nameserver as nspec
-
 
 SCENARIOS = Path(__file__).parent / "scenarios" / "dledger_log"
 

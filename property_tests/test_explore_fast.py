@@ -10,8 +10,8 @@ import json
 import pytest
 
 from histories import runner
+from histories.mutants.election import HOME, parse_own_vote_as_quorum
 from model_checks import explore, explore_fast
-from property_tests.support.election_mutants import HOME, parse_own_vote_as_quorum
 from reference_impl import core
 from reference_impl.core import faults
 from rmqspec import cli

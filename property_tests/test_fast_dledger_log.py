@@ -22,7 +22,7 @@ from histories import fast  # noqa: E402
 from histories.fast import CapacityError, Unsupported  # noqa: E402
 from histories.fast.dledger_log import crosscheck as xc  # noqa: E402
 from histories.fast.dledger_log import runner as fl  # noqa: E402
-from property_tests.support import election_mutants as em  # noqa: E402
+from histories.mutants import election as em  # noqa: E402
 from reference_impl.dledger_log import world as log_world  # noqa: E402
 from spark_harness import history as hist  # noqa: E402
 

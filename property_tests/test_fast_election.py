@@ -29,7 +29,7 @@ from histories.fast.core import cache, mt  # noqa: E402
 from histories.fast.election import crosscheck as xc  # noqa: E402
 from histories.fast.election import runner as fast  # noqa: E402
 from histories.fast.election import world as election_world_twin  # noqa: E402
-from property_tests.support.election_mutants import HOME, MUTANTS, ORIG, cfg_for  # noqa: E402
+from histories.mutants.election import HOME, MUTANTS, ORIG, cfg_for  # noqa: E402
 from reference_impl.core import configure, faults  # noqa: E402
 from reference_impl.core import network as net_mod  # noqa: E402
 from reference_impl.election import leader_elector as elector  # noqa: E402

@@ -12,6 +12,7 @@ import pytest
 
 from histories import runner, shell
 from property_tests.support import protocol_mutants as mutants
+from reference_impl import core
 from reference_impl.core import chooser
 from rmqspec import cli
 from spark_harness import aggregate, coverage, fuzz, plan, report, shrink, sketch
@@ -67,6 +68,15 @@ def test_a_plan_takes_a_list_of_protocols_and_all():
     assert {"election", "nameserver", "ha"} <= set(everything)
     assert plan.make_plan("election,all", 2).protocols[0] == "election" and \
         set(plan.make_plan("election,all", 2).protocols) == set(everything)
+
+
+def test_all_is_the_shipped_protocols_even_after_another_is_registered():
+    # This module imports the test-only election_mutant, as an earlier test in the same
+    # process may: `all` must not fuzz it (CI's demo-count test once did, and exited 1).
+    assert mutants.ELECTION_MUTANT in core.protocol_names()
+    assert set(plan.make_plan("all", 2).protocols) == {
+        "election", "dledger_log", "dledger_commitlog", "ha", "offsets", "nameserver"}
+    assert plan.make_plan("election_mutant,all", 2).protocols[0] == mutants.ELECTION_MUTANT
 
 
 def test_config_overrides_reach_every_history_and_bad_ones_are_refused():

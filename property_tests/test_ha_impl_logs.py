@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from histories import impl_log, tolerant
-from property_tests.support import impl_logs as il
+from histories import reference_logs as il
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.ha import log_points as lp

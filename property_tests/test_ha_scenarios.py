@@ -11,6 +11,7 @@ from histories import runner, scenario_file
 from reference_impl.core import chooser, faults
 from reference_impl.ha.world import make_config
 from rmqspec import cli
+from spec import ha
 
 HERE = pathlib.Path(__file__).parent / "scenarios" / "ha"
 
@@ -81,6 +82,54 @@ def test_ha8_ha3_first_report_is_not_range_checked_in_4_9_4():
 def test_ha8_ha3_hold_when_the_first_report_is_checked():
     found = violated(run("ha3_first_report.json", version="fixed"))
     assert "HA-8" not in found and "HA-3" not in found and "HA-1" in found
+
+
+def test_ha1_master_disk_loss_under_a_slave_that_starts_at_the_last_mapped_file():
+    """fuzz (ha, seed 33, default seeds): a slave restarted empty was fed from the master's last
+    mapped file, then the master lost its disk. The slave's CommitLog starts at 7168, so that is
+    where it first differs from the master (HA-1 said 0, where it holds nothing, and the cause's
+    byte walk found no bytes there: an unexpected HA-1). Its bytes are the master's from before the loss."""
+    result = run("master_disk_loss_slave_from_last_file.json")
+    found = {v.property: v for v in result.violations}
+    assert result.ok(), result.unexpected
+    assert "n1 differs from the master from offset 7168 (slave max 7664, master max 0)" in found["HA-1"].detail
+    assert "master lost its data above 0" in found["HA-1"].expected and "n1 differs at 7168" in found["HA-1"].expected
+
+
+def test_ha1_a_slave_byte_the_master_never_had_is_unexpected_after_the_loss():
+    """The same history with one byte of the slave's copy changed: no loss of the master explains
+    it, so HA-1 is unexpected, at the changed offset."""
+    w = run("master_disk_loss_slave_from_last_file.json").world
+    s = w.nodes[1].store
+    k = 7300 - s.base
+    changed = s.evolve(data=s.data[:k] + bytes([s.data[k] ^ 0xFF]) + s.data[k + 1:])
+    w = w.evolve(nodes=(w.nodes[0], w.nodes[1].evolve(store=changed)) + w.nodes[2:])
+    assert not ha.ha1(w) and ha.divergence(w, 1) == 7168
+    assert ha.ha1_expected(w) is None
+
+
+def test_ha1_master_disk_loss_under_a_slave_whose_last_file_is_empty():
+    """test_ha_machine (--hypothesis-seed=2): the slave's OS crash took the bytes it was fed from the
+    master's last mapped file, recovery kept the empty file (max offset 7168), then the master lost its
+    disk. The slave holds no byte, but its CommitLog ends beyond the master's: the end it had reached,
+    at an offset the master had reached, before the master's loss."""
+    result = run("master_disk_loss_slave_empty_file.json")
+    found = {v.property: v for v in result.violations}
+    assert result.ok(), result.unexpected
+    assert "n1 differs from the master from offset 7168 (slave max 7168, master max 0)" in found["HA-1"].detail
+    assert "when n1's CommitLog already ended at 7168" in found["HA-1"].expected
+
+
+def test_ha1_an_empty_slave_file_beyond_what_the_master_had_is_unexpected():
+    """The same history with the slave's empty file at 8192, past the master's max offset before its
+    loss (7664): no loss of the master explains that end."""
+    w = run("master_disk_loss_slave_empty_file.json").world
+    s = w.nodes[1].store
+    assert (s.base, s.data) == (7168, b"")
+    w = w.evolve(nodes=(w.nodes[0], w.nodes[1].evolve(store=s.evolve(base=8192, flushed=8192, durable=8192)))
+                 + w.nodes[2:])
+    assert not ha.ha1(w) and ha.divergence(w, 1) == 8192
+    assert ha.ha1_expected(w) is None
 
 
 def test_ha3_empty_slave_ack_covers_files_it_never_got_in_4_9_4():
@@ -187,8 +236,8 @@ def test_flush_slave_timeout_arrives_after_the_producer_gave_up(monkeypatch):
     answered = []
     complete_put = ha.complete_put
 
-    def spy(b, rpc, flush=None, replica=None):
-        b, outs = complete_put(b, rpc, flush=flush, replica=replica)
+    def spy(b, rpc, offset, flush=None, replica=None):
+        b, outs = complete_put(b, rpc, offset, flush=flush, replica=replica)
         answered.extend(o.msg.status.value for o in outs if isinstance(o, Respond))
         return b, outs
 

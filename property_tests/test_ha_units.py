@@ -186,6 +186,11 @@ def gt_request(b, put, nxt, deadline, wrote=0):
     return GroupCommitRequest(put=put, next_offset=nxt, wrote_offset=wrote, deadline=deadline)
 
 
+def completed(done):
+    """(put, status) of GroupTransferService's completed requests, in order."""
+    return [(req.put, status) for req, status in done]
+
+
 def test_is_slave_ok_needs_a_connection_and_a_small_gap():
     c = config(ha_slave_fallbehind_max=1000)
     b = master_with(c)
@@ -202,7 +207,7 @@ def test_transfer_waits_then_completes_when_push2slave_max_reaches_the_offset():
     b = svc.notify_transfer_some(b, 100, 400)
     assert b.gt_wait_until == 400  # notifyTransferObject.wakeup
     b, done = svc.group_transfer_run(c, b, 400)
-    assert done == ((7, OK),) and b.gt_wait_until == -1
+    assert completed(done) == [(7, OK)] and b.gt_wait_until == -1
 
 
 def test_transfer_times_out_at_the_first_wake_after_the_deadline():
@@ -214,7 +219,7 @@ def test_transfer_times_out_at_the_first_wake_after_the_deadline():
     b, done = svc.group_transfer_run(c, b, 2000)
     assert done == () and b.gt_wait_until == 3000
     b, done = svc.group_transfer_run(c, b, 3000)
-    assert done == ((7, PutMessageStatus.FLUSH_SLAVE_TIMEOUT),)
+    assert completed(done) == [(7, PutMessageStatus.FLUSH_SLAVE_TIMEOUT)]
 
 
 def test_requests_wait_behind_the_head_one():
@@ -227,7 +232,7 @@ def test_requests_wait_behind_the_head_one():
     assert done == ()  # put 2 is satisfied but sits in requestsWrite behind put 1
     b = svc.notify_transfer_some(b, 300, 30)
     b, done = svc.group_transfer_run(c, b, 30)
-    assert done == ((1, OK), (2, OK))
+    assert completed(done) == [(1, OK), (2, OK)]
 
 
 def test_4_9_2_counts_the_wait_from_when_the_service_reaches_the_request():
@@ -357,6 +362,26 @@ def test_sync_flush_answers_after_the_group_commit_flushed():
     assert reply is None and b.flush_next_ms == 3
     b, outs = ha.on_tick(c, b, 3, 0)
     assert b.store.flushed == st.max_offset(b.store) and outs[-1].msg.status is OK
+
+
+def test_two_puts_of_one_send_delivered_twice_complete_their_own_futures():
+    """SendMessageProcessor serves a SEND the network delivered twice as two requests: two puts of one
+    rpc, each with its own GroupCommitRequests and futures. SYNC_MASTER, SYNC_FLUSH: the first put
+    finds no slave (SLAVE_NOT_AVAILABLE at once, its flush pending), the second waits for a slave
+    that connected meanwhile. Completing the second's replica future leaves the first's alone."""
+    c = config(broker_role="SYNC_MASTER", flush_disk_type="SYNC_FLUSH")
+    b, reply, _ = put(c, master_with(c), rpc=7, now=1)
+    assert reply is None and b.puts[0].replica is PutMessageStatus.SLAVE_NOT_AVAILABLE
+    b, reply, _ = put(c, connected(c, b, now=2), rpc=7, now=2)
+    first, second = b.puts
+    assert reply is None and second.replica is None and b.gt_write[0].wrote_offset == second.offset
+    b, outs = ha.complete_put(b, 7, second.offset, replica=OK)
+    assert outs == () and b.puts == (first, second.evolve(replica=OK))
+    b, outs = ha.complete_put(b, 7, first.offset, flush=OK)
+    assert outs == (Respond(rpc=7, msg=SendResult(status=PutMessageStatus.SLAVE_NOT_AVAILABLE, offset=first.offset,
+                                                  size=first.size)),)
+    b, outs = ha.complete_put(b, 7, second.offset, flush=OK)
+    assert outs == (Respond(rpc=7, msg=SendResult(status=OK, offset=second.offset, size=second.size)),) and not b.puts
 
 
 def test_slave_refuses_puts():

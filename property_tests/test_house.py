@@ -119,6 +119,20 @@ def test_imports_point_down_and_never_hide_in_functions():
     assert not bad, "\n".join(bad)
 
 
+def test_nothing_outside_property_tests_imports_property_tests():
+    """The tests sit above everything they test: the CLI, the checkers and the layers below
+    never import test code (what they share with the tests lives in histories/: the mutants,
+    the reference-made implementation logs)."""
+    mods = _modules()
+    bad = []
+    for name, path in mods.items():
+        if name == "property_tests" or name.startswith("property_tests."):
+            continue
+        bad += [f"{path.relative_to(ROOT)}:{line} imports {target}" for target, line, _ in _imports(path, name, mods)
+                if target == "property_tests" or target.startswith("property_tests.")]
+    assert not bad, "\n".join(bad)
+
+
 def test_core_imports_nothing_outside_core_and_protocols_not_each_other():
     mods = _modules()
     bad = []

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from histories import impl_log
-from property_tests.support import impl_logs as il
+from histories import reference_logs as il
 from rmqspec import cli
 
 REAL = "leader_crash_s3"

@@ -10,13 +10,13 @@ from __future__ import annotations
 import pytest
 
 from histories import runner
+from histories.mutants.election import candidate_never_increments_term
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.dledger_log import entry_handler as eh
 from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import records as el
-from property_tests.support.election_mutants import candidate_never_increments_term
 
 ORIG_HB = elector.handle_heart_beat
 ORIG_VOTE = elector.handle_vote

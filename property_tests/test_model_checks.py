@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from histories import runner
+from histories.mutants import election as mutants
 from model_checks import conformance as conf
 from model_checks import crosshair_run, explore, induction, prove
-from property_tests.support import election_mutants as mutants
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from reference_impl.election import world as election_world

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from histories import runner
-from property_tests.support.election_mutants import HOME, MUTANTS, cfg_for, vote_ignoring_curr_vote_for
+from histories.mutants.election import HOME, MUTANTS, cfg_for, vote_ignoring_curr_vote_for
 from property_tests.support.machines import ThreeNodes
 
 

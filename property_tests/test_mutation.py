@@ -1,11 +1,11 @@
-"""`rmqspec mutants`: the catalogue of test-only mutants (property_tests/support/mutation.py)
+"""`rmqspec mutants`: the catalogue of test-only mutants (histories/mutants/catalogue.py)
 and the verdicts of the layer runner (rmqspec/mutation.py)."""
 
 import io
 from collections import Counter
 from contextlib import redirect_stderr, redirect_stdout
 
-from property_tests.support import mutation as catalogue
+from histories.mutants import catalogue as catalogue
 from rmqspec import cli, mutation
 
 

@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from histories import runner, scenario_file
-from property_tests.support import mutation as mu
+from histories.mutants import catalogue as mu
 from reference_impl import core
 from reference_impl.core import faults
+from reference_impl.nameserver import producer as pr
+from spec import nameserver_decisions as nd
 
 PROTOCOL = "nameserver"
 SCENARIOS = Path(__file__).parent / "scenarios" / PROTOCOL
@@ -48,6 +50,7 @@ CAUGHT = [
     ("nameserver.route_drops_last_broker", "NS-14", "none", 1, 80),
     ("nameserver.round_robin_steps_twice", "NS-15", "none", 1, 100),
     ("nameserver.retry_ignores_last_broker", "NS-15", "gentle", 1, 2800),
+    ("nameserver.retry_index_not_kept", "NS-15", "gentle", 1, 2800),
 ]
 
 
@@ -108,3 +111,48 @@ def test_a_wrong_client_route_decision_is_reported_by_ns16(mutant, nodes) -> Non
     with mu.installed(mu.BY_NAME[mutant]):
         broken = scenario(brokers_die(nodes), "brokers_die")
     assert_reported(broken, scenario(brokers_die(nodes), "brokers_die"), "NS-16")
+
+
+def two_choices_in_one_step() -> tuple:
+    """The step of ns15_retries_at_once.json where m5's retry avoiding b1 takes a queue of b0, whose
+    master address is gone (MQClientException, no request written), and the next retry, at once,
+    avoids b0: (before, event, after, observations)."""
+    sc = scenario_file.parse(json.loads((SCENARIOS / "ns15_retries_at_once.json").read_text(encoding="utf-8")),
+                             "ns15_retries_at_once.json")
+    steps = []
+
+    def keep(i, before, event, after, obs):
+        if sum(type(o) is pr.QueueSelected for _, o in obs) == 2:
+            steps.append((before, event, after, obs))
+    runner.simulate(sc.cfg, sc.seed, 1_000_000, sc.until_ms, hooks=(keep,))
+    assert len(steps) == 1
+    return steps[0]
+
+
+def test_a_send_choosing_twice_in_one_step_is_judged_choice_by_choice() -> None:
+    """TopicPublishInfo#selectOneMessageQueue(lastBrokerName), called twice by one sendDefaultImpl in one
+    step: the second choice starts from the index the first left (CI's NS-15 at nameserver seed 49, where
+    both were judged by the index after the second). A wrong queue in either choice, or a lastBrokerName
+    that is not the attempt before's broker, is reported."""
+    before, event, after, obs = two_choices_in_one_step()
+    chosen = [(o.attempt, o.last_broker, o.broker, o.queue_id) for _, o in obs if type(o) is pr.QueueSelected]
+    assert chosen == [(1, "b1", "b0", 0), (2, "b0", "b1", 0)]
+    assert nd.ns15(before, event, after, obs)
+    ns15 = next(p for p in nd.PROPERTIES if p.id == "NS-15")
+    for attempt in (1, 2):
+        def tamper(o, **change):
+            return o.evolve(**change) if type(o) is pr.QueueSelected and o.attempt == attempt else o
+        for change in ({"queue_id": 1}, {"broker": "b1" if attempt == 1 else "b0"}, {"last_broker": None}):
+            wrong = tuple((i, tamper(o, **change)) for i, o in obs)
+            assert not nd.ns15(before, event, after, wrong), (attempt, change)
+            assert f"attempt {attempt}" in ns15.explain(after), (attempt, change, ns15.explain(after))
+
+
+def test_a_retry_that_loses_its_probes_is_reported_where_a_send_chooses_twice() -> None:
+    """selectOneMessageQueue(lastBrokerName) that does not keep the index its probes advanced: the
+    second choice of the step starts from the wrong index."""
+    with mu.installed(mu.BY_NAME["nameserver.retry_index_not_kept"]):
+        broken = scenario_file_run("ns15_retries_at_once.json")
+    assert_reported(broken, scenario_file_run("ns15_retries_at_once.json"), "NS-15")
+    ns15 = next(v for v in broken.violations if v.property == "NS-15")
+    assert "m5 (attempt 2)" in ns15.detail and ns15.t_ms == 32_500, ns15.detail

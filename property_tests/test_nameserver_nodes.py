@@ -2,14 +2,16 @@
 
 import pytest
 
-from reference_impl import rocketmq
+from reference_impl import core, rocketmq
 from reference_impl.core.network import Send
 from reference_impl.core.state import FrozenMap
 from reference_impl.nameserver import broker as nb
+from reference_impl.nameserver import ghost as gh
 from reference_impl.nameserver import namesrv as ns
 from reference_impl.nameserver import producer as pr
 from reference_impl.nameserver import remoting as rm
 from reference_impl.nameserver import route_info as ri
+from reference_impl.nameserver import world as nw
 
 NETTY = rm.NettyClientConfig()
 
@@ -341,9 +343,12 @@ def test_a_reset_retries_and_a_timeout_spends_the_budget():
     assert _obs(outs, pr.AttemptFailed)[0].error == rm.SEND_REQUEST_EXCEPTION and len(sends(outs)) == 1
     p, outs = pr.on_response(PC, p, first.ctx, first.dst, None, 3100)  # timed out: costTime == sendMsgTimeout
     second = sends(outs)[0]
-    assert second.timeout_ms == 1 and _obs(outs, pr.AttemptSent)[0].elapsed_ms == 3000
-    p, outs = pr.on_response(PC, p, second.ctx, second.dst, None, 3101)
-    assert _obs(outs, pr.SendDone)[0].status == "RemotingTooMuchRequestException:sendDefaultImpl call timeout"
+    assert second.timeout_ms == 0 and _obs(outs, pr.AttemptSent)[0].elapsed_ms == 3000
+    p, outs = pr.on_response(PC, p, second.ctx, second.dst, None, 3100)
+    third = sends(outs)[0]  # the 0 ms attempt took no millisecond: the next one sees 3000 too
+    assert third.timeout_ms == 0 and third.dst == first.dst and not _obs(outs, pr.SendDone)
+    p, outs = pr.on_response(PC, p, third.ctx, third.dst, None, 3100)
+    assert _obs(outs, pr.SendDone)[0].status == "MQClientException:" + rm.TIMEOUT_EXCEPTION
 
 
 def test_a_timeout_read_a_millisecond_late_ends_the_send_with_call_timeout():
@@ -353,6 +358,19 @@ def test_a_timeout_read_a_millisecond_late_ends_the_send_with_call_timeout():
     _, outs = pr.on_response(PC, p, first.ctx, first.dst, None, 3100)
     assert not sends(outs)
     assert _obs(outs, pr.SendDone)[0].status == "RemotingTooMuchRequestException:sendDefaultImpl call timeout"
+
+
+def test_the_scheduled_route_update_fetches_topics_in_java_hash_set_order_and_stops_at_a_failure():
+    """MQClientInstance#updateTopicRouteInfoFromNameServer(): a HashSet of the publish topics, so
+    TopicTest (bucket 9) before TBW102 (bucket 11); a RemotingException ends the run."""
+    assert ri.java_hash_map_order(["TBW102", "TopicTest"], 16) == ["TopicTest", "TBW102"]
+    p = _producer()
+    assert list(p.publish) == ["TBW102", "TopicTest"]
+    p, outs = pr.on_tick(PC, p.evolve(next_send_ms=-1), p.client.next_poll_ms, 0)
+    (fetch,) = sends(outs)
+    assert fetch.msg.topic == "TopicTest"
+    p, outs = pr.on_response(PC, p, fetch.ctx, "ns0", rm.Reset(), 20)
+    assert not sends(outs) and not p.client.polling  # TBW102 is not fetched in this run
 
 
 def test_no_route_fetches_it_then_the_default_topic_then_gives_up():
@@ -396,3 +414,28 @@ def test_a_reply_for_an_earlier_attempt_is_ignored():
     first = sends(outs)[0]
     p, outs = pr.on_response(PC, p, first.ctx, first.dst, rm.Reset(), 101)
     assert pr.on_response(PC, p, first.ctx, first.dst, nb.SendResponse(code=0), 102) == (p, ())
+
+
+# --- the ghost's duplicate accounting (NS-9 / NS-10) ---
+
+
+def _copies(stored: list[int], failed: set[int]):
+    w = core.init(nw.make_config(1, {"slaves": 0, "consumers": 0, "producers": 1}))
+    g = w.ghost.evolve(msgs=w.ghost.msgs.set("p0-1", gh.MsgGhost(producer="p0", started_ms=0, stale=False,
+                                                                   failed_attempts=frozenset(failed))))
+    for a in stored:
+        g = gh.ghost_update(g, w, 0, nb.MessageStored(msg_id="p0-1", attempt=a, producer="p0", topic="TopicTest",
+                                                       queue_id=0, queue_offset=0))
+    return g.stats
+
+
+def test_copies_of_two_zero_budget_attempts_are_explained_in_either_order():
+    """Both 0 ms attempts of a send are in flight together: the later one's copy may arrive first."""
+    for order in ([1, 2], [2, 1]):
+        s = _copies(order, {0, 1, 2})
+        assert (s.retry_dups, s.unexplained_dups) == (1, 0), order
+
+
+def test_a_copy_not_explained_by_a_failure_the_producer_saw_is_unexpected():
+    assert _copies([0, 1], {1}).unexplained_dups == 1  # attempt 1 although attempt 0 was never seen failing
+    assert _copies([1, 1], {0, 1}).unexplained_dups == 1  # one attempt stored twice

@@ -20,7 +20,9 @@ SCENARIOS = pathlib.Path(__file__).parent / "scenarios" / "nameserver"
 # scenario -> the properties it must violate, each with a known cause (and nothing else)
 EXPECTED = {
     "failover_machine_crash.json": set(),
-    "seed003_partition.json": {"NS-4", "NS-7"},  # p1's fault strategy falls back while cut off from b0
+    # p1's fault strategy falls back while cut off from b0; its send p1-177 times out at its whole budget
+    # and makes two 0 ms attempts, both to b1-m, which stores both (at-least-once)
+    "seed003_partition.json": {"NS-4", "NS-7", "NS-9"},
     "ns2_unregister_by_id.json": {"NS-2", "NS-6"},
     "ns3_reset_after_namesrv_restart.json": {"NS-3"},
     "ns3_incremental_first_registration.json": {"NS-3"},
@@ -32,6 +34,7 @@ EXPECTED = {
     "ns7_fault_fallback_rewrite.json": {"NS-7"},
     "ns9_retry_duplicate.json": {"NS-9"},
     "ns11_issue7056.json": {"NS-11"},
+    "ns15_retries_at_once.json": set(),  # two right choices in one step (CI's false NS-15, nameserver seed 49)
 }
 
 

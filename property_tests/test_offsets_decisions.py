@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from histories import runner
-from property_tests.support import mutation as mu
+from histories.mutants import catalogue as mu
 from reference_impl import core
 from reference_impl.core import faults
 

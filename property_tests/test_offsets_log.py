@@ -10,9 +10,9 @@ import os
 
 import pytest
 
+from histories import reference_logs as il
 from histories import tolerant
-from property_tests.support import impl_logs as il
-from property_tests.support.offsets_logs import FAULTS, QUIET, reference_log
+from histories.reference_logs.offsets import FAULTS, QUIET, reference_log
 from reference_impl.offsets import log_points as lp
 
 

@@ -2,7 +2,7 @@
 line the reference needs before another in cause is never assumed to be logged late, and the
 log's end excuses no line the logged suffix depends on.
 
-The corpus is made from logs the reference writes (support/impl_logs.py: a seeded history,
+The corpus is made from logs the reference writes (histories/reference_logs: a seeded history,
 given an implementation's clock, late threads and lines out of the reference's order), each
 tampered once (support/log_tampers.py). Every tampered copy must be rejected at the tampered
 line or within its step, at the default slack and at a large one; the log as it was must be
@@ -15,8 +15,9 @@ import functools
 
 import pytest
 
+from histories import reference_logs as il
 from histories import tolerant
-from property_tests.support import impl_logs as il
+from property_tests.support import impl_logs as mutate
 from property_tests.support import log_tampers as lt
 
 LARGE_SLACK_MS = 200  # what the issue's harness tried on real logs
@@ -92,7 +93,7 @@ def test_a_differing_line_of_a_step_is_named_with_its_field():
     assert r.failing.line == line and "index: log" in r.reason, r.reason
 
 
-@pytest.mark.parametrize("mutate", [il.second_vote, il.leader_without_quorum], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("mutate", [mutate.second_vote, mutate.leader_without_quorum], ids=lambda m: m.__name__)
 def test_an_election_log_tampered_the_same_way_is_rejected(mutate):
     """The same rules on the election (a changeToLeader moved before its votes is an early ack)."""
     lines = il.realistic(il.reference_log("election", "crash", 2, 400), 2)

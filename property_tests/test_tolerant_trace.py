@@ -1,11 +1,11 @@
-"""Tolerant trace validation (histories/tolerant.py): implementation logs written at natural log
+"""Tolerant trace validation (histories/tolerant): implementation logs written at natural log
 points are explained by the reference, and logs that break the protocol are rejected at the
 line that breaks it (docs/conformance.md).
 
 The real logs were written by the unmodified DLedger 0.2.6 election classes (three electors
 in one JVM, in-process RPC with 1-5 ms delays; property_tests/impl_logs/README.md). The
 reference-made logs come from seeded reference histories, given an implementation's clock,
-late threads and lines out of the reference's order (support/impl_logs.py).
+late threads and lines out of the reference's order (histories/reference_logs).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import json
 
 import pytest
 
+from histories import reference_logs as il
 from histories import tolerant
-from histories.tolerant import scheduler
-from property_tests.support import impl_logs as il
+from histories.tolerant import checker, scheduler
+from property_tests.support import impl_logs as mutate
 from reference_impl import core
 from rmqspec import cli
 from spark_harness.plan import make_plan
@@ -83,7 +84,8 @@ def test_a_reference_log_without_times_or_snapshots_is_explained():
 
 # --- logs that break the protocol are rejected where they break it ---
 
-MUTATIONS = [il.second_vote, il.term_goes_down, il.wrong_code, il.field_off_by_one, il.leader_without_quorum]
+MUTATIONS = [mutate.second_vote, mutate.term_goes_down, mutate.wrong_code, mutate.field_off_by_one,
+             mutate.leader_without_quorum]
 
 
 def at_line(r: tolerant.Result, lines: list[dict], line: int) -> bool:
@@ -116,7 +118,7 @@ def test_a_protocol_violation_in_a_real_log_is_rejected_at_its_line(mutate):
 
 
 def test_a_rejection_shows_the_closest_executions_and_what_they_would_have_needed():
-    bad, line = il.wrong_code(il.read_real("leader_crash_s3"))
+    bad, line = mutate.wrong_code(il.read_real("leader_crash_s3"))
     r = check(bad)
     text = r.text(il.parse(bad))
     assert at_line(r, bad, line) and f"REJECTED at line {r.failing.line}" in text and "closest execution 1" in text
@@ -128,6 +130,32 @@ def test_a_hit_search_bound_is_reported():
     r = check(il.read_real("leader_crash_s3"), max_states=1, beam=1)
     assert not r.accepted
     assert "bound" in r.reason and "a larger --max-states might explain it" in r.reason
+
+
+class _Execution:
+    """What the beam looks at besides the score order (the list's): what the down nodes kept."""
+
+    def __init__(self, down: tuple) -> None:
+        self.down = down
+
+    def down_state(self) -> tuple:
+        return self.down
+
+
+def test_the_beam_keeps_the_best_executions_of_each_state_a_down_node_may_be_in():
+    """A down node writes nothing, so the log cannot rank executions that differ in what it
+    kept (a slave's flush just before its OS crash, or not); each such state keeps the beam's
+    best executions until the restart shows which it was (the real ha log async_slave_os_crash,
+    test_ha_impl_logs.py, was rejected 180 lines after the crash when the flushed one was cut).
+    With no node down, the beam is the plain one."""
+    unflushed = [_Execution(("kept 5800 bytes",)) for _ in range(7)]
+    flushed = [_Execution(("kept 6000 bytes",)) for _ in range(5)]
+    ranked = unflushed[:5] + flushed + unflushed[5:]
+    assert checker.kept(ranked, 4) == unflushed[:4] + flushed[:4]
+    alive = [_Execution(()) for _ in range(9)]
+    assert checker.kept(alive, 4) == alive[:4]
+    many = [_Execution((k,)) for k in range(100)]
+    assert len(checker.kept(many, 4)) == checker.MAX_BEAM
 
 
 def test_a_log_cut_short_of_a_line_the_reference_owes_is_rejected_at_its_end():
@@ -152,7 +180,7 @@ def test_dledger_log_reference_logs_made_realistic_are_explained(profile, seed):
 
 def test_dledger_log_entry_written_at_the_wrong_index_is_rejected_at_its_line():
     lines = il.realistic(il.reference_log("dledger_log", "lockstep", 1, 500), 1)
-    bad, line = il.entry_off_by_one(lines)
+    bad, line = mutate.entry_off_by_one(lines)
     r = check(bad)
     assert at_line(r, bad, line), (r.failing and r.failing.line, line, r.reason)
 
@@ -200,7 +228,7 @@ def test_check_trace_accepts_a_real_log_with_exit_0(capsys):
 
 
 def test_check_trace_rejects_a_violation_with_exit_1_and_names_the_line(tmp_path, capsys):
-    bad, line = il.second_vote(il.read_real("leader_crash_s3"))
+    bad, line = mutate.second_vote(il.read_real("leader_crash_s3"))
     assert cli.main(["check-trace", _write(tmp_path, bad)]) == 1
     assert f"REJECTED at line {line}" in capsys.readouterr().out
 

@@ -1,7 +1,7 @@
-"""rmqspec's application layer: histories, traces, scenario files and the CLI.
+"""rmqspec's command line, the top of the house.
 
-Layering (docs/architecture.md): reference_impl <- spec <- rmqspec.{runner,trace,
-scenario_file} <- property_tests / model_checks / spark_harness <- rmqspec.commands <- rmqspec.cli.
+Layering (docs/architecture.md): reference_impl <- spec <- histories <- the checkers
+(property_tests.support, model_checks, spark_harness, conform) <- rmqspec.commands <- rmqspec.cli.
 The CLI only parses arguments and dispatches to the commands.
 """
 

@@ -23,11 +23,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from histories import fast, runner
+from histories import fast, reference_logs, runner
 from histories import tolerant as tolerant_mod
+from histories.reference_logs import nameserver as nameserver_logs
+from histories.reference_logs import offsets as offsets_logs
 from model_checks import explore as explore_mod
 from model_checks import explore_fast
-from property_tests.support import impl_logs, nameserver_logs, offsets_logs
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import engines, report
@@ -367,36 +368,37 @@ TOLERANT_SIZES = (100, 10_000)  # lines of the reference-made election logs
 
 def tolerant(sizes: tuple[int, ...] = TOLERANT_SIZES, log: Any = None, protocol: str | None = None) -> list[dict]:
     """Seconds to validate election logs of the given sizes (reference histories under the
-    `crash` profile, ticks up to 30 ms late, lines reordered as support/impl_logs.realistic
+    `crash` profile, ticks up to 30 ms late, lines reordered as histories/reference_logs.realistic
     does), each real DLedger 0.2.6 log of property_tests/impl_logs, with the default bounds, the ha
-    and dledger_commitlog logs of support/impl_logs' bench cases, two nameserver logs
-    (support/nameserver_logs: fault-free, and with crashes, partitions and topics) and two offsets
-    logs (support/offsets_logs: fault-free, and with the master down and back). `protocol`
+    and dledger_commitlog logs of reference_logs' bench cases, two nameserver logs
+    (reference_logs/nameserver.py: fault-free, and with crashes, partitions and topics) and two offsets
+    logs (reference_logs/offsets.py: fault-free, and with the master down and back). `protocol`
     (`nameserver`, `offsets`): only that protocol's logs."""
     rows = []
     cases = []
     for size in sizes:
-        lines = impl_logs.realistic(impl_logs.reference_log("election", "crash", 1, size + size // 8, late_ms=30), 1)
+        history = reference_logs.reference_log("election", "crash", 1, size + size // 8, late_ms=30)
+        lines = reference_logs.realistic(history, 1)
         cases.append((f"reference, {size} lines", lines[:size + 1]))
-    for path in sorted(impl_logs.REAL_LOGS.glob("*.jsonl")):
-        cases.append((f"DLedger 0.2.6 {path.stem}", impl_logs.read_real(path.stem)))
+    for path in sorted(reference_logs.REAL_LOGS.glob("*.jsonl")):
+        cases.append((f"DLedger 0.2.6 {path.stem}", reference_logs.read_real(path.stem)))
     options: dict[str, tolerant_mod.Options] = {}
     # ha: reference-made, and RocketMQ 4.9.4's own logs; dledger_commitlog: reference-made
-    for name, lines, opts in impl_logs.ha_bench_cases() + impl_logs.dledger_commitlog_bench_cases():
+    for name, lines, opts in reference_logs.ha_bench_cases() + reference_logs.dledger_commitlog_bench_cases():
         cases.append((name, lines))
         options[name] = opts
     for steps, profile in ((400, nameserver_logs.QUIET), (2500, nameserver_logs.FAULTS)):
-        lines = impl_logs.realistic(nameserver_logs.reference_log(profile, 1, steps), 1)
+        lines = reference_logs.realistic(nameserver_logs.reference_log(profile, 1, steps), 1)
         cases.append((f"nameserver reference, {profile.name}, {len(lines) - 1} lines", lines))
     for steps, profile, seed in ((1500, offsets_logs.QUIET, 1), (4000, offsets_logs.FAULTS, 3)):
-        lines = impl_logs.realistic(offsets_logs.reference_log(profile, seed, steps), seed)
+        lines = reference_logs.realistic(offsets_logs.reference_log(profile, seed, steps), seed)
         cases.append((f"offsets reference, {profile.name}, {len(lines) - 1} lines", lines))
     if protocol is not None:
         cases = [(name, lines) for name, lines in cases if name.startswith(f"{protocol} ")]
     for name, lines in cases:
         if log is not None:
             print(f"bench --tolerant: {name}", file=log, flush=True)
-        parsed = impl_logs.parse(lines)
+        parsed = reference_logs.parse(lines)
         start = time.perf_counter()
         r = tolerant_mod.check(parsed, options.get(name))
         elapsed = time.perf_counter() - start

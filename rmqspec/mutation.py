@@ -1,5 +1,5 @@
 """`rmqspec mutants`: how strong each property layer is alone, measured on deliberately
-broken references (property_tests/support/mutation.py, one rule broken each).
+broken references (histories/mutants/catalogue.py, one rule broken each).
 
 For each mutant and each layer the verdict is
 
@@ -25,7 +25,8 @@ Layers (each alone, so their scores can be compared):
   `rmqspec check` that run the reference); `n/a` for protocols with neither.
 
 The command lives here, above the checkers, because it drives three of them; the
-mutants stay test-only in property_tests/support.
+mutants live in the histories layer (histories/mutants/), below every checker that installs
+them, and never ship as protocols.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from collections.abc import Callable
 import attrs
 
 from histories import runner
+from histories.mutants import catalogue as mu
 from model_checks import conformance as conf
 from model_checks import explore as ex
-from property_tests.support import mutation as mu
 from reference_impl import core
 from reference_impl.core import chooser, faults
 from spark_harness import plan as plan_mod

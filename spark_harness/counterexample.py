@@ -141,13 +141,6 @@ def write_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, re
     return write(config_of(spec), result, target, directory, name, origin, imports, timing)
 
 
-def from_fuzz(spec: HistorySpec, violating_step: int, target: shrink.Target, directory: str,
-              imports: tuple[str, ...] = (), budget: int = shrink.DEFAULT_BUDGET) -> dict:
-    """Replay a fuzz history from its seed to its violation, shrink it, write it down."""
-    result = shrink_fuzz(spec, violating_step, target, budget, imports)
-    return write_fuzz(spec, violating_step, target, result, directory, imports)
-
-
 def from_trace(path: str, out_path: str | None, prop_id: str | None, imports: tuple[str, ...] = (),
                budget: int = shrink.DEFAULT_BUDGET, on_attempt: Any = None) -> dict:
     """Shrink a trace file (rmqspec shrink). Raises trace_mod.TraceError for unreadable

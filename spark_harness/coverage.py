@@ -33,7 +33,6 @@ import attrs
 from reference_impl import core
 from reference_impl.core import network as net_mod
 
-WORLD_KINDS = ("partition", "cut", "heal", "calm")
 _CRASH_KIND = {(False, False): "crash", (True, False): "os_crash", (True, True): "disk_loss"}
 
 

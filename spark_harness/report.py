@@ -24,7 +24,6 @@ SCHEMA = "rmqspec.fuzz-report/1"
 RUN_KEYS = ("wall_s", "steps_per_s", "histories_per_s", "timing", "master", "outputs", "shrink_workers")
 # The parts of a run, in order (report.json `timing`); `other_s` is the rest of the wall time.
 TIMING_PARTS = ("startup_s", "histories_s", "shrink_s", "plots_s", "write_s")
-GENERIC_DISTS = ("steps", "sim_s", "faults", "distinct_states")
 
 
 def deterministic_view(report: dict) -> dict:

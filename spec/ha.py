@@ -33,7 +33,8 @@ def _stores(w: core.World) -> tuple:
 
 
 def divergence(w: core.World, j: int) -> int:
-    """The first offset at which slave j's CommitLog is not the master's, or -1 if it is a prefix-copy."""
+    """The first offset at which slave j's CommitLog holds a byte that is not the master's at that
+    offset, or -1 if it is a prefix-copy."""
     ms, s = w.nodes[master_index(w)].store, w.nodes[j].store
     if s.base < 0:
         return -1
@@ -50,7 +51,9 @@ def divergence(w: core.World, j: int) -> int:
             while mine[k:k + step] == theirs[k:k + step]:
                 k += step
             return lo + next(x for x in range(k, hi - lo) if mine[x] != theirs[x])
-    return mmax if smax > mmax else -1
+    # beyond the master's max offset, where the slave's CommitLog holds bytes at all: a slave restarted
+    # empty is fed from the master's last mapped file (HA-5), so it may start above that max offset
+    return max(mmax, lo) if smax > mmax else -1
 
 
 def ha1(w: core.World) -> bool:
@@ -90,6 +93,8 @@ def _lost_by_master(w: core.World, j: int, d: int) -> str | None:
     if len(regions) == 1:
         return None
     top = st.max_offset(s)
+    if d >= top:
+        return _end_lost_by_master(w, j, regions[1:])
     x = d
     lost = False
     while x < top:
@@ -112,6 +117,22 @@ def _lost_by_master(w: core.World, j: int, d: int) -> str | None:
     return (f"the master lost its data above {floor} in OS crashes or disk losses while {slave} had it, and {slave} "
             f"differs at {d}: from there it holds the master's bytes from before those losses (and the master's "
             f"own where they agree); classic HA never truncates a slave")
+
+
+def _end_lost_by_master(w: core.World, j: int, losses: list) -> str | None:
+    """Slave j holds no byte past the master's max offset, yet its CommitLog ends beyond it: an
+    empty mapped file (recovery after an OS crash keeps a file whose data was never flushed, and
+    CommitLog#recover* sets the max offset to the file's start). That end is the master's loss if
+    one of its OS crashes or disk losses left it below that end while the master had reached it
+    and j's CommitLog already ended there (`losses`: (CommitLog before, floor, min(j's max offset
+    then, that CommitLog's max offset)))."""
+    slave, top = w.cfg.ids[j], st.max_offset(w.nodes[j].store)
+    floors = [floor for _, floor, hi in losses if floor < top <= hi]
+    if not floors:
+        return None
+    return (f"the master lost its data above {min(floors)} in an OS crash or disk loss when {slave}'s CommitLog "
+            f"already ended at {top}, and {slave} holds no byte there: its last mapped file, from {top}, is empty "
+            f"(recovery keeps a file whose data an OS crash took); classic HA never truncates a slave")
 
 
 def _misplaced(w: core.World, j: int) -> str | None:

@@ -22,7 +22,12 @@ reference's functions (which it must agree with):
   when it does not and the wait ran out (slaveTimeout from the put; 4.9.0-4.9.2 wait
   syncFlushTimeout from when GroupTransferService reaches the request, so at least that from
   the put). `fixed` (the model's repair): covered by a live connection that started at or
-  below the message and acked past its end.
+  below the message and acked past its end. Only a put the master appended is judged:
+  asyncPutMessage calls submitReplicaRequest after a successful append only, and the put's end
+  is its Appended record. A SEND delivered again after its RPC closed is put again, but the
+  network discards its answer: that put's at-once status is unseen, and whether it waits is
+  what is judged. A SEND delivered twice makes two puts of one rpc: each is matched to its
+  own answer by its offset.
 - HA-12 `CommitLog#submitFlushRequest`, `GroupCommitService#doCommit`: a put's flush status.
   ASYNC_FLUSH: PUT_OK at once; SYNC_FLUSH: PUT_OK only when flushedWhere covers the
   message's end, FLUSH_DISK_TIMEOUT only when it does not.
@@ -42,7 +47,7 @@ from reference_impl import core
 from reference_impl.core import network as net_mod
 from reference_impl.ha import commit_log as st
 from reference_impl.ha.ghost import master_index
-from reference_impl.ha.records import AckRead, FrameRejected, Reported, SendMessage, SendResult
+from reference_impl.ha.records import AckRead, Appended, FrameRejected, Reported, SendMessage, SendResult
 from reference_impl.rocketmq import BrokerRole, PutMessageStatus
 from spec import bounds
 from spec.properties import Property
@@ -174,15 +179,17 @@ def transferred(c: Any, b: Any, offset: int, end: int) -> bool:
     return b.push2slave_max >= end
 
 
-def _put_replies(before: core.World, after: core.World, m: int) -> dict[int, SendResult]:
-    """rpc id -> the SendResult the master put in flight at this step."""
+def _put_replies(before: core.World, after: core.World, m: int) -> dict[tuple[int, int], SendResult]:
+    """(rpc id, offset) -> the SendResult the master put in flight at this step. A SEND the network
+    delivered twice made two puts of one rpc, each with its own request and future: the answer's
+    offset (the put's wroteOffset) tells them apart."""
     first = before.net.next_id
     out = {}
     for env in reversed(after.net.flight):
         if env.id < first:
             break
         if env.reply and env.src == m and type(env.msg) is SendResult:
-            out[env.rpc] = env.msg
+            out[env.rpc, env.msg.offset] = env.msg
     return out
 
 
@@ -222,28 +229,46 @@ def ha11(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     replies = _put_replies(before, after, m) if after.net.next_id != before.net.next_id else {}
     if env is not None and b.role is not BrokerRole.SLAVE:
         put = _this_put(b, a, env.rpc)
-        answer = replies.get(env.rpc)
-        end = (put.offset + put.size) if put is not None else (answer.offset + answer.size if answer else -1)
+        appended = next((o for i, o in obs if i == m and type(o) is Appended), None)
+        answer = replies.get((env.rpc, appended.offset if appended is not None else -1))
+        if appended is None:
+            # asyncPutMessage returned before submitReplicaRequest (a store check or the append failed):
+            # the put has no replica decision, so it neither waits for GroupTransferService nor carries
+            # a replica status
+            if put is not None or (answer is not None and answer.status in (SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT)):
+                return _wrong(after, "a put the master did not append got a replica decision")
+            return _settled(before, after, b, a, replies)
+        end = appended.offset + appended.size  # submitReplicaRequest's wroteOffset + wroteBytes
         if sync_master:
             ok = slave_ok(c, b, end, bounds.setting(after, "ha_slave_fallbehind_max"))
             if ok and (put is None or put.replica is not None):
                 return _wrong(after, f"a SYNC_MASTER put ending at {end} was not queued for GroupTransferService "
                                      f"although isSlaveOK held ({len(b.conns)} connection(s), push2SlaveMaxOffset "
                                      f"{b.push2slave_max})")
+            # a SEND delivered again after its RPC closed: the network discards the master's answer
+            # (NettyRemotingAbstract#processResponseCommand finds no ResponseFuture), so a put that did
+            # not wait is all that shows the decision
+            unanswerable = put is None and answer is None and net_mod.find_rpc(before.net, env.rpc) is None
             if not ok and not ((put is not None and put.replica is SLAVE_NOT_AVAILABLE)
-                               or (answer is not None and answer.status is SLAVE_NOT_AVAILABLE)):
+                               or (answer is not None and answer.status is SLAVE_NOT_AVAILABLE) or unanswerable):
                 return _wrong(after, f"a SYNC_MASTER put ending at {end} was not answered SLAVE_NOT_AVAILABLE "
                                      f"although isSlaveOK failed ({len(b.conns)} connection(s), "
                                      f"push2SlaveMaxOffset {b.push2slave_max})")
         elif (put is not None and put.replica is not PUT_OK) or (answer is not None and answer.status in (
                 SLAVE_NOT_AVAILABLE, FLUSH_SLAVE_TIMEOUT)):
             return _wrong(after, f"an ASYNC_MASTER put ending at {end} got a replica status other than PUT_OK")
-    now_puts = {p.rpc: p for p in a.puts}
+    return _settled(before, after, b, a, replies)
+
+
+def _settled(before: core.World, after: core.World, b: Any, a: Any, replies: dict) -> bool:
+    """HA-11's second half: the waiting puts GroupTransferService answered at this step."""
+    c = after.cfg.proto
+    now_puts = {(p.rpc, p.offset): p for p in a.puts}  # a SEND delivered twice: two puts of one rpc
     for p in b.puts:
         if p.replica is not None:
             continue
-        q = now_puts.get(p.rpc)
-        answer = replies.get(p.rpc)
+        q = now_puts.get((p.rpc, p.offset))
+        answer = replies.get((p.rpc, p.offset))
         if q is not None:
             r = q.replica
         elif answer is not None:
@@ -285,18 +310,22 @@ def ha12(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     replies = _put_replies(before, after, m) if after.net.next_id != before.net.next_id else {}
     if env is not None and b.role is not BrokerRole.SLAVE:
         put = _this_put(b, a, env.rpc)
-        answer = replies.get(env.rpc)
-        if from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
+        appended = next((o for i, o in obs if i == m and type(o) is Appended), None)
+        answer = replies.get((env.rpc, appended.offset if appended is not None else -1))
+        if appended is None:  # asyncPutMessage returned before submitFlushRequest: no flush decision
+            if put is not None:
+                return _wrong(after, "a put the master did not append waits for GroupCommitService")
+        elif from_sync_flush and (answer is not None or (put is not None and put.flush is not None)):
             return _wrong(after, "a SYNC_FLUSH put's flush status was decided before GroupCommitService ran")
         if not from_sync_flush and put is not None and put.flush is not PUT_OK:
             return _wrong(after, "an ASYNC_FLUSH put's flush status was not PUT_OK at once")
     flushed = a.store.flushed
-    now_puts = {p.rpc: p for p in a.puts}
+    now_puts = {(p.rpc, p.offset): p for p in a.puts}  # a SEND delivered twice: two puts of one rpc
     for p in b.puts:
         if p.flush is not None:
             continue
-        q = now_puts.get(p.rpc)
-        answer = replies.get(p.rpc)
+        q = now_puts.get((p.rpc, p.offset))
+        answer = replies.get((p.rpc, p.offset))
         if q is not None:
             f = q.flush
         elif answer is not None and (p.replica is PUT_OK or answer.status in (PUT_OK, FLUSH_DISK_TIMEOUT)):

@@ -29,11 +29,14 @@ it names and not from the reference's functions (which it must agree with):
   the answer is TOPIC_NOT_EXIST when the topic has no queue data or none of its broker names has
   broker data; else SUCCESS with the topic's queue data and the broker data of those names.
 - NS-15 `MQFaultStrategy#selectOneMessageQueue` with sendLatencyFaultEnable off (the default) ->
-  `TopicPublishInfo#selectOneMessageQueue(lastBrokerName)`: the queue is the list's entry at the
-  send thread's index after its last increment (Math.abs(index) % size); for a first attempt one
-  increment; for a retry each skipped probe was a queue of lastBrokerName, and the chosen queue
-  is another broker's unless every probe of a whole round was lastBrokerName's (then one more
-  increment).
+  `TopicPublishInfo#selectOneMessageQueue(lastBrokerName)`, as `DefaultMQProducerImpl#sendDefaultImpl`
+  calls it: lastBrokerName is null for a send's first attempt and the previous attempt's broker for
+  a retry; the queue is the list's entry at the send thread's index after its last increment
+  (Math.abs(index) % size); a first attempt increments once; a retry increments until a queue of
+  another broker, and one more time if a whole round was lastBrokerName's. Each choice starts from
+  the index the choice before left in that TopicPublishInfo (several can happen in one step: an
+  attempt that throws before writing a request is retried at once), and the send and the table,
+  which hold the same object, keep the index the step's last choice left.
 - NS-16 `MQClientInstance#updateTopicRouteInfoFromNameServer` and `#cleanOfflineBroker`: a
   client's cached route of a topic changes only when a GET_ROUTEINFO_BY_TOPIC answer SUCCESS
   reaches it, and then becomes that very route, with the broker address table taking each of
@@ -307,47 +310,86 @@ def ns14(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
 # --- NS-15: the producer's queue choice ---
 
 
-def _used_info(p: pr.Producer, topic: str) -> Any:
-    """The TopicPublishInfo the attempt starts from: the send's own, or the table's for a new send."""
-    if p.op is not None and p.op.tpi is not None:
-        return p.op.tpi
-    return p.publish.get(topic)
+def _probe(queues: tuple, index: int) -> Any:
+    """The queue at a send index: ThreadLocalIndex masks it (POSITIVE_MASK), TopicPublishInfo takes
+    Math.abs(index) % size."""
+    return queues[(index & POSITIVE_MASK) % len(queues)]
+
+
+def _select(queues: tuple, index: int, last: str | None) -> tuple[Any, int]:
+    """TopicPublishInfo#selectOneMessageQueue(lastBrokerName) from the send index `index`: (the queue
+    taken, the index after). Without lastBrokerName one increment; with it, up to one increment per
+    queue until a queue of another broker, else one more increment (selectOneMessageQueue())."""
+    if last is None:
+        return _probe(queues, index + 1), index + 1
+    for _ in range(len(queues)):
+        index += 1
+        if _probe(queues, index).broker_name != last:
+            return _probe(queues, index), index
+    return _probe(queues, index + 1), index + 1
+
+
+def _send_selections(obs: tuple, i: int) -> dict:
+    """msg_id -> the QueueSelected of producer `i` in this step, in order (one send can choose several
+    times in one step: an attempt that throws before any network call, as MQClientException for a
+    broker without an address, is retried at once)."""
+    sends: dict = {}
+    for j, o in obs:
+        if j == i and type(o) is pr.QueueSelected:
+            sends.setdefault(o.msg_id, []).append(o)
+    return sends
+
+
+def _chose_right(after: core.World, name: str, p0: pr.Producer, p1: pr.Producer, sends: dict) -> bool:
+    """Walk each send's choices of this step from the index its TopicPublishInfo held before it.
+
+    Indexes are kept per TopicPublishInfo object (its `epoch`): a send keeps the object it started
+    with, the table holds the same object until a route change replaces it, and the next send of
+    the thread continues from the index the last one left there. An object first used in this step
+    (a route fetched for this send) starts from the send's draw, as the model seeds ThreadLocalIndex
+    (Java: Math.abs(random.nextInt()))."""
+    index = {info.epoch: info.send_which_queue for info in p0.publish.values()}
+    if p0.op is not None and p0.op.tpi is not None:
+        index[p0.op.tpi.epoch] = p0.op.tpi.send_which_queue
+    walked = set()
+    for msg_id, selections in sends.items():
+        op0 = p0.op if p0.op is not None and p0.op.msg_id == msg_id else None
+        op1 = p1.op if p1.op is not None and p1.op.msg_id == msg_id else None
+        tpi = op0.tpi if op0 is not None and op0.tpi is not None else op1.tpi if op1 is not None else None
+        if tpi is None or not tpi.message_queue_list:
+            continue  # begun (or given its route) and ended in this step: its TopicPublishInfo is in neither state
+        queues, draw = tpi.message_queue_list, (op0 or op1).draw
+        at = index.get(tpi.epoch)
+        at = draw & 0xFF if at is None else at
+        last = op0.mq.broker_name if op0 is not None and op0.mq is not None else None
+        for o in selections:
+            if o.last_broker != last:
+                return _wrong(after, f"{name} chose a queue for {msg_id} (attempt {o.attempt}) with lastBrokerName "
+                                     f"{o.last_broker}; its previous attempt went to {last}")
+            mq, nxt = _select(queues, at, last)
+            if (mq.broker_name, mq.queue_id) != (o.broker, o.queue_id):
+                return _wrong(after, f"{name} chose {o.broker}/{o.queue_id} for {msg_id} (attempt {o.attempt}); "
+                                     f"selectOneMessageQueue({last}) from index {at} over "
+                                     f"{[q.broker_name for q in queues]} takes {mq.broker_name}/{mq.queue_id} "
+                                     f"at index {nxt}")
+            at, last = nxt, o.broker
+        index[tpi.epoch] = at
+        walked.add(tpi.epoch)
+    held = list(p1.publish.items()) + ([("the send", p1.op.tpi)] if p1.op is not None and p1.op.tpi is not None else [])
+    for where, info in held:
+        if info.epoch in walked and info.send_which_queue != index[info.epoch]:
+            return _wrong(after, f"{name}'s TopicPublishInfo ({where}) holds index {info.send_which_queue} after "
+                                 f"this step's choices; they leave it at {index[info.epoch]}")
+    return True
 
 
 def ns15(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
-    for i, o in obs:
-        if type(o) is not pr.QueueSelected:
-            continue
+    for i in sorted({j for j, o in obs if type(o) is pr.QueueSelected}):
         p0, p1 = before.nodes[i], after.nodes[i]
-        if type(p1) is not pr.Producer or p1.send_latency_fault_enable or p1.op is None or p1.op.tpi is None:
+        if type(p1) is not pr.Producer or p1.send_latency_fault_enable:
             continue
-        name = after.cfg.ids[i]
-        tpi = p1.op.tpi
-        queues = tpi.message_queue_list
-        index = tpi.send_which_queue
-        if p1.op.msg_id != o.msg_id or not queues or index is None:
-            continue  # the send finished in this step (call timeout): its state is gone
-        chosen = queues[(index & POSITIVE_MASK) % len(queues)]
-        if (chosen.broker_name, chosen.queue_id) != (o.broker, o.queue_id):
-            return _wrong(after, f"{name} chose {o.broker}/{o.queue_id} for {o.msg_id}; its index {index} points at "
-                                 f"{chosen.broker_name}/{chosen.queue_id}")
-        was = _used_info(p0, p1.op.topic) if p0.op is None or p0.op.msg_id == o.msg_id else None
-        if was is None or was.message_queue_list != queues:
-            continue  # a route change in this step: a new list with a fresh index
-        start = was.send_which_queue if was.send_which_queue is not None else p1.op.draw & 0xFF
-        probes = [queues[(k & POSITIVE_MASK) % len(queues)].broker_name for k in range(start + 1, index + 1)]
-        last = o.last_broker
-        if last is None:
-            ok = len(probes) == 1
-        elif any(b != last for b in probes[:-1]):
-            ok = False
-        elif probes and probes[-1] != last:
-            ok = len(probes) <= len(queues)
-        else:
-            ok = len(probes) == len(queues) + 1
-        if not ok:
-            return _wrong(after, f"{name}'s selectOneMessageQueue({last}) for {o.msg_id} probed {probes} "
-                                 f"(index {start} -> {index}) over {[q.broker_name for q in queues]}")
+        if not _chose_right(after, after.cfg.ids[i], p0, p1, _send_selections(obs, i)):
+            return False
     return True
 
 
@@ -443,10 +485,12 @@ PROPERTIES = [
                        "the topic has no queue data or none of its brokers has broker data, else SUCCESS with the "
                        "topic's queue data and the broker data of those names, as the tables hold them."),
     Property(id="NS-15", protocol="nameserver", kind="safety", holds_step=ns15, explain=_why,
-             statement="TopicPublishInfo#selectOneMessageQueue(lastBrokerName) (sendLatencyFaultEnable off): the "
-                       "queue at the send index after its last increment; one increment for a first attempt; for a "
-                       "retry, every skipped probe was lastBrokerName's and the choice is another broker's unless a "
-                       "whole round of probes was lastBrokerName's (then one more)."),
+             statement="TopicPublishInfo#selectOneMessageQueue(lastBrokerName) (sendLatencyFaultEnable off), as "
+                       "sendDefaultImpl calls it: lastBrokerName is the previous attempt's broker (none for the "
+                       "first); the queue at the send index after its last increment; one increment for a first "
+                       "attempt; a retry increments until another broker's queue, or once more after a whole round "
+                       "of lastBrokerName's; each choice continues from the index the one before left, and the send "
+                       "and the table keep the index the last choice left."),
     Property(id="NS-16", protocol="nameserver", kind="safety", holds_step=ns16, explain=_why,
              statement="MQClientInstance#updateTopicRouteInfoFromNameServer / #cleanOfflineBroker: a client's cached "
                        "route changes only to the very route a SUCCESS answer brings, with its brokers' addresses "

@@ -424,10 +424,6 @@ class SymbolicSpec:
                   for v in self.variables if v.name not in action.changes]
         return params, body + framed
 
-    def relation(self, u: Universe, action: Action, s: State, s2: State) -> z3.BoolRef:
-        _, clauses = self.clauses(u, action, s, s2)
-        return z3.And([c for _, c in clauses])
-
 
 _SPECS: dict[str, SymbolicSpec] = {}
 

@@ -58,6 +58,7 @@ class Lookahead:
         index = {x: i for i, x in enumerate(ids)}
         self.injected = {ln.pos for ln in self.lines if log.outside and il.is_outside_request(
             self.lp, log.outside, index, ln.at, ln.fields)}  # outside clients' requests: facts
+        self.injected_order = sorted(self.injected)
         self.interned: dict[tuple, int] = {}
         self.written: dict[int, tuple[int, str, dict]] = {}  # line id -> (node, at, fields)
         self.last_use: dict[int, int] = {}  # line id -> the log position at which it was last written

@@ -143,6 +143,12 @@ class State:
     def score(self) -> tuple:
         return (self.drift, len(self.pending), self.events, self.hidden, self.late)
 
+    def down_state(self) -> tuple:
+        """What the nodes that are down kept (their states, by hash): a down node writes nothing,
+        so the log tells executions that differ only here apart once the node restarts."""
+        w = self.w
+        return tuple(_hash_of(n) for n, up in zip(w.nodes, w.alive) if not up)
+
 
 NONE: frozenset = frozenset()
 

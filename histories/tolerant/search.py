@@ -3,6 +3,7 @@ each event timed to the log, with the draws the log shows or the search infers."
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +18,6 @@ from reference_impl.core import network as net_mod
 
 
 SIBLING = "the log does not show it with the line its step writes"
-AHEAD_LINES = 16  # lines after the one being explained in which an outside request may be sent first
 STEP_MEMO = 1 << 15  # reference steps remembered (Search.stepped)
 
 
@@ -164,10 +164,24 @@ class Search(Lookahead):
         grid = self.opts.draw_grid
         draws = sorted(set(PROBES) | {ANY_DRAW * k // (grid - 1) for k in range(grid)})
         best: dict[tuple, tuple[int, int]] = {}
+        # draws that give the node's transition the same outcome give the same step: the step
+        # (routing, the lines it writes) is taken once per outcome, not once per draw
+        tick_at = core.event_time(w, core.Tick(node=i, draw=0, late=lo, thread=thread))
+        p = core.protocol(w.cfg.protocol)
+
+        def tick_outcome(draw: int) -> Any:
+            if p.on_thread_tick is None:
+                return p.on_tick(w.cfg.proto, w.nodes[i], tick_at, draw)
+            return p.on_thread_tick(w.cfg.proto, w.nodes[i], thread, tick_at, draw)
+        outcomes: list[tuple[Any, tuple, int]] = []
         for d in draws:
-            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
-            key = tuple(lids)
-            wake = core.thread_wake_times(after, i)[thread]
+            outcome = tick_outcome(d)
+            known = next((x for x in outcomes if x[0] == outcome), None)
+            if known is None:
+                _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
+                known = (outcome, tuple(lids), core.thread_wake_times(after, i)[thread])
+                outcomes.append(known)
+            _, key, wake = known
             score = abs(wake - nxt) if nxt is not None and wake >= 0 else (0 if d == ANY_DRAW else 1)
             if key not in best or score < best[key][0]:
                 best[key] = (score, d)
@@ -195,19 +209,21 @@ class Search(Lookahead):
         if not events:
             return None
         before = w.evolve(now=tau) if tau > w.now else w
-        after = before
-        pending = s.pending
-        for ev in events:
-            stepped_from = after
-            after, obs = core.step(after, ev)
-            if ln.at in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
-                lids = [x[0] for x in self.lines_of(stepped_from, ev, after, obs)]
-                if not all(self.feasible(ln.pos, lid, tau) for lid in lids):
-                    return None
-                pending = pending + tuple((lid, tau, ln.pos, frozenset()) for lid in lids)
         d = _skew(ln.t, tau)
-        return s.but(w=after, pending=pending, skew=max(s.skew, d), events=s.events + 1,
-                     trail=(s.trail + ((w, ln.at),))[-TRAIL:], drift=s.drift + d)
+        trail = (s.trail + ((w, ln.at),))[-TRAIL:]
+        if ln.at in getattr(self.lp, "FACTS_WRITE", ()):  # an operator's command: the requests it sends
+            # its lines are pending like any step's, with their causes: a request's delivery
+            # after the line that sends it (the command comes from outside: no node line before it)
+            (ev,) = events
+            after, obs = core.step(before, ev)
+            ns, _ = self.advance(s.but(w=before), ev, after, self.lines_of(before, ev, after, obs), ln, s)
+            if ns is None:
+                return None
+            return ns.but(skew=max(ns.skew, d), events=s.events + 1, trail=trail, drift=ns.drift + d)
+        after = before
+        for ev in events:
+            after, _ = core.step(after, ev)
+        return s.but(w=after, skew=max(s.skew, d), events=s.events + 1, trail=trail, drift=s.drift + d)
 
     def fact(self, w: core.World, ln: il.LogLine) -> list:
         """The world events a fact's line stands for ([]: it cannot happen now)."""
@@ -225,10 +241,10 @@ class Search(Lookahead):
             return [core.Heal()]
         if ln.at in getattr(self.lp, "FACTS", ()):
             if hasattr(self.lp, "fact_event"):  # a fact with fields (a topic created)
-                event = self.lp.fact_event(w, ln.node, ln.at, ln.fields)
+                ev = self.lp.fact_event(w, ln.node, ln.at, ln.fields)
             else:
-                event = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
-            return [] if event is None else [event]
+                ev = self.lp.fact(w, ln.node, ln.at)  # a protocol's own fault (an HA connection reset)
+            return [ev] if ev is not None else []
         return []
 
     def inject(self, s: State, ln: il.LogLine) -> State | None:
@@ -250,19 +266,22 @@ class Search(Lookahead):
         after, _ = core.apply_outs(w.evolve(now=tau) if tau > w.now else w, client, outs)
         return s.but(w=after)
 
-    def requests_ahead(self, ln: il.LogLine) -> list[il.LogLine]:
-        """The outside clients' requests the log shows just after line `ln`, within the slack of
-        its time: a step's lines may be logged in any order, so the lines a request's delivery
-        writes (a leader's appendAsLeader) may come before the request's own line."""
-        if not self.injected or ln.t is None:
-            return []
-        out = []
-        for p in range(ln.pos + 1, min(ln.pos + 1 + AHEAD_LINES, self.n)):
-            t = self.lines.t_at(p)
-            if t is not None and t > ln.t + self.opts.slack_ms:
+    def injected_near(self, pos: int, t: int | None, here: bool) -> list[int]:
+        """The outside requests that may be sent before line `pos` is explained: its own, and
+        those whose lines come after it within the slack (a handler's arrival line may be logged
+        after what the handler did, docs/conformance.md "What comes first")."""
+        out = [pos] if here else []
+        if t is None:
+            return out
+        k = bisect.bisect_right(self.injected_order, pos)
+        time_of = self.lines.t_at
+        while k < len(self.injected_order):
+            p = self.injected_order[k]
+            tp = time_of(p)
+            if tp is None or tp > t + self.opts.slack_ms:
                 break
-            if p in self.injected and t is not None:
-                out.append(self.lines[p])
+            out.append(p)
+            k += 1
         return out
 
     def explain(self, s: State, ln: il.LogLine, budget: int) -> tuple[list[State], int, bool]:
@@ -271,7 +290,7 @@ class Search(Lookahead):
         pos = ln.pos
         is_event = ln.at in self.lp.POINTS
         outside = pos in self.injected
-        if is_event:  # an outside request's line too: its request was sent ahead of it (`ahead`)
+        if is_event:  # an outside request taken early (its arrival line logged after its effects) is pending
             ready = None
             for k, (lid, tau, _, causes) in enumerate(s.pending):
                 if self.matches(pos, lid) and self.on_time(ln.t, tau):
@@ -292,11 +311,12 @@ class Search(Lookahead):
         first_goal_depth = opts.max_depth
         expanded = 0
         stopped = False
-        ahead = self.requests_ahead(ln)
         while queue:
             st, depth = queue.popleft()
-            for request in ([ln] if outside else []) + ahead:
-                sent = self.inject(st, request)
+            for p in self.injected_near(pos, ln.t, outside):
+                if p != pos and any(self.matches(p, q[0]) for q in st.pending):
+                    continue  # taken already: its arrival line is pending
+                sent = self.inject(st, self.lines[p])
                 if sent is not None and sent not in seen:
                     seen.add(sent)
                     queue.appendleft((sent, depth))

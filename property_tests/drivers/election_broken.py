@@ -2,7 +2,7 @@
 conform must catch it: `python -m property_tests.drivers.election_broken --bug NAME`.
 
 The bug replaces one function of reference_impl.election.leader_elector in this
-process only (as the test-only mutants of property_tests.support.election_mutants do):
+process only (as the test-only mutants of histories.mutants.election do):
 
 - `ignore-vote-for`: handleVote(request, self=false), the RPC handler, decides as if
   currVoteFor were null (votes twice in a term; the candidate's inline self-vote is right);
@@ -17,8 +17,8 @@ from __future__ import annotations
 import sys
 
 from conform.election import answer
+from histories.mutants.election import ORIG, vote_ignoring_curr_vote_for
 from property_tests.drivers.election_reference import serve
-from property_tests.support.election_mutants import ORIG, vote_ignoring_curr_vote_for
 from reference_impl.election import leader_elector as elector
 from reference_impl.election.records import Code, rand_int
 

@@ -7,7 +7,6 @@ from typing import Any
 from histories import runner, scenario_file
 from reference_impl import core
 from reference_impl.dledger_log import entry_pusher as ep
-from reference_impl.dledger_log import server as dn
 from reference_impl.dledger_log import store as st
 from reference_impl.election import member_state as mstate
 from reference_impl.election import records as el
@@ -37,11 +36,6 @@ def leader_store(cfg: st.LogConfig, n: int, length: int = 16, term: int = 0, s: 
     for i in range(n):
         s, _ = st.append_as_leader(cfg, s, m, body(f"e{i}", length), 0)
     return s
-
-
-def forced_node(cfg: st.NodeConfig, self_id: str, leader: str, now: int = 0, store: st.Store | None = None
-                ) -> dn.DLedgerNode:
-    return dn.boot(cfg, self_id, now, store=store, forced_leader=leader)
 
 
 def results(obs: list, cls: type = ep.AppendResult) -> list:

@@ -8,7 +8,6 @@ from reference_impl import core
 from reference_impl.core.network import Send
 from reference_impl.election import member_state as mstate
 from reference_impl.election import records as el
-from reference_impl.election import world as election_world
 
 CFG3 = el.DLedgerConfig(peers=("n0", "n1", "n2"))
 CFG5 = el.DLedgerConfig(peers=("n0", "n1", "n2", "n3", "n4"))
@@ -48,9 +47,3 @@ def sends(outs: tuple) -> list:
 
 def roles(outs: tuple) -> list[tuple[int, el.Role]]:
     return [(o.term, o.role) for o in of_type(outs, el.RoleChanged)]
-
-
-def election_world_config(nodes: int = 3, profile: core.FaultProfile | None = None, **overrides: Any
-                          ) -> core.WorldConfig:
-    cfg = election_world.make_config(nodes, overrides)
-    return cfg.evolve(profile=profile) if profile is not None else cfg

@@ -1,5 +1,5 @@
 """Tampered DLedger log-replication logs: each takes a log the reference wrote (made realistic,
-support/impl_logs.py) and makes one thing in it happen as DLedger never does, the way a buggy
+histories/reference_logs) and makes one thing in it happen as DLedger never does, the way a buggy
 implementation's log would show it (docs/conformance.md, "What the checker cannot be talked
 into"). Each returns the tampered lines and the 1-based number of the line at which the checker
 must reject them (the tampered line, or the line after a deleted one).

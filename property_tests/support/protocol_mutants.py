@@ -3,7 +3,7 @@
 Importing this module registers them as protocols of their own, with the original's
 properties, so the fuzzer, `simulate` and `replay` can run them (`--import
 property_tests.protocol_mutants`). They never replace the real reference
-(property_tests/support/election_mutants.py holds the other kind: single-function replacements installed
+(histories/mutants/election.py holds the other kind: single-function replacements installed
 with monkeypatch for the Hypothesis machines).
 
 - `election_mutant`: a voter that has already voted in this term votes again for the

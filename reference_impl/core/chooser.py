@@ -12,16 +12,11 @@ global one, so a (config, seed) pair always yields the same history.
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol
+from typing import Any
 
 import reference_impl.core.schedule as schedule
 from reference_impl.core.events import RpcFail, Tick
 from reference_impl.core.world import World
-
-
-class Chooser(Protocol):
-    def choose(self, w: World) -> Any | None: ...
-
 
 MAX_FAULT_SHARE = 0.5  # at most half the steps are faults, however large the weights
 

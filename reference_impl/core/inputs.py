@@ -339,13 +339,6 @@ def field_type(cls: type, name: str) -> Any:
     raise KeyError(name)
 
 
-def limits_of(cls: type, name: str) -> tuple | None:
-    for n, _, bounds in _fields(cls):
-        if n == name:
-            return bounds
-    return None
-
-
 def positive(*names: str) -> dict:
     """LIMITS entries for fields that must be at least 1 (periods, timeouts, sizes)."""
     return dict.fromkeys(names, POSITIVE)

@@ -91,10 +91,6 @@ class CommitLogGhost(lw.LogGhost):
     tail_slowest: tuple = ()
 
 
-def _is_broker(node_id: str) -> bool:
-    return node_id[0] == "n"
-
-
 # --- the protocol ---
 
 

@@ -186,61 +186,95 @@ def _follow(g: LogGhost, w: core.World) -> LogGhost:
 
 
 def update(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
-    t = type(obs)
-    if t is el.RoleChanged or t is core.Crash or t is core.Restart or t is core.Calm:
-        g = _follow(g, w)
-    if t is el.TransferStarted or t is el.TransferDone or t is el.RoleChanged:
-        g = g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], dnode(w.nodes[i]).member, w.now))
-    elif t is core.Crash:
-        g = g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
-    if t is dn.CommitAdvanced:
-        s = store_of(w, i)
-        g = _see_committed_prefix(g, s, obs.old, obs.new, obs.term)
-        if obs.leader:
-            for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
-                g = _check_majority(g, w, i, index, s.entries[index - s.begin_index], obs.term, "committed")
-            if obs.entry_term < obs.term:
-                counted = g.counted
-                for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
-                    counted = counted.set(index, counted.get(index, frozenset()) | {s.entries[index - s.begin_index]})
-                g = g.evolve(counted=counted)
-    elif t is dn.EntriesDropped:
-        node_id = w.cfg.ids[i]
-        req = obs.truncate
-        leader, term, stale = None, -1, False
-        if req is not None:
-            leader, term = req.leader_id, req.term
-            if leader in w.cfg.ids[:len(servers(w))]:
-                ls = store_of(w, w.cfg.ids.index(leader))
-                # A truncation decided on fresh COMPARE state cuts right after the last index where
-                # the logs agree, so the first entry it drops differs from the leader's. If the
-                # leader holds that entry, the compare went below that point: stale state.
-                stale = bool(obs.entries) and st.entry_at(ls, obs.entries[0].index) == obs.entries[0]
-        g = _drop(g, Drop(server=node_id, at_ms=w.now, seq=0, how="truncate", entries=obs.entries, leader=leader,
-                          term=term, stale=stale))
-    elif t is ep.AppendResult:
-        name = obs.code.name
-        g = g.evolve(results=g.results.set(name, g.results.get(name, 0) + 1))
-        if obs.code is el.Code.SUCCESS:
-            e = st.entry_at(store_of(w, i), obs.index)
-            if e is not None:
-                g = g.evolve(acked=g.acked.set(obs.index, g.acked.get(obs.index, frozenset()) | {e}))
-                g = _check_majority(g, w, i, obs.index, e, obs.term, "acknowledged")
-            if w.history.calm and g.first_ack_after_calm_ms < 0:
-                g = g.evolve(first_ack_after_calm_ms=w.now)
-    elif t is el.RoleChanged or t is el.VoteGranted:
-        node_id = w.cfg.ids[i]
-        seq = g.terms.seq
-        g = g.evolve(terms=eg.note(g.terms, node_id, obs, w.now))
-        if t is el.RoleChanged and obs.role is el.Role.LEADER:
-            g = g.evolve(led_ends=g.led_ends.set(seq, dnode(w.nodes[i]).member.ledger_end_term))
-            higher = max((x for x in g.elected if x > obs.term), default=None)
-            if higher is not None:
-                g = g.evolve(regressed=g.regressed.set(obs.term, higher))
-            g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {node_id}))
-    elif t is core.Restart or t is core.Calm:
-        for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
-            if w.alive[j]:
-                s = store_of(w, j)
-                g = _see_committed_prefix(g, s, -1, s.committed_index, dnode(w.nodes[j]).member.curr_term)
+    """Fold one observation (or a fault event, node -1) into the ghost: the step of its type in
+    `UPDATES`; other observations leave it as it is."""
+    step = UPDATES.get(type(obs))
+    return g if step is None else step(g, w, i, obs)
+
+
+def _transfer(g: LogGhost, w: core.World, i: int, obs: Any) -> LogGhost:
+    """A leadership transfer started or ended, or node i's role changed (which ends one)."""
+    return g.evolve(transfers=eg.transfer_note(g.transfers, w.cfg.ids[i], dnode(w.nodes[i]).member, w.now))
+
+
+def _vote_granted(g: LogGhost, w: core.World, i: int, obs: el.VoteGranted | el.RoleChanged) -> LogGhost:
+    return g.evolve(terms=eg.note(g.terms, w.cfg.ids[i], obs, w.now))
+
+
+def _role_changed(g: LogGhost, w: core.World, i: int, obs: el.RoleChanged) -> LogGhost:
+    g = _transfer(_follow(g, w), w, i, obs)
+    seq = g.terms.seq
+    g = _vote_granted(g, w, i, obs)  # a LEADER role is noted in the terms as a vote is
+    if obs.role is el.Role.LEADER:
+        g = g.evolve(led_ends=g.led_ends.set(seq, dnode(w.nodes[i]).member.ledger_end_term))
+        higher = max((x for x in g.elected if x > obs.term), default=None)
+        if higher is not None:
+            g = g.evolve(regressed=g.regressed.set(obs.term, higher))
+        g = g.evolve(elected=g.elected.set(obs.term, g.elected.get(obs.term, frozenset()) | {w.cfg.ids[i]}))
     return g
+
+
+def _crash(g: LogGhost, w: core.World, i: int, obs: core.Crash) -> LogGhost:
+    g = _follow(g, w)
+    return g.evolve(transfers=g.transfers.without(w.cfg.ids[obs.node]))
+
+
+def _restart(g: LogGhost, w: core.World, i: int, obs: core.Restart | core.Calm) -> LogGhost:
+    g = _follow(g, w)
+    for j in servers(w):  # a restarted node's committed index comes back from its checkpoint
+        if w.alive[j]:
+            s = store_of(w, j)
+            g = _see_committed_prefix(g, s, -1, s.committed_index, dnode(w.nodes[j]).member.curr_term)
+    return g
+
+
+def _commit_advanced(g: LogGhost, w: core.World, i: int, obs: dn.CommitAdvanced) -> LogGhost:
+    s = store_of(w, i)
+    g = _see_committed_prefix(g, s, obs.old, obs.new, obs.term)
+    if obs.leader:
+        for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
+            g = _check_majority(g, w, i, index, s.entries[index - s.begin_index], obs.term, "committed")
+        if obs.entry_term < obs.term:
+            counted = g.counted
+            for index in range(max(obs.old, s.begin_index - 1) + 1, min(obs.new, s.end_index) + 1):
+                counted = counted.set(index, counted.get(index, frozenset()) | {s.entries[index - s.begin_index]})
+            g = g.evolve(counted=counted)
+    return g
+
+
+def _entries_dropped(g: LogGhost, w: core.World, i: int, obs: dn.EntriesDropped) -> LogGhost:
+    node_id = w.cfg.ids[i]
+    req = obs.truncate
+    leader, term, stale = None, -1, False
+    if req is not None:
+        leader, term = req.leader_id, req.term
+        if leader in w.cfg.ids[:len(servers(w))]:
+            ls = store_of(w, w.cfg.ids.index(leader))
+            # A truncation decided on fresh COMPARE state cuts right after the last index where
+            # the logs agree, so the first entry it drops differs from the leader's. If the
+            # leader holds that entry, the compare went below that point: stale state.
+            stale = bool(obs.entries) and st.entry_at(ls, obs.entries[0].index) == obs.entries[0]
+    return _drop(g, Drop(server=node_id, at_ms=w.now, seq=0, how="truncate", entries=obs.entries, leader=leader,
+                         term=term, stale=stale))
+
+
+def _append_result(g: LogGhost, w: core.World, i: int, obs: ep.AppendResult) -> LogGhost:
+    name = obs.code.name
+    g = g.evolve(results=g.results.set(name, g.results.get(name, 0) + 1))
+    if obs.code is el.Code.SUCCESS:
+        e = st.entry_at(store_of(w, i), obs.index)
+        if e is not None:
+            g = g.evolve(acked=g.acked.set(obs.index, g.acked.get(obs.index, frozenset()) | {e}))
+            g = _check_majority(g, w, i, obs.index, e, obs.term, "acknowledged")
+        if w.history.calm and g.first_ack_after_calm_ms < 0:
+            g = g.evolve(first_ack_after_calm_ms=w.now)
+    return g
+
+
+# What each observation (or fault event) does to the ghost, by its type, as core/transitions.py
+# steps the world by the event's type.
+UPDATES = {
+    el.RoleChanged: _role_changed, el.VoteGranted: _vote_granted, el.TransferStarted: _transfer,
+    el.TransferDone: _transfer, core.Crash: _crash, core.Restart: _restart, core.Calm: _restart,
+    dn.CommitAdvanced: _commit_advanced, dn.EntriesDropped: _entries_dropped, ep.AppendResult: _append_result,
+}

@@ -158,10 +158,10 @@ def flush_tick(c: HaConfig, b: Broker, now: int) -> tuple[Broker, Out]:
                     break
                 s = st.flush(s, size, 0)
             status = PutMessageStatus.PUT_OK if s.flushed >= req.next_offset else PutMessageStatus.FLUSH_DISK_TIMEOUT
-            done.append((req.put, status))
+            done.append((req, status))
         b = b.evolve(store=s, gc_requests=())
-        for put, status in done:
-            b, completed = complete_put(b, put, flush=status)
+        for req, status in done:
+            b, completed = complete_put(b, req.put, req.wrote_offset, flush=status)
             outs += completed
     else:
         b = b.evolve(store=st.flush(b.store, size, 0))
@@ -178,11 +178,14 @@ def combine(flush: PutMessageStatus, replica: PutMessageStatus) -> PutMessageSta
     return flush
 
 
-def complete_put(b: Broker, rpc: int, flush: PutMessageStatus | None = None,
+def complete_put(b: Broker, rpc: int, offset: int, flush: PutMessageStatus | None = None,
                  replica: PutMessageStatus | None = None) -> tuple[Broker, Out]:
-    """One of a pending put's futures completed; answer the producer once both have."""
+    """One of a pending put's futures completed (CommitLog.GroupCommitRequest#wakeupCustomer
+    completes that request's own future); answer the producer once both have (asyncPutMessage's
+    thenCombine). The put is found by its rpc and its wroteOffset: a SEND the network delivered
+    twice made two puts of one rpc, each with its own requests and futures."""
     for k, p in enumerate(b.puts):
-        if p.rpc == rpc:
+        if p.rpc == rpc and p.offset == offset:
             p = p.evolve(flush=flush or p.flush, replica=replica or p.replica)
             if p.flush is None or p.replica is None:
                 return b.evolve(puts=b.puts[:k] + (p,) + b.puts[k + 1:]), ()
@@ -258,8 +261,8 @@ def on_tick(c: HaConfig, n: Any, now: int, draw: int) -> tuple[Any, Out]:
     gt_due = b.gt_wait_until if b.gt_wait_until >= 0 else (b.gt_wake_ms if b.gt_write or b.gt_read else -1)
     if 0 <= gt_due <= now:
         b, completions = svc.group_transfer_run(c, b, now)
-        for put, status in completions:
-            b, done = complete_put(b, put, replica=status)
+        for req, status in completions:
+            b, done = complete_put(b, req.put, req.wrote_offset, replica=status)
             outs += done
     b, closed = svc.read_housekeeping(c, b, now)
     outs += closed

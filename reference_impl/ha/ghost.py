@@ -255,75 +255,95 @@ def _framing(g: HaGhost, text: str) -> HaGhost:
 
 
 def update(g: HaGhost, w: core.World, i: int, o: Any) -> HaGhost:
+    """Fold one observation (or a fault event, node -1) into the ghost: the step of its type in
+    `UPDATES` (or, for the world's own stream observations, of its name in `UPDATES_BY_NAME`);
+    other observations leave it as it is."""
     t = type(o)
-    if t is FrameSent:
-        return g.evolve(frames=g.frames.set(o.conn, g.frames.get(o.conn, ()) + ((o.offset, o.size, o.crc),)))
-    if t is FrameRead:
-        q = g.frames.get(o.conn, ())
-        got = (o.offset, o.size, o.crc)
-        if not q or q[0] != got:
-            g = _framing(g, f"connection {o.conn}: the slave decoded frame {got}, the master sent "
-                            f"{q[0] if q else 'nothing more'}")
-        g = g.evolve(frames=g.frames.set(o.conn, q[1:]))
-        if o.appended:
-            g = _check_placement(g, w, i, o)
-        if g.calm_target >= 0 and w.cfg.ids[i] not in g.caught_up and \
-                st.max_offset(w.nodes[i].store) >= g.calm_target:
-            g = g.evolve(caught_up=g.caught_up.set(w.cfg.ids[i], w.now))
-        return g
-    if t is FrameRejected:
-        q = g.frames.get(o.conn, ())
-        if not q or q[0][0] != o.offset:
-            g = _framing(g, f"connection {o.conn}: the slave decoded a header at offset {o.offset}, the master sent "
-                            f"{q[0] if q else 'nothing more'}")
-        return g.evolve(frames=g.frames.without(o.conn))
-    if t is Reported:
-        if o.written == 8:
-            base, vals = g.reports.get(o.conn, (0, ()))
-            g = g.evolve(reports=g.reports.set(o.conn, (base, vals + (o.offset,))))
-        return g
-    if t is AckRead:
-        return _ack_read(g, w, o)
-    if t is PutResult:
-        return _put_result(g, w, o)
-    if t is Appended:
-        if i != master_index(w):
-            return g
-        at = g.appended_at.set(o.offset, w.now)
-        if len(at) > APPENDED_KEPT:
-            at = at.without(min(at, key=at.get))
-        g = g.evolve(appended_at=at)
-        why = _owed_put_ok(w, o) if w.history.calm else None
-        return g.evolve(tail_puts=g.tail_puts.set(o.msg_id, (w.now, why))) if why else g
-    name = t.__name__
-    if name == "SegmentDelivered":
-        return g.evolve(up_bytes=g.up_bytes.set(o.conn, g.up_bytes.get(o.conn, 0) + o.size)) if o.to_master else g
-    if name == "Connected":
-        live = {c.id for c in w.ext.conns}
-        return g.evolve(frames=_only(g.frames, live), reports=_only(g.reports, live), up_bytes=_only(g.up_bytes, live))
-    if t is core.Crash:
-        m = master_index(w)
-        if o.node == m:
-            g = g.evolve(master_crash_max=st.max_offset(w.nodes[m].store))
-        if o.kind() != "process":
-            node_id = w.cfg.ids[o.node]
-            g = g.evolve(data_loss=g.data_loss.set(node_id, w.now))
-            if o.disk:
-                g = g.evolve(misplaced=g.misplaced.without(node_id))
-            if o.node == m:
-                g = _lower_floor(g, st.max_offset(w.nodes[m].store))
-        return _check_losses(g, w, o).evolve(crash_dropped=frozenset())
-    if t is core.Restart:
-        g = _check_losses(_master_recovered(g, w) if o.node == master_index(w) else g, w, o)
-        node_id = w.cfg.ids[o.node]
-        return g.evolve(down_stores=g.down_stores.without(node_id)) if node_id in g.down_stores else g
-    if t is core.Calm:  # every broker still down restarts now
-        g = _check_losses(_master_recovered(g, w), w, o).evolve(down_stores=EMPTY)
-        target = st.max_offset(w.nodes[master_index(w)].store)
-        caught = {w.cfg.ids[j]: w.now for j in broker_indices(w)
-                  if j != master_index(w) and st.max_offset(w.nodes[j].store) >= target}
-        return g.evolve(calm_target=target, caught_up=FrozenMap(caught))
+    step = UPDATES.get(t) or UPDATES_BY_NAME.get(t.__name__)
+    return g if step is None else step(g, w, i, o)
+
+
+def _frame_sent(g: HaGhost, w: core.World, i: int, o: FrameSent) -> HaGhost:
+    return g.evolve(frames=g.frames.set(o.conn, g.frames.get(o.conn, ()) + ((o.offset, o.size, o.crc),)))
+
+
+def _frame_read(g: HaGhost, w: core.World, i: int, o: FrameRead) -> HaGhost:
+    q = g.frames.get(o.conn, ())
+    got = (o.offset, o.size, o.crc)
+    if not q or q[0] != got:
+        g = _framing(g, f"connection {o.conn}: the slave decoded frame {got}, the master sent "
+                        f"{q[0] if q else 'nothing more'}")
+    g = g.evolve(frames=g.frames.set(o.conn, q[1:]))
+    if o.appended:
+        g = _check_placement(g, w, i, o)
+    if g.calm_target >= 0 and w.cfg.ids[i] not in g.caught_up and \
+            st.max_offset(w.nodes[i].store) >= g.calm_target:
+        g = g.evolve(caught_up=g.caught_up.set(w.cfg.ids[i], w.now))
     return g
+
+
+def _frame_rejected(g: HaGhost, w: core.World, i: int, o: FrameRejected) -> HaGhost:
+    q = g.frames.get(o.conn, ())
+    if not q or q[0][0] != o.offset:
+        g = _framing(g, f"connection {o.conn}: the slave decoded a header at offset {o.offset}, the master sent "
+                        f"{q[0] if q else 'nothing more'}")
+    return g.evolve(frames=g.frames.without(o.conn))
+
+
+def _reported(g: HaGhost, w: core.World, i: int, o: Reported) -> HaGhost:
+    if o.written == 8:
+        base, vals = g.reports.get(o.conn, (0, ()))
+        g = g.evolve(reports=g.reports.set(o.conn, (base, vals + (o.offset,))))
+    return g
+
+
+def _appended(g: HaGhost, w: core.World, i: int, o: Appended) -> HaGhost:
+    if i != master_index(w):
+        return g
+    at = g.appended_at.set(o.offset, w.now)
+    if len(at) > APPENDED_KEPT:
+        at = at.without(min(at, key=at.get))
+    g = g.evolve(appended_at=at)
+    why = _owed_put_ok(w, o) if w.history.calm else None
+    return g.evolve(tail_puts=g.tail_puts.set(o.msg_id, (w.now, why))) if why else g
+
+
+def _segment_delivered(g: HaGhost, w: core.World, i: int, o: Any) -> HaGhost:
+    return g.evolve(up_bytes=g.up_bytes.set(o.conn, g.up_bytes.get(o.conn, 0) + o.size)) if o.to_master else g
+
+
+def _connected(g: HaGhost, w: core.World, i: int, o: Any) -> HaGhost:
+    live = {c.id for c in w.ext.conns}
+    return g.evolve(frames=_only(g.frames, live), reports=_only(g.reports, live), up_bytes=_only(g.up_bytes, live))
+
+
+def _crash(g: HaGhost, w: core.World, i: int, o: core.Crash) -> HaGhost:
+    m = master_index(w)
+    if o.node == m:
+        g = g.evolve(master_crash_max=st.max_offset(w.nodes[m].store))
+    if o.kind() != "process":
+        node_id = w.cfg.ids[o.node]
+        g = g.evolve(data_loss=g.data_loss.set(node_id, w.now))
+        if o.disk:
+            g = g.evolve(misplaced=g.misplaced.without(node_id))
+        if o.node == m:
+            g = _lower_floor(g, st.max_offset(w.nodes[m].store))
+    return _check_losses(g, w, o).evolve(crash_dropped=frozenset())
+
+
+def _restart(g: HaGhost, w: core.World, i: int, o: core.Restart) -> HaGhost:
+    g = _check_losses(_master_recovered(g, w) if o.node == master_index(w) else g, w, o)
+    node_id = w.cfg.ids[o.node]
+    return g.evolve(down_stores=g.down_stores.without(node_id)) if node_id in g.down_stores else g
+
+
+def _calm(g: HaGhost, w: core.World, i: int, o: core.Calm) -> HaGhost:
+    """Every broker still down restarts now."""
+    g = _check_losses(_master_recovered(g, w), w, o).evolve(down_stores=EMPTY)
+    target = st.max_offset(w.nodes[master_index(w)].store)
+    caught = {w.cfg.ids[j]: w.now for j in broker_indices(w)
+              if j != master_index(w) and st.max_offset(w.nodes[j].store) >= target}
+    return g.evolve(calm_target=target, caught_up=FrozenMap(caught))
 
 
 def _check_placement(g: HaGhost, w: core.World, i: int, o: FrameRead) -> HaGhost:
@@ -366,7 +386,7 @@ def _only(m: FrozenMap, keys: set) -> FrozenMap:
     return m if all(k in keys for k in m) else FrozenMap((k, v) for k, v in m.items() if k in keys)
 
 
-def _ack_read(g: HaGhost, w: core.World, o: AckRead) -> HaGhost:
+def _ack_read(g: HaGhost, w: core.World, i: int, o: AckRead) -> HaGhost:
     idx = g.up_bytes.get(o.conn, 0) // 8 - 1
     base, vals = g.reports.get(o.conn, (0, ()))
     if not 0 <= idx - base < len(vals) or vals[idx - base] != o.ack:
@@ -414,7 +434,7 @@ def _owed_put_ok(w: core.World, o: Appended) -> str | None:
     return None
 
 
-def _put_result(g: HaGhost, w: core.World, o: PutResult) -> HaGhost:
+def _put_result(g: HaGhost, w: core.World, i: int, o: PutResult) -> HaGhost:
     g = g.evolve(statuses=g.statuses.set(o.status, g.statuses.get(o.status, 0) + 1))
     owed = g.tail_puts.get(o.msg_id)
     if owed is not None:
@@ -436,3 +456,14 @@ def _put_result(g: HaGhost, w: core.World, o: PutResult) -> HaGhost:
         g = g.evolve(missing=g.missing + (Finding(msg_id=o.msg_id, offset=o.offset, at_ms=w.now, cause=cause,
                                                   code=code),))
     return g
+
+
+# What each observation (or fault event) does to the ghost, by its type, as core/transitions.py
+# steps the world by the event's type.
+UPDATES = {
+    FrameSent: _frame_sent, FrameRead: _frame_read, FrameRejected: _frame_rejected, Reported: _reported,
+    AckRead: _ack_read, PutResult: _put_result, Appended: _appended, core.Crash: _crash, core.Restart: _restart,
+    core.Calm: _calm,
+}
+# The world's own stream observations, by name: ha/world.py defines them and imports this module.
+UPDATES_BY_NAME = {"SegmentDelivered": _segment_delivered, "Connected": _connected}

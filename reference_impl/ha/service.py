@@ -273,12 +273,12 @@ def group_transfer_run(c: HaConfig, b: Broker, now: int) -> tuple[Broker, tuple[
                 req = req.evolve(deadline=now + c.store.sync_flush_timeout)
                 read = (req,) + read[1:]
             if transfer_ok(c, b, req):
-                done.append((req.put, PutMessageStatus.PUT_OK))
+                done.append((req, PutMessageStatus.PUT_OK))
             elif now < req.deadline:
                 return b.evolve(gt_read=read, gt_write=write, gt_wait_until=now + c.store.transfer_wait_ms,
                                 gt_notified=False, gt_wake_ms=-1), tuple(done)
             else:
-                done.append((req.put, PutMessageStatus.FLUSH_SLAVE_TIMEOUT))
+                done.append((req, PutMessageStatus.FLUSH_SLAVE_TIMEOUT))
             read = read[1:]
         if not write:
             break

@@ -358,7 +358,6 @@ SCRIPT_ACTIONS = ("send", "drop_connection")
 # --- config ---
 
 
-_ENUMS = {"broker_role": BrokerRole, "flush_disk_type": FlushDiskType}
 _STORE_KEYS = {a.name for a in MessageStoreConfig.__attrs_attrs__}
 _WORLD_KEYS = {a.name for a in HaConfig.__attrs_attrs__} - {"store", "brokers"}
 

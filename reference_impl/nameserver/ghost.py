@@ -177,75 +177,94 @@ def stale_route(w: core.World, p: pr.Producer, topic: str) -> bool:
 
 
 def ghost_update(g: NsGhost, w: core.World, i: int, obs: Any) -> NsGhost:
+    """Fold one observation of node i into the ghost (the step of its type in `UPDATES`; others
+    leave it as it is), or a world event (node -1: faults, operators, the quiet tail)."""
     if i < 0:
         return _world_event(g, w, obs)
+    step = UPDATES.get(type(obs))
+    return g if step is None else step(g, w, i, obs)
+
+
+def _queue_selected(g: NsGhost, w: core.World, i: int, obs: pr.QueueSelected) -> NsGhost:
+    if not repeats_failed_broker(obs):
+        return g
     me = w.cfg.ids[i]
-    t = type(obs)
-    if t is pr.QueueSelected:
-        if not repeats_failed_broker(obs):
-            return g
-        if obs.path in FALLBACK_PATHS:
-            return g.evolve(fallback_repeat=(
-                f"{me} has sendLatencyFaultEnable and every broker was marked unavailable, so MQFaultStrategy "
-                f"fell back ({obs.path}), which ignores lastBrokerName: retry {obs.attempt} of {obs.msg_id} "
-                f"went back to {obs.broker}"))
-        if g.unexplained_repeat is not None:
-            return g
-        return g.evolve(unexplained_repeat=(
-            f"{me}'s retry {obs.attempt} of {obs.msg_id} went back to {obs.broker}, which had just failed, by "
-            f"{obs.path} although {', '.join(b for b in obs.brokers if b != obs.broker)} had a queue in its list"))
-    if t is pr.AttemptSent:
-        d = g.dead.get(obs.broker_addr)
-        return g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(last_routed_ms=w.now))) if d is not None else g
-    if t is pr.AttemptFailed:
-        m = g.msgs.get(obs.msg_id)
-        if m is None:
-            return g
-        return g.evolve(msgs=g.msgs.set(obs.msg_id, m.evolve(failed_attempts=m.failed_attempts | {obs.attempt})))
-    if t is nb.MessageStored:
-        return _stored(g, w, obs)
-    if t is pr.SendStarted:
-        return _started(g, w, i, obs)
-    if t is pr.SendDone:
-        return _done(g, w, obs)
-    if t is cr.RouteRefreshed:
-        if obs.outcome in ("changed", "unchanged", "TOPIC_NOT_EXIST", "error"):
-            return g.evolve(last_answer=g.last_answer.set(me, w.now), failed_calls=g.failed_calls.without(me))
-        if obs.outcome == rm.CALL_TIMEOUT_EXCEPTION:
-            return g.evolve(call_timeouts=g.call_timeouts.set(me, w.now))
-        if obs.outcome in (rm.TIMEOUT_EXCEPTION, rm.SEND_REQUEST_EXCEPTION, rm.CONNECT_EXCEPTION):
-            calls = g.failed_calls.get(me, ())[-7:] + ((w.now, obs.namesrv, obs.outcome, _call_fault(w, me, obs)),)
-            return g.evolve(failed_calls=g.failed_calls.set(me, calls))
+    if obs.path in FALLBACK_PATHS:
+        return g.evolve(fallback_repeat=(
+            f"{me} has sendLatencyFaultEnable and every broker was marked unavailable, so MQFaultStrategy "
+            f"fell back ({obs.path}), which ignores lastBrokerName: retry {obs.attempt} of {obs.msg_id} "
+            f"went back to {obs.broker}"))
+    if g.unexplained_repeat is not None:
         return g
-    if t is ns.BrokerRegistered:
-        g = g.evolve(last_registered=g.last_registered.set((me, obs.broker_addr), (w.now, obs.broker_id)))
-        if obs.first and obs.broker_id == 0:
-            g = _first_registration(g, w, me, obs)
-            if any(k[0] == me and v[1] == obs.broker_addr for k, v in g.kept_topics.items()):
-                # a first registration carries every topic the master holds: nothing is kept out now
-                g = g.evolve(kept_topics=FrozenMap((k, v) for k, v in g.kept_topics.items()
-                                                   if not (k[0] == me and v[1] == obs.broker_addr)))
-        regs = g.registered.get(me, frozenset())
-        return g if obs.broker_addr in regs else g.evolve(registered=g.registered.set(me, regs | {obs.broker_addr}))
-    if t is ns.BrokerRemoved:
-        g = g.evolve(registered=g.registered.set(me, g.registered.get(me, frozenset()) - {obs.broker_addr}))
-        d = g.dead.get(obs.broker_addr)
-        if d is not None and me not in d.removed_by:
-            g = g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(removed_by=d.removed_by | {me})),
-                         ns_detect=g.ns_detect + ((d.silent, w.now - d.died_ms),))
+    return g.evolve(unexplained_repeat=(
+        f"{me}'s retry {obs.attempt} of {obs.msg_id} went back to {obs.broker}, which had just failed, by "
+        f"{obs.path} although {', '.join(b for b in obs.brokers if b != obs.broker)} had a queue in its list"))
+
+
+def _attempt_sent(g: NsGhost, w: core.World, i: int, obs: pr.AttemptSent) -> NsGhost:
+    d = g.dead.get(obs.broker_addr)
+    return g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(last_routed_ms=w.now))) if d is not None else g
+
+
+def _attempt_failed(g: NsGhost, w: core.World, i: int, obs: pr.AttemptFailed) -> NsGhost:
+    m = g.msgs.get(obs.msg_id)
+    if m is None:
         return g
-    if t is ns.BrokerUnregistered:
-        if obs.removed_addr != obs.broker_addr:  # another address, or nothing, was under that id
-            return g.evolve(unregistered_by_id=g.unregistered_by_id | {(me, obs.broker_addr)})
-        return g
-    if t is ns.ConnectionReset:
-        return g.evolve(resets=g.resets.set((me, obs.peer), w.now))
-    if t is nb.RoleChanged:
-        return g.evolve(role_changes=g.role_changes.set(me, w.now))
-    if t is pr.QueueRewritten:
-        info = w.nodes[i].publish.get(obs.topic)
-        return g.evolve(rewritten=g.rewritten | {(me, obs.topic, info.epoch if info is not None else -1)})
+    return g.evolve(msgs=g.msgs.set(obs.msg_id, m.evolve(failed_attempts=m.failed_attempts | {obs.attempt})))
+
+
+def _route_refreshed(g: NsGhost, w: core.World, i: int, obs: cr.RouteRefreshed) -> NsGhost:
+    me = w.cfg.ids[i]
+    if obs.outcome in ("changed", "unchanged", "TOPIC_NOT_EXIST", "error"):
+        return g.evolve(last_answer=g.last_answer.set(me, w.now), failed_calls=g.failed_calls.without(me))
+    if obs.outcome == rm.CALL_TIMEOUT_EXCEPTION:
+        return g.evolve(call_timeouts=g.call_timeouts.set(me, w.now))
+    if obs.outcome in (rm.TIMEOUT_EXCEPTION, rm.SEND_REQUEST_EXCEPTION, rm.CONNECT_EXCEPTION):
+        calls = g.failed_calls.get(me, ())[-7:] + ((w.now, obs.namesrv, obs.outcome, _call_fault(w, me, obs)),)
+        return g.evolve(failed_calls=g.failed_calls.set(me, calls))
     return g
+
+
+def _broker_registered(g: NsGhost, w: core.World, i: int, obs: ns.BrokerRegistered) -> NsGhost:
+    me = w.cfg.ids[i]
+    g = g.evolve(last_registered=g.last_registered.set((me, obs.broker_addr), (w.now, obs.broker_id)))
+    if obs.first and obs.broker_id == 0:
+        g = _first_registration(g, w, me, obs)
+        if any(k[0] == me and v[1] == obs.broker_addr for k, v in g.kept_topics.items()):
+            # a first registration carries every topic the master holds: nothing is kept out now
+            g = g.evolve(kept_topics=FrozenMap((k, v) for k, v in g.kept_topics.items()
+                                               if not (k[0] == me and v[1] == obs.broker_addr)))
+    regs = g.registered.get(me, frozenset())
+    return g if obs.broker_addr in regs else g.evolve(registered=g.registered.set(me, regs | {obs.broker_addr}))
+
+
+def _broker_removed(g: NsGhost, w: core.World, i: int, obs: ns.BrokerRemoved) -> NsGhost:
+    me = w.cfg.ids[i]
+    g = g.evolve(registered=g.registered.set(me, g.registered.get(me, frozenset()) - {obs.broker_addr}))
+    d = g.dead.get(obs.broker_addr)
+    if d is not None and me not in d.removed_by:
+        g = g.evolve(dead=g.dead.set(obs.broker_addr, d.evolve(removed_by=d.removed_by | {me})),
+                     ns_detect=g.ns_detect + ((d.silent, w.now - d.died_ms),))
+    return g
+
+
+def _broker_unregistered(g: NsGhost, w: core.World, i: int, obs: ns.BrokerUnregistered) -> NsGhost:
+    if obs.removed_addr != obs.broker_addr:  # another address, or nothing, was under that id
+        return g.evolve(unregistered_by_id=g.unregistered_by_id | {(w.cfg.ids[i], obs.broker_addr)})
+    return g
+
+
+def _connection_reset(g: NsGhost, w: core.World, i: int, obs: ns.ConnectionReset) -> NsGhost:
+    return g.evolve(resets=g.resets.set((w.cfg.ids[i], obs.peer), w.now))
+
+
+def _role_changed(g: NsGhost, w: core.World, i: int, obs: nb.RoleChanged) -> NsGhost:
+    return g.evolve(role_changes=g.role_changes.set(w.cfg.ids[i], w.now))
+
+
+def _queue_rewritten(g: NsGhost, w: core.World, i: int, obs: pr.QueueRewritten) -> NsGhost:
+    info = w.nodes[i].publish.get(obs.topic)
+    return g.evolve(rewritten=g.rewritten | {(w.cfg.ids[i], obs.topic, info.epoch if info is not None else -1)})
 
 
 def _call_fault(w: core.World, client: str, obs: Any) -> str | None:
@@ -356,7 +375,7 @@ def _started(g: NsGhost, w: core.World, i: int, obs: pr.SendStarted) -> NsGhost:
     return g.evolve(msgs=msgs, stats=s)
 
 
-def _done(g: NsGhost, w: core.World, obs: pr.SendDone) -> NsGhost:
+def _done(g: NsGhost, w: core.World, i: int, obs: pr.SendDone) -> NsGhost:
     m = g.msgs.get(obs.msg_id)
     if m is None:
         return g
@@ -368,15 +387,20 @@ def _done(g: NsGhost, w: core.World, obs: pr.SendDone) -> NsGhost:
     return g.evolve(msgs=g.msgs.set(obs.msg_id, m.evolve(done_ms=w.now, ok=ok)), stats=s)
 
 
-def _stored(g: NsGhost, w: core.World, obs: nb.MessageStored) -> NsGhost:
+def _stored(g: NsGhost, w: core.World, i: int, obs: nb.MessageStored) -> NsGhost:
     m = g.msgs.get(obs.msg_id)
     if m is None:
         m = MsgGhost(producer=obs.producer, started_ms=w.now, stale=False)
     s = g.stats
     if m.copies >= 1:
-        earlier = [a for a in m.stored_attempts if a < obs.attempt]
-        explained = obs.attempt not in m.stored_attempts and bool(earlier) and all(
-            a in m.failed_attempts for a in m.stored_attempts)
+        # Attempt k + 1 exists because the producer saw attempt k fail, so copies from several
+        # attempts are explained when every one but the last made was seen failing, in whatever
+        # order they arrive: two 0 ms attempts of one send (producer.send_kernel_impl) are in
+        # flight together. A second copy of one attempt is never explained.
+        attempts = m.stored_attempts | {obs.attempt}
+        last = max(attempts)
+        explained = obs.attempt not in m.stored_attempts and all(
+            a in m.failed_attempts for a in attempts if a != last)
         if m.copies == 1:
             s = s.evolve(duplicated_msgs=s.duplicated_msgs + 1)
         if explained:
@@ -406,3 +430,14 @@ def listed(rim: ri.RouteInfo) -> frozenset:
     for bd in rim.broker_addr_table.values():
         addrs.update(bd.broker_addrs.values())
     return frozenset(addrs)
+
+
+# What each observation of a node does to the ghost, by its type, as core/transitions.py steps the
+# world by the event's type.
+UPDATES = {
+    pr.QueueSelected: _queue_selected, pr.AttemptSent: _attempt_sent, pr.AttemptFailed: _attempt_failed,
+    nb.MessageStored: _stored, pr.SendStarted: _started, pr.SendDone: _done, cr.RouteRefreshed: _route_refreshed,
+    ns.BrokerRegistered: _broker_registered, ns.BrokerRemoved: _broker_removed,
+    ns.BrokerUnregistered: _broker_unregistered, ns.ConnectionReset: _connection_reset, nb.RoleChanged: _role_changed,
+    pr.QueueRewritten: _queue_rewritten,
+}

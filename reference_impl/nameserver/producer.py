@@ -201,7 +201,7 @@ def on_tick(c: ProducerConfig, p: Producer, now: int, draw: int) -> tuple[Produc
     if now >= ci.next_clean_ms:
         ci = cr.clean_offline_broker(c.client, ci)
     if now >= ci.next_poll_ms:
-        ci, o = cr.start_poll(c.client, ci, tuple(sorted(p.publish)), now, draw)
+        ci, o = cr.start_poll(c.client, ci, tuple(p.publish), now, draw)  # getPublishTopicList
         outs += o
     p = p.evolve(client=ci)
     p, outs = _dispatch(c, p, outs, now)
@@ -286,9 +286,11 @@ def send_kernel_impl(c: ProducerConfig, p: Producer, now: int, routed: bool = Fa
     elapsed = now - op.begin_first + op.clock_lag
     if c.send_msg_timeout < elapsed:
         return attempt_failed(c, p, "RemotingTooMuchRequestException:sendKernelImpl call timeout", now)
-    # A budget of 0 ms still writes the request (invokeSyncImpl then gives up at once); the
-    # model gives it the shortest RPC, 1 ms, so the broker may or may not get it.
-    timeout = max(1, c.send_msg_timeout - elapsed)
+    # A budget of 0 ms still writes the request (invokeSyncImpl's waitResponse(0) then gives up at
+    # once): a 0 ms RPC, which fails in the same millisecond while its request stays in flight
+    # (the broker may still store it). The next attempt then reads the same millisecond, sees the
+    # budget just spent and makes another 0 ms attempt; the whole loop takes well under one.
+    timeout = c.send_msg_timeout - elapsed
     req = SendMessage(producer=p.self_id, topic=op.topic, queue_id=op.mq.queue_id, msg_id=op.msg_id,
                       attempt=op.times)
     p = p.evolve(op=op.evolve(phase="sending"))

@@ -113,12 +113,6 @@ class BrokerData:
     broker_name: str
     broker_addrs: FrozenMap = EMPTY
 
-    def select_broker_addr(self) -> str | None:
-        """BrokerData#selectBrokerAddr without the random pick: the master, else the lowest id."""
-        if MASTER_ID in self.broker_addrs:
-            return self.broker_addrs[MASTER_ID]
-        return self.broker_addrs[min(self.broker_addrs)] if self.broker_addrs else None
-
 
 @record
 class TopicRouteData:

@@ -322,141 +322,192 @@ def _honest(g: Ghost, broker: str, queue_id: int, value: int, answer: int) -> bo
 
 
 def update(g: Ghost, w: Any, i: int, o: Any) -> Ghost:
-    """Fold one observation (or a fault event, node -1) into the ghost."""
-    t = type(o)
-    now = w.now
-    if t is Consumed:
-        k = (o.queue_id, o.queue_offset)
-        n = g.consumed.get(k, 0) + 1
-        g = g.evolve(consumed=g.consumed.set(k, n))
-        if n > 1:
-            r = g.resumed.get((w.cfg.ids[i], o.queue_id))
-            by_regression = r is not None and r[0] <= o.queue_offset < r[1]
-            g = g.evolve(duplicates=g.duplicates + 1, duplicates_regression=g.duplicates_regression + by_regression)
-        d = g.done[o.queue_id]
-        if o.queue_offset == d:
-            while g.consumed.get((o.queue_id, d), 0):
-                d += 1
-            g = g.evolve(done=g.done[:o.queue_id] + (d,) + g.done[o.queue_id + 1:])
-        return g
-    if t is PullServed and o.code == ResponseCode.PULL_OFFSET_MOVED:
-        # the correction's value, reproduced: DefaultMessageStore#getMessage's nextOffsetCorrection to the
-        # queue's max offset (OFFSET_OVERFLOW_BADLY), which a slave makes only with offsetCheckInSlave
-        b = w.nodes[i]
-        top = len(b.store.cqs[o.queue_id]) if 0 <= o.queue_id < len(b.store.cqs) else -1
-        exact = (w.cfg.proto.offset_check_in_slave and o.status is GetMessageStatus.OFFSET_OVERFLOW_BADLY
-                 and o.next_begin_offset == top)
-        return g.evolve(moved=g.moved.set(o.queue_id, (w.cfg.ids[i], o.offset, o.next_begin_offset, exact)))
-    if t is OffsetCorrected:
-        moved = g.moved.get(o.queue_id)
-        done = g.done[o.queue_id]
-        if (moved is None or moved[1:3] != (o.asked, o.corrected) or not moved[3] or o.corrected <= done
-                or _broker_role(w, moved[0]) != "slave"):
-            return g
-        cause = (f"slave {moved[0]} answered {w.cfg.ids[i]}'s pull of queue {o.queue_id} at {o.asked} with "
-                 f"PULL_OFFSET_MOVED, nextBeginOffset {o.corrected} (offsetCheckInSlave: a slave behind what the "
-                 f"master served corrects the offset to its own max), and the consumer committed {o.corrected} "
-                 f"and dropped its process queue while the group had consumed only below {done} "
-                 f"(DefaultMQPushConsumerImpl's OFFSET_ILLEGAL path)")
-        return g.evolve(corrections=g.corrections.set((o.queue_id, o.corrected), (done, cause)))
-    if t is OffsetCommitted:
-        broker = w.cfg.ids[i]
-        top = held_max(g, o.queue_id) if g.answers else -1
-        g = _account(g, w, broker, o.queue_id, o.old, o.offset, "lower-commit",
-                     f"{broker} accepted a commit of {o.offset} below its {o.old} (commitOffset takes lower offsets)")
-        if g.answers and o.offset > top:
-            client = o.client or _requester(w, o.rpc)
-            g = _note_raise(g, o.queue_id, Raise(at_ms=now, broker=broker, offset=o.offset, client=client,
-                                                 via=o.via, owner=(client, o.queue_id) in g.resumed))
-        if _broker_role(w, broker) == "slave":
-            g = g.evolve(commits_to_slave=g.commits_to_slave + 1)
-        return g
-    if t is OffsetsSynced:
-        broker = w.cfg.ids[i]
-        before = o.before.get(key_of())
-        synced = o.table.get(key_of())
-        for queue_id in range(len(g.done)):
-            old = before.get(queue_id, -1) if before is not None else -1
-            new = synced.get(queue_id, -1) if synced is not None else old  # putAll: the master's map replaces
-            g = _account(g, w, broker, queue_id, old, new, "slave-sync",
-                         f"syncConsumerOffset put the master's table into {broker}'s (putAll) at t={now} ms: "
-                         f"{broker}'s offset fell to the master's {new}")
-        return g.evolve(syncs=g.syncs + 1, last_sync=g.last_sync.set(broker, now))
-    if t is OffsetsPersisted:
-        return g.evolve(persisted=g.persisted.set(w.cfg.ids[i], (now, o.table)))
-    if t is OffsetQueried:
-        broker = w.cfg.ids[i]
-        held = held_max(g, o.queue_id)
-        value = _value(w.nodes[i], o.queue_id)
-        honest = _honest(g, broker, o.queue_id, value, o.offset)
-        code, cause = (_regression_cause(g, w, broker, o.queue_id, o.offset) if honest and o.offset < held
-                       else (None, None))
-        a = Answer(at_ms=now, broker=broker, offset=o.offset, value=value, held=held, honest=honest,
-                   code_then=code, cause_then=cause)
-        k = (_requester(w, o.rpc), o.queue_id)
-        if not k[0]:
-            return g  # an RPC no longer open (a duplicated request): nobody takes this answer
-        return g.evolve(answers=g.answers.set(k, (g.answers.get(k, ()) + (a,))[-MAX_ANSWERS:]))
-    if (t is core.Crash or t is core.Restart) and 0 <= o.node < len(w.cfg.ids):  # a consumer's queries die with it
-        consumer = w.cfg.ids[o.node]
-        stale = [k for k in g.answers if k[0] == consumer]
-        if stale:
-            table = g.answers
-            for k in stale:
-                table = table.without(k)
-            g = g.evolve(answers=table)
-    if t is core.Crash and type(w.nodes[o.node]) is Broker:  # the table in memory is gone
-        broker = w.cfg.ids[o.node]
-        pre, values = g.pre_crash, g.values
-        for queue_id in range(len(g.done)):
-            k = (broker, queue_id)
-            pre, values = pre.set(k, values.get(k, -1)), values.set(k, -1)
-        return g.evolve(pre_crash=pre, values=values)
-    if t is core.Restart or t is core.Calm:  # a broker restart loads consumerOffset.json
-        for j, n in enumerate(w.nodes):
-            if type(n) is Broker and g.incarnations.get(n.id, 0) != n.incarnation:
-                g = update(g.evolve(incarnations=g.incarnations.set(n.id, n.incarnation)), w, j,
-                           OffsetsLoaded(table=n.offset_table))
-        return g
-    if t is OffsetsLoaded:
-        broker = w.cfg.ids[i]
-        at, wrote = g.persisted.get(broker, (-1, EMPTY))
-        inner, last = o.table.get(key_of()), wrote.get(key_of())
-        code = "master-restart" if _broker_role(w, broker) == "master" else "slave-restart"
-        g = g.evolve(started=g.started.set(broker, now))
-        for queue_id in range(len(g.done)):
-            k = (broker, queue_id)
-            new = inner.get(queue_id, -1) if inner is not None else -1
-            persisted = last.get(queue_id, -1) if last is not None else -1
-            old = g.pre_crash.get(k, -1)
-            g = g.evolve(values=g.values.set(k, old))
-            g = _account(g, w, broker, queue_id, old, new, code,
-                         f"{broker} restarted and loaded consumerOffset.json ({new}, what its last persist wrote at "
-                         f"t={at} ms): the commits up to {old} since were lost with the process",
-                         exact=new == persisted)
-        return g
-    if t is OffsetRead:
-        consumer = w.cfg.ids[i]
-        held = held_max(g, o.queue_id)
-        k = (consumer, o.queue_id)
-        before = g
-        if k in g.answers:
-            g = g.evolve(answers=g.answers.without(k))
-        if o.offset < 0:
-            return g
-        g = g.evolve(resumed=g.resumed.set(k, (o.offset, held)))
-        if o.offset > g.done[o.queue_id]:
-            g = g.evolve(skips=g.skips + (f"{consumer} resumed queue {o.queue_id} at {o.offset} (read from {o.addr}) "
-                                          f"but the group has not consumed offset {g.done[o.queue_id]}",))
-            g = g.evolve(skip_causes=g.skip_causes + (skipped_by_corrections(g, o.queue_id, o.offset),))
-        if o.offset < held:  # judged on the answers as they stood before this resume
-            code, cause, floor = _regression(_resumed_answer(before, consumer, o), consumer, o, held)
-            if code == "commit-after-read":  # duplicates above what was held at the answer are at-least-once
-                g = g.evolve(resumed=g.resumed.set(k, (o.offset, floor)))
-            g = g.evolve(regressions=g.regressions + (Regression(
-                at_ms=now, consumer=consumer, queue_id=o.queue_id, resumed=o.offset, held=held, broker=o.addr,
-                code=code, cause=cause if code is not None else None),))
-        return g
-    if t is Appended:
-        return g.evolve(stored=g.stored[:o.queue_id] + (o.queue_offset + 1,) + g.stored[o.queue_id + 1:])
+    """Fold one observation (or a fault event, node -1) into the ghost: the step of its type in
+    `UPDATES`; other observations leave it as it is."""
+    step = UPDATES.get(type(o))
+    return g if step is None else step(g, w, i, o)
+
+
+def _consumed(g: Ghost, w: Any, i: int, o: Consumed) -> Ghost:
+    k = (o.queue_id, o.queue_offset)
+    n = g.consumed.get(k, 0) + 1
+    g = g.evolve(consumed=g.consumed.set(k, n))
+    if n > 1:
+        r = g.resumed.get((w.cfg.ids[i], o.queue_id))
+        by_regression = r is not None and r[0] <= o.queue_offset < r[1]
+        g = g.evolve(duplicates=g.duplicates + 1, duplicates_regression=g.duplicates_regression + by_regression)
+    d = g.done[o.queue_id]
+    if o.queue_offset == d:
+        while g.consumed.get((o.queue_id, d), 0):
+            d += 1
+        g = g.evolve(done=g.done[:o.queue_id] + (d,) + g.done[o.queue_id + 1:])
     return g
+
+
+def _pull_served(g: Ghost, w: Any, i: int, o: PullServed) -> Ghost:
+    if o.code != ResponseCode.PULL_OFFSET_MOVED:
+        return g
+    # the correction's value, reproduced: DefaultMessageStore#getMessage's nextOffsetCorrection to the
+    # queue's max offset (OFFSET_OVERFLOW_BADLY), which a slave makes only with offsetCheckInSlave
+    b = w.nodes[i]
+    top = len(b.store.cqs[o.queue_id]) if 0 <= o.queue_id < len(b.store.cqs) else -1
+    exact = (w.cfg.proto.offset_check_in_slave and o.status is GetMessageStatus.OFFSET_OVERFLOW_BADLY
+             and o.next_begin_offset == top)
+    return g.evolve(moved=g.moved.set(o.queue_id, (w.cfg.ids[i], o.offset, o.next_begin_offset, exact)))
+
+
+def _offset_corrected(g: Ghost, w: Any, i: int, o: OffsetCorrected) -> Ghost:
+    moved = g.moved.get(o.queue_id)
+    done = g.done[o.queue_id]
+    if (moved is None or moved[1:3] != (o.asked, o.corrected) or not moved[3] or o.corrected <= done
+            or _broker_role(w, moved[0]) != "slave"):
+        return g
+    cause = (f"slave {moved[0]} answered {w.cfg.ids[i]}'s pull of queue {o.queue_id} at {o.asked} with "
+             f"PULL_OFFSET_MOVED, nextBeginOffset {o.corrected} (offsetCheckInSlave: a slave behind what the "
+             f"master served corrects the offset to its own max), and the consumer committed {o.corrected} "
+             f"and dropped its process queue while the group had consumed only below {done} "
+             f"(DefaultMQPushConsumerImpl's OFFSET_ILLEGAL path)")
+    return g.evolve(corrections=g.corrections.set((o.queue_id, o.corrected), (done, cause)))
+
+
+def _offset_committed(g: Ghost, w: Any, i: int, o: OffsetCommitted) -> Ghost:
+    broker = w.cfg.ids[i]
+    top = held_max(g, o.queue_id) if g.answers else -1
+    g = _account(g, w, broker, o.queue_id, o.old, o.offset, "lower-commit",
+                 f"{broker} accepted a commit of {o.offset} below its {o.old} (commitOffset takes lower offsets)")
+    if g.answers and o.offset > top:
+        client = o.client or _requester(w, o.rpc)
+        g = _note_raise(g, o.queue_id, Raise(at_ms=w.now, broker=broker, offset=o.offset, client=client,
+                                             via=o.via, owner=(client, o.queue_id) in g.resumed))
+    if _broker_role(w, broker) == "slave":
+        g = g.evolve(commits_to_slave=g.commits_to_slave + 1)
+    return g
+
+
+def _offsets_synced(g: Ghost, w: Any, i: int, o: OffsetsSynced) -> Ghost:
+    now = w.now
+    broker = w.cfg.ids[i]
+    before = o.before.get(key_of())
+    synced = o.table.get(key_of())
+    for queue_id in range(len(g.done)):
+        old = before.get(queue_id, -1) if before is not None else -1
+        new = synced.get(queue_id, -1) if synced is not None else old  # putAll: the master's map replaces
+        g = _account(g, w, broker, queue_id, old, new, "slave-sync",
+                     f"syncConsumerOffset put the master's table into {broker}'s (putAll) at t={now} ms: "
+                     f"{broker}'s offset fell to the master's {new}")
+    return g.evolve(syncs=g.syncs + 1, last_sync=g.last_sync.set(broker, now))
+
+
+def _offsets_persisted(g: Ghost, w: Any, i: int, o: OffsetsPersisted) -> Ghost:
+    return g.evolve(persisted=g.persisted.set(w.cfg.ids[i], (w.now, o.table)))
+
+
+def _offset_queried(g: Ghost, w: Any, i: int, o: OffsetQueried) -> Ghost:
+    broker = w.cfg.ids[i]
+    held = held_max(g, o.queue_id)
+    value = _value(w.nodes[i], o.queue_id)
+    honest = _honest(g, broker, o.queue_id, value, o.offset)
+    code, cause = (_regression_cause(g, w, broker, o.queue_id, o.offset) if honest and o.offset < held
+                   else (None, None))
+    a = Answer(at_ms=w.now, broker=broker, offset=o.offset, value=value, held=held, honest=honest,
+               code_then=code, cause_then=cause)
+    k = (_requester(w, o.rpc), o.queue_id)
+    if not k[0]:
+        return g  # an RPC no longer open (a duplicated request): nobody takes this answer
+    return g.evolve(answers=g.answers.set(k, (g.answers.get(k, ()) + (a,))[-MAX_ANSWERS:]))
+
+
+def _queries_die(g: Ghost, w: Any, o: core.Crash | core.Restart) -> Ghost:
+    """A consumer's open queries die with it (a crash or a restart)."""
+    if not 0 <= o.node < len(w.cfg.ids):
+        return g
+    consumer = w.cfg.ids[o.node]
+    stale = [k for k in g.answers if k[0] == consumer]
+    if stale:
+        table = g.answers
+        for k in stale:
+            table = table.without(k)
+        g = g.evolve(answers=table)
+    return g
+
+
+def _crash(g: Ghost, w: Any, i: int, o: core.Crash) -> Ghost:
+    g = _queries_die(g, w, o)
+    if type(w.nodes[o.node]) is not Broker:
+        return g
+    broker = w.cfg.ids[o.node]  # the table in memory is gone
+    pre, values = g.pre_crash, g.values
+    for queue_id in range(len(g.done)):
+        k = (broker, queue_id)
+        pre, values = pre.set(k, values.get(k, -1)), values.set(k, -1)
+    return g.evolve(pre_crash=pre, values=values)
+
+
+def _restart(g: Ghost, w: Any, i: int, o: core.Restart) -> Ghost:
+    return _brokers_loaded(_queries_die(g, w, o), w, i, o)
+
+
+def _brokers_loaded(g: Ghost, w: Any, i: int, o: core.Restart | core.Calm) -> Ghost:
+    """A broker restart (or every broker still down restarting at Calm) loads consumerOffset.json."""
+    for j, n in enumerate(w.nodes):
+        if type(n) is Broker and g.incarnations.get(n.id, 0) != n.incarnation:
+            g = _offsets_loaded(g.evolve(incarnations=g.incarnations.set(n.id, n.incarnation)), w, j,
+                                OffsetsLoaded(table=n.offset_table))
+    return g
+
+
+def _offsets_loaded(g: Ghost, w: Any, i: int, o: OffsetsLoaded) -> Ghost:
+    broker = w.cfg.ids[i]
+    at, wrote = g.persisted.get(broker, (-1, EMPTY))
+    inner, last = o.table.get(key_of()), wrote.get(key_of())
+    code = "master-restart" if _broker_role(w, broker) == "master" else "slave-restart"
+    g = g.evolve(started=g.started.set(broker, w.now))
+    for queue_id in range(len(g.done)):
+        k = (broker, queue_id)
+        new = inner.get(queue_id, -1) if inner is not None else -1
+        persisted = last.get(queue_id, -1) if last is not None else -1
+        old = g.pre_crash.get(k, -1)
+        g = g.evolve(values=g.values.set(k, old))
+        g = _account(g, w, broker, queue_id, old, new, code,
+                     f"{broker} restarted and loaded consumerOffset.json ({new}, what its last persist wrote at "
+                     f"t={at} ms): the commits up to {old} since were lost with the process",
+                     exact=new == persisted)
+    return g
+
+
+def _offset_read(g: Ghost, w: Any, i: int, o: OffsetRead) -> Ghost:
+    consumer = w.cfg.ids[i]
+    held = held_max(g, o.queue_id)
+    k = (consumer, o.queue_id)
+    before = g
+    if k in g.answers:
+        g = g.evolve(answers=g.answers.without(k))
+    if o.offset < 0:
+        return g
+    g = g.evolve(resumed=g.resumed.set(k, (o.offset, held)))
+    if o.offset > g.done[o.queue_id]:
+        g = g.evolve(skips=g.skips + (f"{consumer} resumed queue {o.queue_id} at {o.offset} (read from {o.addr}) "
+                                      f"but the group has not consumed offset {g.done[o.queue_id]}",))
+        g = g.evolve(skip_causes=g.skip_causes + (skipped_by_corrections(g, o.queue_id, o.offset),))
+    if o.offset < held:  # judged on the answers as they stood before this resume
+        code, cause, floor = _regression(_resumed_answer(before, consumer, o), consumer, o, held)
+        if code == "commit-after-read":  # duplicates above what was held at the answer are at-least-once
+            g = g.evolve(resumed=g.resumed.set(k, (o.offset, floor)))
+        g = g.evolve(regressions=g.regressions + (Regression(
+            at_ms=w.now, consumer=consumer, queue_id=o.queue_id, resumed=o.offset, held=held, broker=o.addr,
+            code=code, cause=cause if code is not None else None),))
+    return g
+
+
+def _appended(g: Ghost, w: Any, i: int, o: Appended) -> Ghost:
+    return g.evolve(stored=g.stored[:o.queue_id] + (o.queue_offset + 1,) + g.stored[o.queue_id + 1:])
+
+
+# What each observation (or fault event) does to the ghost, by its type, as core/transitions.py
+# steps the world by the event's type.
+UPDATES = {
+    Consumed: _consumed, PullServed: _pull_served, OffsetCorrected: _offset_corrected,
+    OffsetCommitted: _offset_committed, OffsetsSynced: _offsets_synced, OffsetsPersisted: _offsets_persisted,
+    OffsetQueried: _offset_queried, core.Crash: _crash, core.Restart: _restart, core.Calm: _brokers_loaded,
+    OffsetsLoaded: _offsets_loaded, OffsetRead: _offset_read, Appended: _appended,
+}

@@ -1,34 +1,96 @@
-"""`rmqspec fuzz` and `rmqspec shrink`: many randomized histories on Spark, and a failing
-trace cut down to the fewest events that still fail (docs/fuzzing.md)."""
+"""`rmqspec fuzz`: many randomized histories on Spark, a report and shrunk counterexamples
+(docs/fuzzing.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 
 from histories import files, formats, view
-from rmqspec.commands.usage import MAX_HISTORIES, UsageError, config_overrides
-from spark_harness import counterexample, fuzz, plan, shrink
+from reference_impl import core
+from rmqspec.commands.usage import (
+    INT64,
+    MAX_BUDGET,
+    MAX_HISTORIES,
+    MAX_STEPS,
+    UsageError,
+    add_import,
+    add_progress,
+    comma_list,
+    config_overrides,
+    int_in,
+)
+from spark_harness import fuzz, plan, shrink
 from spark_harness.java import JavaMissing
-from spark_harness.progress import Progress
+
+# `submitted` is what rmqspec/spark_submit.py passes: the master spark-submit was given
+MASTER = re.compile(r"submitted|none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark://[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*"
+                    r"|yarn|k8s://[A-Za-z0-9.:/_-]+")
+
+NAME = "fuzz"
 
 
-def _coverage_sample(text: str | None) -> int | None:
-    if text is None:
-        return plan.COVERAGE_SAMPLE
-    if text == "all":
-        return None
-    n = int(text) if re.fullmatch(r"\d{1,9}", text) else -1
-    if not 0 <= n <= MAX_HISTORIES:
-        raise UsageError(f"--coverage-sample must be a number of histories in 0..{MAX_HISTORIES:,} or all, "
-                         f"not {formats.escape(text[:40])!r}")
-    return n
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(NAME, help="many randomized histories on Spark (docs/fuzzing.md)")
+    parser.add_argument("--protocol", default="all",
+                        help=f"one of: {', '.join(core.protocol_names())}; a comma-separated list; or all (default)")
+    parser.add_argument("--histories", type=int_in(1, MAX_HISTORIES), default=1000,
+                        help=f"histories per protocol, 1..{MAX_HISTORIES:,} (default 1000)")
+    parser.add_argument("--steps", type=int_in(1, MAX_STEPS), default=None,
+                        help=f"at most this many events per history, 1..{MAX_STEPS:,} (default 50000: a safety cap; "
+                             "histories end 60 s after faults stop)")
+    parser.add_argument("--seed", type=int_in(0, INT64[1] - MAX_HISTORIES), default=1,
+                        help="seed of the first history, a non-negative 64-bit integer (default 1)")
+    parser.add_argument("--master", default="local[*]",
+                        help="Spark master: local[N], spark://host:port, ...; 'none' runs in this process "
+                             "(default local[*])")
+    parser.add_argument("--out", default="out/fuzz", help="output directory (default out/fuzz)")
+    parser.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                        help="fast: a protocol's compiled fast world where one exists, judged by the reference "
+                             "(see --judge); reference: the reference only (default fast)")
+    parser.add_argument("--judge", choices=("all", "sample"), default="sample",
+                        help="with the fast engine, which histories with a violation the reference re-runs: "
+                             "sample (default): every one with an unexpected violation and about 1 in "
+                             f"{plan.JUDGE_EVERY} of the rest; all")
+    parser.add_argument("--coverage-sample", default=None, metavar="N|all",
+                        help="with the fast engine: histories per protocol the reference also runs whole, its row "
+                             "required to agree with the fast world's, coverage and distinct states included, "
+                             f"0..{MAX_HISTORIES:,} or all (default 0: the fast world computes both over every "
+                             "history)")
+    parser.add_argument("--faults", type=comma_list(str), default=None,
+                        help="fault profiles, comma-separated, or 'all' (default: every profile with faults)")
+    parser.add_argument("--nodes", type=comma_list(int_in(1, 64), "integers in 1..64"), default=None,
+                        help="cluster sizes 1..64, comma-separated (default per protocol)")
+    parser.add_argument("--config", default=None,
+                        help="protocol config overrides for every history, as JSON (as simulate --config), "
+                             "e.g. '{\"broker_role\": \"SYNC_MASTER\"}'")
+    parser.add_argument("--configs", choices=("cycle", "default"), default="cycle",
+                        help="cycle: every version profile (fixed included) and drawn config switches, swarm subsets "
+                             "of fault kinds and directed shapes per history (default); default: the protocol's "
+                             "defaults for every history (docs/fuzzing.md, Variants)")
+    parser.add_argument("--parquet", default=None,
+                        help="where Spark writes per-history rows (default OUT/histories.parquet)")
+    parser.add_argument("--shrink-budget", type=int_in(1, MAX_BUDGET), default=None,
+                        help="replayed steps per counterexample of an unexpected violation, "
+                             f"1..{MAX_BUDGET:,} (default {shrink.DEFAULT_BUDGET:,})")
+    parser.add_argument("--shrink-budget-expected", type=int_in(1, MAX_BUDGET), default=None,
+                        help="replayed steps per counterexample of an expected violation (RocketMQ's documented "
+                             f"behaviour: it illustrates, it need not be smallest), 1..{MAX_BUDGET:,} "
+                             f"(default {shrink.EXPECTED_BUDGET:,})")
+    parser.add_argument("--no-view", action="store_true",
+                        help="do not write the HTML view (index.html and a page per counterexample; docs/view.md)")
+    parser.add_argument("--no-counterexamples", action="store_true", help="do not replay and shrink failing histories")
+    add_progress(parser)
+    parser.add_argument("--no-plots", action="store_true", help="no report plots (report.md without pictures)")
+    parser.add_argument("--list-profiles", action="store_true", help="list the fault profiles per protocol and exit")
+    parser.add_argument("--json", action="store_true", help="print report.json instead of the summary")
+    add_import(parser)
+    return parser
 
 
-def cmd_fuzz(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     if args.list_profiles:
         print(json.dumps(fuzz.profiles_json(), indent=2) if args.json else fuzz.profiles_table())
         return 0
@@ -65,41 +127,13 @@ def cmd_fuzz(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-# `submitted` is what rmqspec/spark_submit.py passes: the master spark-submit was given
-MASTER = re.compile(r"submitted|none|local(\[(\d{1,4}|\*)(,\d{1,4})?\])?|spark://[A-Za-z0-9.-]+:\d{1,5}(,[A-Za-z0-9.-]+:\d{1,5})*"
-                    r"|yarn|k8s://[A-Za-z0-9.:/_-]+")
-
-
-def cmd_shrink(args: argparse.Namespace) -> int:
-    budget = args.budget or shrink.DEFAULT_BUDGET
-    if args.out:  # refused before the work, not after it
-        parent = os.path.dirname(args.out) or "."
-        if not os.path.isdir(parent):
-            raise UsageError(f"cannot write {args.out}: {parent} is not a directory")
-    bar = Progress(budget, label="shrink", unit="replayed steps of the budget", enabled=not args.no_progress)
-    try:
-        entry = counterexample.from_trace(args.trace, args.out, args.property, tuple(args.imports), budget,
-                                          lambda steps, best: bar.update(steps, f"best so far: {best} chosen events"))
-    except IsADirectoryError as e:
-        raise UsageError(f"{e.filename or args.trace}: is a directory") from None
-    except OSError as e:  # the trace cannot be read, or the output cannot be written
-        if e.filename == args.trace:
-            raise UsageError(f"cannot read {args.trace}: {e.strerror}") from None
-        raise UsageError(f"cannot write {args.out or e.filename}: {e.strerror}") from None
-    except formats.FormatError as e:
-        raise UsageError(str(e)) from None
-    except (ValueError, KeyError) as e:
-        raise UsageError(str(e.args[0] if e.args else e)) from None
-    bar.finish(entry["shrink_steps"], f"{entry['choices']} chosen events, " +
-               ("1-minimal" if entry["one_minimal"] else "the budget ran out"))
-    if args.json:
-        print(json.dumps(entry, indent=2))
-    else:
-        verdict = "expected" if entry["expected"] else "unexpected"
-        print(f"shrink: {entry['property']} ({verdict}) kept violated with {entry['choices']} chosen events "
-              f"({entry['faults']} faults) of {entry['original_events']}; {entry['trace_steps']} steps in the trace")
-        print(f"  trace: {formats.escape(entry['trace'])}" +
-              (f"  picture: {formats.escape(entry['picture'])}" if entry.get("picture") else ""))
-        print(f"  {entry['replay']}")
-    return 0 if entry["verified"] else 1
-
+def _coverage_sample(text: str | None) -> int | None:
+    if text is None:
+        return plan.COVERAGE_SAMPLE
+    if text == "all":
+        return None
+    n = int(text) if re.fullmatch(r"\d{1,9}", text) else -1
+    if not 0 <= n <= MAX_HISTORIES:
+        raise UsageError(f"--coverage-sample must be a number of histories in 0..{MAX_HISTORIES:,} or all, "
+                         f"not {formats.escape(text[:40])!r}")
+    return n

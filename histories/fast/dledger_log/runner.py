@@ -191,7 +191,7 @@ def prepare(cfg, *, entries: int = DEFAULT_ENTRIES, flight: int = DEFAULT_FLIGHT
             queue: int = DEFAULT_QUEUE, sets: int = DEFAULT_SETS, oslost: int = DEFAULT_HISTORY,
             outs: int = DEFAULT_OUTPUTS, log: bool = False, mutant: str | None = None) -> Prepared:
     """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
-    `mutant`: a property_tests/support/election_mutants.py function name (test-only broken
+    `mutant`: a histories/mutants/election.py function name (test-only broken
     election members, installed in the reference's election modules by the tests). `oslost`
     (rows of the ghost's history) and `outs` (outputs of one transition) keep their old names."""
     caps = (entries, flight, rpcs, terms, marks, pending, queue, sets, oslost, outs)

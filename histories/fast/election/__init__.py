@@ -9,6 +9,6 @@ where every field lives); `world.run` is the kernel, the reference's histories.r
 | world (+ _observe) | reference_impl/election/world.py (the plug-in) and core/world.py's step |
 | ghost, monitor | reference_impl/election/ghost.py, spec/election.py |
 | replies, network | the reply a handler gives; sending through core/network.py |
-| mutants | test-only broken members (property_tests/support/election_mutants.py), compiled out of production |
+| mutants | test-only broken members (histories/mutants/election.py), compiled out of production |
 | runner, decode, crosscheck, explore | Python side: prepare/run/result, back to reference objects, the gate, exhaustive search |
 """

@@ -1,4 +1,4 @@
-"""Test-only broken members: the twin's side of property_tests/support/election_mutants.py
+"""Test-only broken members: the twin's side of histories/mutants/election.py
 (and the cross-check gate's own), so that unexpected verdicts of every property are
 cross-checked too.
 
@@ -48,7 +48,7 @@ from histories.fast.election.layout import (
     WAIT_TO_VOTE_NEXT,
 )
 
-# property_tests/support/election_mutants.py's mutants, by the name of the function each
+# histories/mutants/election.py's mutants, by the name of the function each
 # replaces, and property_tests/test_fast_election.py's own (RPL-1/2, LIVE-1/3)
 VOTE_IGNORING_CURR_VOTE_FOR = 1  # handle_vote
 PARSE_OWN_VOTE_AS_QUORUM = 2  # finish_vote_round

@@ -211,7 +211,7 @@ def check_range(numbers: dict, limit: int) -> None:
 def prepare(cfg, terms: int = DEFAULT_TERMS, log: bool = False, mutant: str | None = None,
             see_states: bool = True) -> Prepared:
     """Check that the twin models `cfg` (raise Unsupported otherwise) and build its arrays.
-    `mutant`: a property_tests/support/election_mutants.py function name (test-only broken variants);
+    `mutant`: a histories/mutants/election.py function name (test-only broken variants);
     `see_states` False: no distinct observable states (the explorer counts its own)."""
     key = (id(cfg), terms, log, mutant, see_states)
     hit = _PREPARED.get(key)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from histories import reference_log
+from histories.reference_log import LogWriter
 from reference_impl import core
 from reference_impl.core import chooser, faults
 
@@ -17,9 +17,9 @@ QUIET = faults.FaultProfile(name="none", delay_ms=(1, 10))
 def reference_log(profile: faults.FaultProfile, seed: int, steps: int, messages: int = 200) -> list[dict]:
     """The log of a seeded history: master n0, slave n1, the route source, p0 sending `messages`
     messages, consumers c0 and c1 of one group; a snapshot every 10 s. Each line is tagged with
-    its step (`_step`, for impl_logs.realistic)."""
+    its step (`_step`, for histories.reference_logs.realistic)."""
     cfg = core.protocol("offsets").make_config(2, {"messages": messages}).evolve(profile=profile)
-    writer = reference_log.LogWriter(cfg, steps=True, snapshot_ms=10_000)
+    writer = LogWriter(cfg, steps=True, snapshot_ms=10_000)
     choose = chooser.SeededChooser(seed).choose
     w = core.init(cfg)
     for i in range(1, steps):

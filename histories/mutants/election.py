@@ -4,7 +4,7 @@ A mutant is a replacement for one function of the election reference, installed 
 monkeypatch on the module that defines it (`HOME[name]`): module globals are looked up
 at call time, and the other election modules call it through that module, so every
 caller sees it.
-test_mutants.py shows the checkers catch each one; test_cli.py uses one for exit code 1.
+property_tests/test_mutants.py shows the checkers catch each one; test_cli.py uses one for exit code 1.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A mutant replaces one function of the reference on the module that defines it (module
 globals are looked up at call time, and the other modules call it through that module,
-as property_tests/support/election_mutants.py does), for as long as `installed(m)` is
+as histories/mutants/election.py does), for as long as `installed(m)` is
 open. The replacement is built from the original, so it changes one rule and nothing
 else. They never ship as protocols: `rmqspec mutants` (rmqspec/mutation.py) measures
 which property layers kill each one, and `RMQSPEC_MUTANT=<name>` makes pytest run a
@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from property_tests.support import election_mutants as em
+from histories.mutants import election as em
 from reference_impl.core import schedule
 from reference_impl.dledger_commitlog import broker as dcl_broker
 from reference_impl.dledger_commitlog import commitlog as dcl_commitlog
@@ -55,7 +55,7 @@ class Mutant:
 
 
 def _vote_ignoring_curr_vote_for(orig: Callable) -> Callable:
-    return em.vote_ignoring_curr_vote_for  # built on election_mutants' captured original
+    return em.vote_ignoring_curr_vote_for  # built on the election module's captured original
 
 
 def _own_vote_is_a_quorum(orig: Callable) -> Callable:
@@ -249,6 +249,13 @@ def _expiry_ten_times_longer(orig: Callable) -> Callable:
 def _retry_ignores_last_broker(orig: Callable) -> Callable:
     def select_avoiding(tpi, last_broker_name, seed):
         return orig(tpi, None, seed)
+    return select_avoiding
+
+
+def _retry_index_not_kept(orig: Callable) -> Callable:
+    def select_avoiding(tpi, last_broker_name, seed):
+        out, selection = orig(tpi, last_broker_name, seed)
+        return (tpi if last_broker_name is not None else out), selection
     return select_avoiding
 
 
@@ -527,6 +534,10 @@ MUTANTS: tuple[Mutant, ...] = (
            function="select_avoiding", make=_retry_ignores_last_broker,
            rule="selectOneMessageQueue(lastBrokerName) does not avoid the broker that just failed",
            catches=("NS-15", "NS-4")),
+    Mutant(name="nameserver.retry_index_not_kept", protocol="nameserver", module=queue_selection,
+           function="select_avoiding", make=_retry_index_not_kept,
+           rule="selectOneMessageQueue(lastBrokerName) does not keep the send index its probes advanced",
+           catches=("NS-15",)),
     Mutant(name="nameserver.topic_config_never_changes", protocol="nameserver", module=route_info,
            function="is_broker_topic_config_changed", make=_topic_config_never_changes,
            rule="registerBroker takes a master's topics only at its first registration (DataVersion ignored)",

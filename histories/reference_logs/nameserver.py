@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 
-from histories import reference_log
+from histories.reference_log import LogWriter
 from reference_impl import core
 from reference_impl.core import chooser, faults
 
@@ -25,9 +25,9 @@ TOPICS = faults.FaultProfile(name="topics", delay_ms=(1, 5), ext=(("create_topic
 def reference_log(profile: faults.FaultProfile, seed: int, steps: int) -> list[dict]:
     """The log of a seeded history: two broker groups with a slave each, two NameServers, p0 and
     p1 (with sendLatencyFaultEnable) sending one message a second, c0; a snapshot every 10 s.
-    Each line is tagged with its step (`_step`, for impl_logs.realistic)."""
+    Each line is tagged with its step (`_step`, for histories.reference_logs.realistic)."""
     cfg = core.protocol("nameserver").make_config(2, {"send_interval_ms": 1000}).evolve(profile=profile)
-    writer = reference_log.LogWriter(cfg, steps=True, snapshot_ms=10_000)
+    writer = LogWriter(cfg, steps=True, snapshot_ms=10_000)
     choose = chooser.SeededChooser(seed).choose
     w = core.init(cfg)
     for i in range(1, steps):
