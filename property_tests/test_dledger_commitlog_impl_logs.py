@@ -69,7 +69,7 @@ def _cut(lines: list[dict], k: int, keep: int = 40) -> list[dict]:
 # --- logs that happened are explained ---
 
 
-@pytest.mark.parametrize("profile,seed,steps", [("lockstep", 1, 250), ("crash", 5, 600)])
+@pytest.mark.parametrize("profile,seed,steps", [("lockstep", 1, 1000), ("crash", 5, 1200)])
 def test_reference_dledger_commitlog_logs_made_realistic_are_explained(profile, seed, steps):
     lines = made(profile, seed, steps)
     seen = {d["at"] for d in lines[1:]}
@@ -145,7 +145,7 @@ TAMPERS = [message_put_twice_at_one_offset, put_ok_without_a_quorum, dispatch_of
 
 @pytest.mark.parametrize("tamper", TAMPERS, ids=lambda t: t.__name__)
 def test_a_tampered_dledger_commitlog_log_is_rejected_at_the_tampered_line(tamper):
-    lines = made("lockstep", 1, 250)
+    lines = made("lockstep", 1, 1000)
     bad, line = tamper(lines)
     r = check(bad)
     after = 12 if tamper is dispatch_line_deleted else 0
@@ -154,7 +154,7 @@ def test_a_tampered_dledger_commitlog_log_is_rejected_at_the_tampered_line(tampe
 
 
 def test_the_untampered_prefix_the_corpus_cuts_is_accepted():
-    lines = made("lockstep", 1, 250)
+    lines = made("lockstep", 1, 1000)
     k = _first(lines, lambda d: d["at"] == lp.DISPATCH_AT)
     assert check(_cut(lines, k)).accepted
 
@@ -215,7 +215,7 @@ def test_bad_node_names_are_refused():
 
 
 def test_check_trace_takes_a_dledger_commitlog_log(tmp_path, capsys):
-    lines = made("lockstep", 1, 250)
+    lines = made("lockstep", 1, 1000)
     lines = _cut(lines, _first(lines, lambda d: d["at"] == lp.DISPATCH_AT))
     path = tmp_path / "dledger_commitlog.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in lines))
