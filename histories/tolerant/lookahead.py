@@ -30,6 +30,7 @@ class Lookahead:
         self.own_slack = java_slack(log.cfg.protocol)
         self.own_thread_slack = java_thread_slack(log.cfg.protocol)  # a server's threads' own slack
         self.thread_wakes = core.protocol(log.cfg.protocol).thread_wakes
+        self.loop_phase = getattr(self.lp, "loop_phase", None)  # a loop the log does not show (checker.kept)
         self.progress = progress
         self.stats = Stats()
         self.lines = log.lines
