@@ -25,6 +25,7 @@ from reference_impl.core.state import FrozenMap
 from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import log_points as lp
 from reference_impl.dledger_log import log_points as dledger_points
+from reference_impl.election import records as el
 from rmqspec import cli
 
 SLACK_MS = 50
@@ -183,6 +184,22 @@ def test_a_broker_writes_the_dledger_logs_lines_then_its_own():
     assert (lp.PUT_AT, {"key": "p0-1", "status": "PUT_OK", "offset": 48, "size": 168, "queue_id": 1,
                         "queue_offset": 0, "index": 0}) in lines
     assert (lp.TO_SLAVE_AT, {"broker_id": 2}) in lines
+
+
+def test_the_phase_of_the_role_handlers_leader_checks_is_the_loop_the_log_does_not_show():
+    """DLedgerRoleChangeHandler's LEADER task checks every role_poll_ms (Thread.sleep(100)) and
+    writes nothing until it makes the broker master: its phase is its next check's time modulo
+    the period, now for a task just queued; a broker without a LEADER task first, and a client,
+    have none (histories.tolerant.checker.kept keeps executions of each phase apart)."""
+    w = _world()
+    c = w.cfg.proto
+    b = w.nodes[1]
+    leader = (1, el.Role.LEADER)
+    assert lp.loop_phase(c, b, 30_677) is None
+    assert lp.loop_phase(c, b.evolve(role_tasks=(leader,)), 30_677) == 77
+    assert lp.loop_phase(c, b.evolve(role_tasks=(leader,), role_wait_until=31_778), 31_700) == 78
+    assert lp.loop_phase(c, b.evolve(role_tasks=((1, el.Role.FOLLOWER), leader)), 30_677) is None
+    assert lp.loop_phase(c, w.nodes[w.cfg.ids.index("p0")], 30_677) is None
 
 
 def test_a_dispatch_line_per_consume_queue_unit_added():
