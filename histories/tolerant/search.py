@@ -91,7 +91,9 @@ class Search(Lookahead):
     def _timed(self, pos: int, make: Callable[[int], tuple[core.World, Any, int | None]], lo: int, hi: int,
                base: int, line_t: int | None, target: int | None = None) -> list[tuple[core.World, list, Any]]:
         """Step at the earliest time the event's window allows; if the first line it writes
-        appears in the log later, step again at that line's time (within the window). An
+        appears in the log later, step again at that line's time (within the window), keeping
+        the earliest time too when the protocol's nodes run a loop the log does not show
+        (`_early`). An
         event that writes nothing at its earliest time is tried at the time of the line being
         explained as well, since what it writes may depend on when it happens (a leader steps
         down only once its lease has run out), or, for a process's first step after it
