@@ -200,7 +200,7 @@ class TraceHeader:
 
 # An event names nodes by id; its other fields by kind (docs/trace-format.md, "Events").
 EVENT_FIELDS: dict[str, dict[str, Any]] = {
-    "tick": {"node": str, "draw": int, "late": int},
+    "tick": {"node": str, "thread": str, "draw": int, "late": int},
     "deliver": {"id": int, "src": str, "dst": str, "msg": Any},
     "drop": {"id": int, "src": str, "dst": str, "msg": Any},
     "duplicate": {"id": int, "src": str, "dst": str, "msg": Any},
@@ -218,7 +218,7 @@ _REQUIRED_FIELDS = {"tick": ("node",), "deliver": ("src", "dst"), "drop": ("src"
                     "rpc_fail": ("requester", "responder"), "crash": ("node",), "restart": ("node",),
                     "partition": ("groups",), "cut": ("src", "dst"), "script": ("index",), "ext": ("event",)}
 _EVENT_BOUNDS = {"draw": (0, (1 << 16) - 1), "late": (0, 60_000), "id": (0, JAVA_INT_MAX), "rpc": (0, JAVA_INT_MAX),
-                 "index": (0, MAX_SCRIPT_ACTIONS - 1), "node": (1, 64), "src": (1, 64), "dst": (1, 64),
+                 "index": (0, MAX_SCRIPT_ACTIONS - 1), "node": (1, 64), "thread": (1, 256), "src": (1, 64), "dst": (1, 64),
                  "requester": (1, 64), "responder": (1, 64), "do": (1, 64), "groups": (1, 64)}
 
 

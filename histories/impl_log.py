@@ -437,7 +437,7 @@ def _fields(lp: ModuleType, at: str, d: dict, index: dict, n: int) -> dict:
         try:
             return lp.fact_fields(at, fields)
         except ValueError as e:
-            raise LogError(str(e), line=n) from None
+            raise LogError(str(e), line=n, field=at) from None
     if at in ("restart", "heal") or at in getattr(lp, "FACTS", ()):
         return {}
     if at == lp.SNAPSHOT:

@@ -92,15 +92,15 @@ def step_lines(lp: ModuleType, before: core.World, event: Any, after: core.World
         i = rpc.requester
         if before.alive[i]:
             reply = lp.failed_reply(rpc.ctx)
-            if reply is not None:
+            if reply is not None:  # None: a failed call whose caller's own lines show it
                 out.append((i, lp.COMPLETE_AT[type(reply).__name__],
                             {"peer": ids[rpc.responder], "response": code(reply)}, COMPLETION, -1))
             out += own(i, False, 0)
             out += _sends(lp, ids, fresh, i, code=code)
     elif getattr(lp, "ext_lines", None) is not None and kind not in core.FAULT_EVENTS + (core.Calm, core.Scripted):
-        # a protocol's own world event (a TCP segment read): each node's own lines
+        # a protocol's own world event (a TCP segment read): its lines are the nodes' own
         out += [(i, at, f, NODE, -1) for i, at, f in lp.ext_lines(before, event, after, obs)]
-        for i in sorted({e.src for e in fresh if not e.reply}):  # requests it made a node send (a rebalance's)
+        for i in sorted({e.src for e in fresh if not e.reply}):  # requests it made a node send (an updateTopic's)
             out += _sends(lp, ids, fresh, i, code=code)
     return out if tagged else [x[:3] for x in out]
 
@@ -173,8 +173,8 @@ def _sends(lp: ModuleType, ids: tuple[str, ...], fresh: list, i: int, answered: 
 
 
 def world_line(w: core.World, event: Any, lp: ModuleType | None = None) -> tuple[int, str, dict] | None:
-    """The log line of a world fact the reference applied (for logs written from histories): the
-    protocol's own (`fact_line`: an operator's command) or the world's."""
+    """The log line of a world fact the reference applied (for logs written from histories); a
+    protocol's own facts (`fact_line`: a topic created) first."""
     if lp is not None and hasattr(lp, "fact_line"):
         line = lp.fact_line(w, event)
         if line is not None:
@@ -266,6 +266,7 @@ class LogWriter:
         self._lines(i, before, event, after, obs)
 
     def _lines(self, i: int, before: core.World, event: Any, after: core.World, obs: tuple) -> None:
+        """The lines of one step as the log writes them (a fact's requests too)."""
         ids = after.cfg.ids
         internal = getattr(self.lp, "INTERNAL_FIELDS", {})
         gets = event.env if isinstance(event, core.Deliver) else -1

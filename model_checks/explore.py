@@ -44,11 +44,11 @@ MEASURES: dict[str, tuple[str, Callable[[core.World], int]]] = {
 
 
 def events(w: core.World, draws: tuple[int, ...] = EXTREMES) -> list:
-    """Every event enabled in `w`, one tick per draw value."""
+    """Every event enabled in `w`, one tick (of a node, or of one thread of a threaded node) per draw value."""
     out: list = []
     for ev in core.protocol_events(w):
         if isinstance(ev, core.Tick):
-            out.extend(core.Tick(node=ev.node, draw=d) for d in draws)
+            out.extend(ev.evolve(draw=d) for d in draws)
         else:
             out.append(ev)
     out.extend(core.fault_events(w))
@@ -212,7 +212,7 @@ class Explorer:
                     if ev is None:
                         break
                     if isinstance(ev, core.Tick):
-                        ev = core.Tick(node=ev.node, draw=self.draws[ev.draw % len(self.draws)])
+                        ev = core.Tick(node=ev.node, thread=ev.thread, draw=self.draws[ev.draw % len(self.draws)])
                     w, _ = core.step(w, ev)
                     if not self.within(w):
                         break

@@ -51,17 +51,26 @@ def test_the_fixed_commit_rule_alone_stalls_a_new_master() -> None:
     DLedgerRoleChangeHandler waits for ledgerEndIndex == committedIndex: its broker never masters, and
     DCL-L fails with that cause (docs/dledger-findings.md)."""
     cfg = core.protocol("dledger_commitlog").make_config(3, {"dledger_version": "fixed"})
-    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 7, 4100)
+    # 8,000 steps: a server's threads are separate actors, so a simulated second takes more steps
+    # than when one tick ran them all (seed 7 at 4,100 steps was this history on that model)
+    r = runner.simulate(cfg.evolve(profile=faults.profile("crash", "dledger_commitlog")), 6, 8000)
     dcl_l = [v for v in r.violations if v.property == "DCL-L"]
     assert dcl_l and "current-term commit rule" in dcl_l[0].expected
 
 
-@pytest.mark.parametrize("profile", [n for n in faults.names("dledger_commitlog")
-                                     if faults.profile(n, "dledger_commitlog").any_faults()])
+def _moves_leaders(name: str) -> bool:
+    """A profile with crashes or partitions; `lossy` moves a leader only when three heartbeats in a
+    row are lost (3 % loss: about one history in thirty, and then mostly back to the same broker,
+    whose queue table is still in memory; none of seeds 1-200 at 3,000 steps showed DCL-4 there)."""
+    p = faults.profile(name, "dledger_commitlog")
+    return p.any_faults() and (p.crash > 0 or p.partition > 0 or p.os_crash > 0 or name == "leader-partition")
+
+
+@pytest.mark.parametrize("profile", [n for n in faults.names("dledger_commitlog") if _moves_leaders(n)])
 def test_a_master_that_never_recovers_its_queue_table_is_unexpected(monkeypatch, profile: str) -> None:
     """Next to the start-up window: a broker that never rebuilds topicQueueTable (neither at start-up
     nor in the LEADER task) hands out queue offsets already taken after it became master, where
-    no put was taken early. DCL-4 must come out unexpected under every profile."""
+    no put was taken early. DCL-4 must come out unexpected under every profile that moves leaders."""
     monkeypatch.setattr(cl, "recover_topic_queue_table", lambda ms: ms)
     cfg = core.protocol("dledger_commitlog").make_config(3, {}).evolve(
         profile=faults.profile(profile, "dledger_commitlog"))

@@ -22,28 +22,72 @@ R = el.VoteResult
 # --- maintainAsCandidate ---
 
 
+def candidate_loop(cfg, m, now, draw):
+    """One maintainAsCandidate iteration: its locked part, then (the lock released) the vote round."""
+    m, outs = elector.maintain_as_candidate(cfg, m, now, draw)
+    if m.vote_start is None:
+        return m, outs
+    m, more = elector.vote_for_quorum_responses(cfg, m, now, draw)
+    return m, outs + more
+
+
 def test_candidate_waits_until_next_time_to_request_vote():
     """now < nextTimeToRequestVote and !needIncreaseTermImmediately -> return without doing anything."""
     m = member(curr_term=2, next_time_to_request_vote=500)
     assert elector.maintain_as_candidate(CFG3, m, 499, 0) == (m, ())
-    m2, outs = elector.maintain_as_candidate(CFG3, m, 500, 0)
+    m2, outs = candidate_loop(CFG3, m, 500, 0)
     assert isinstance(m2.round, mstate.VoteRound) and len(sends(outs)) == 2
+
+
+def test_locked_part_only_reads_the_term_and_ledger_ends():
+    """maintainAsCandidate's synchronized block: nextTerm and the ledger ends read; no request and no
+    self-vote yet (voteForQuorumResponses runs after the lock is released)."""
+    m = member(curr_term=4, curr_vote_for="n2", last_parse_result=P.WAIT_TO_VOTE_NEXT, ledger_end_index=6,
+               ledger_end_term=3)
+    m2, outs = elector.maintain_as_candidate(CFG3, m, 100, 0)
+    assert outs == () and m2.round is None and (m2.curr_term, m2.curr_vote_for) == (5, None)
+    assert m2.vote_start == mstate.VoteStart(term=5, ledger_end_index=6, ledger_end_term=3)
+    assert srv.wake_at(CFG3, m2) == 0 and srv.wake_slack(CFG3, m2, 100, 0) == 0
+
+
+def test_vote_round_asks_with_what_the_locked_part_read():
+    """voteForQuorumResponses(term, ledgerEndTerm, ledgerEndIndex) takes the locals read under the lock,
+    not the member's values by then."""
+    m = member(curr_term=5, vote_start=mstate.VoteStart(term=5, ledger_end_index=6, ledger_end_term=3),
+               ledger_end_index=9, ledger_end_term=4)
+    m2, outs = elector.vote_for_quorum_responses(CFG3, m, 100, 0)
+    assert {(s.msg.term, s.msg.ledger_end_index, s.msg.ledger_end_term) for s in sends(outs)} == {(5, 6, 3)}
+    assert m2.vote_start is None and m2.round.term == 5
 
 
 @pytest.mark.parametrize("last", [P.WAIT_TO_REVOTE, P.REVOTE_IMMEDIATELY, P.PASSED])
 def test_candidate_revotes_at_the_same_term_unless_told_to_vote_next(last):
     """Only WAIT_TO_VOTE_NEXT or needIncreaseTermImmediately call nextTerm; other results solicit at currTerm."""
     m = member(curr_term=4, curr_vote_for="n0", last_parse_result=last)
-    m2, outs = elector.maintain_as_candidate(CFG3, m, 100, 0)
+    m2, outs = candidate_loop(CFG3, m, 100, 0)
     assert m2.curr_term == 4 and {s.msg.term for s in sends(outs)} == {4}
 
 
 def test_wait_to_vote_next_increments_the_term_and_votes():
     """WAIT_TO_VOTE_NEXT -> nextTerm (+1, vote cleared), WAIT_TO_REVOTE, then the round at the new term."""
     m = member(curr_term=4, curr_vote_for="n2", last_parse_result=P.WAIT_TO_VOTE_NEXT)
-    m2, outs = elector.maintain_as_candidate(CFG3, m, 100, 0)
+    m2, outs = candidate_loop(CFG3, m, 100, 0)
     assert (m2.curr_term, m2.curr_vote_for, m2.last_parse_result) == (5, "n0", P.WAIT_TO_REVOTE)
     assert {s.msg.term for s in sends(outs)} == {5} and m2.round.term == 5
+
+
+def test_self_vote_refused_after_a_handler_granted_the_new_term_in_between():
+    """maintainAsCandidate releases the MemberState lock after nextTerm; a vote handler that takes it
+    first ACCEPTs another candidate of the same new term, and the candidate's own self-vote (handleVote,
+    self=true) is then REJECT_ALREADY_VOTED: one vote per term, and not its own."""
+    m = member(curr_term=4, last_parse_result=P.WAIT_TO_VOTE_NEXT)
+    m, _ = elector.maintain_as_candidate(CFG3, m, 100, 0)
+    other = el.VoteRequest(group="default", remote_id="n0", leader_id="n1", term=5)
+    m, reply, granted = srv.server_handle_vote(CFG3, m, other)
+    assert reply.vote_result is R.ACCEPT and granted == (el.VoteGranted(term=5, candidate="n1"),)
+    m, outs = elector.vote_for_quorum_responses(CFG3, m, 100, 0)
+    assert m.curr_vote_for == "n1" and not [o for o in outs if isinstance(o, el.VoteGranted)]
+    assert (m.round.valid_num, m.round.accepted_num) == (1, 0)
 
 
 def test_need_increase_bypasses_the_wait_and_only_bumps_the_term():
@@ -80,7 +124,7 @@ def test_higher_term_vote_then_own_loop_adopts_that_term():
     """A REJECT_TERM_NOT_READY for term 7 makes the voter's next loop jump straight to term 7."""
     m, _, _ = elector.handle_vote(CFG3, member(curr_term=2, next_time_to_request_vote=9000),
                                   el.VoteRequest(group="default", remote_id="n0", leader_id="n1", term=7), False)
-    m2, outs = elector.maintain_as_candidate(CFG3, m, 100, 0)
+    m2, outs = candidate_loop(CFG3, m, 100, 0)
     assert m2.curr_term == 7 and outs == ()
 
 
@@ -125,6 +169,8 @@ def test_single_node_elects_itself_on_its_own_vote():
     """One peer: the self ACCEPT is a quorum, the latch is down at once and the parse makes it leader."""
     cfg = el.DLedgerConfig(peers=("n0",))
     m, outs = srv.on_tick(cfg, srv.boot(cfg, "n0", 0), 0, 0)
+    assert m.vote_start is not None and outs == ()
+    m, outs = srv.on_tick(cfg, m, 0, 0)
     assert m.round.released_at == 0 and sends(outs) == []
     m, outs = srv.on_tick(cfg, m, 0, 0)
     assert m.role is el.Role.LEADER and roles(outs) == [(0, el.Role.LEADER)]
@@ -273,7 +319,7 @@ def test_parse_accepts_plus_not_ready_revotes_immediately_at_the_same_term():
     """isQuorum(accepted + notReady) -> REVOTE_IMMEDIATELY: next time unchanged, next loop votes at term 5."""
     m, outs = parse({"valid_num": 2, "accepted_num": 1, "not_ready_term_num": 1}, next_time_to_request_vote=42)
     assert result_of(outs) is P.REVOTE_IMMEDIATELY and m.next_time_to_request_vote == 42
-    m2, outs2 = elector.maintain_as_candidate(CFG3, m.evolve(curr_vote_for="n0"), 10_010, 0)
+    m2, outs2 = candidate_loop(CFG3, m.evolve(curr_vote_for="n0"), 10_010, 0)
     assert m2.curr_term == 5 and len(sends(outs2)) == 2
 
 
@@ -362,6 +408,8 @@ def test_restarted_node_votes_at_once_at_its_persisted_term():
     m = srv.restart(CFG3, srv.crash(follower(term=4, leader="n1", curr_vote_for="n1")), now=5000)
     assert m.role is el.Role.CANDIDATE and srv.wake_at(CFG3, m) == 5000
     m2, outs = srv.on_tick(CFG3, m, 5000, 0)
+    assert outs == () and m2.vote_start.term == 4
+    m2, outs = srv.on_tick(CFG3, m2, 5000, 0)
     assert {s.msg.term for s in sends(outs)} == {4} and m2.curr_term == 4
     assert m2.round.accepted_num == 0  # it voted for n1 in term 4: its own vote is REJECT_ALREADY_VOTED
 
@@ -370,12 +418,12 @@ def test_single_server_restart_is_leader_again_at_the_same_term():
     """LeaderElectorTest#testSingleServer: after a restart the lone node leads again with currTerm unchanged."""
     cfg = el.DLedgerConfig(peers=("n0",))
     m = srv.boot(cfg, "n0", 0)
-    for t in (0, 0):
+    for t in (0, 0, 0):
         m, _ = srv.on_tick(cfg, m, t, 0)
     term = m.curr_term
     assert m.role is el.Role.LEADER
     m = srv.restart(cfg, srv.crash(m), 9000)
-    for t in (9000, 9000):
+    for t in (9000, 9000, 9000):
         m, _ = srv.on_tick(cfg, m, t, 0)
     assert (m.role, m.curr_term) == (el.Role.LEADER, term)
 

@@ -370,7 +370,9 @@ def test_timed_out_follower_first_solicits_at_the_same_term():
     m, _, _ = hb(member(curr_term=2), hb_req(leader_id="n1", term=2), now=0)
     m, _ = elector.maintain_as_follower(CFG3, m, 6001)
     m, outs = elector.maintain_as_candidate(CFG3, m, 6011, 0)
-    assert m.curr_term == 2 and {s.msg.term for s in sends(outs)} == {2}
+    assert m.curr_term == 2 and m.vote_start.term == 2 and outs == ()
+    m, outs = elector.vote_for_quorum_responses(CFG3, m, 6011, 0)
+    assert {s.msg.term for s in sends(outs)} == {2}
 
 
 def test_follower_timeout_with_one_heartbeat_leak_is_still_gated_by_the_4000_ms_precheck():

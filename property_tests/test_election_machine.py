@@ -31,7 +31,7 @@ def elect_n0(machine):
     for i in (1, 2):
         w = core.set_node(w, i, w.nodes[i].evolve(next_time_to_request_vote=10_000))
     machine.world = w
-    drive(machine, core.Tick(node=0))
+    drive(machine, core.Tick(node=0), core.Tick(node=0))  # maintainAsCandidate's locked part, then the round
     while any(isinstance(e, core.Deliver) for e in core.protocol_events(machine.world)):
         drive(machine, next(e for e in core.protocol_events(machine.world) if isinstance(e, core.Deliver)))
     drive(machine, core.Tick(node=0))
@@ -42,7 +42,7 @@ def test_os_crash_double_vote_is_reported_as_expected_not_failed():
     """An OS crash makes n1 vote twice in term 0: ELE-2 is classified as the term-file loss and passes."""
     m = ThreeNodesWithOsCrashes()
     elect_n0(m)
-    drive(m, core.Crash(node=1, os=True), core.Restart(node=1), core.Tick(node=1))
+    drive(m, core.Crash(node=1, os=True), core.Restart(node=1), core.Tick(node=1), core.Tick(node=1))
     ele2 = m.monitor.violations["ELE-2"]
     assert ele2.expected and "currterm" in ele2.expected and "n1@0" in ele2.detail
 
@@ -54,6 +54,7 @@ def test_same_double_vote_without_an_os_crash_fails_the_machine():
     w = m.world
     forgetful = srv.restart(w.cfg.proto.dledger, srv.crash(w.nodes[1], lose_term_file=True), w.now)
     m.world = core.set_node(w, 1, forgetful)  # as if the file vanished without a crash we know of
+    m.apply(core.Tick(node=1))
     m.apply(core.Tick(node=1))
     with pytest.raises(AssertionError) as err:
         m.no_unexpected_violation()

@@ -24,6 +24,7 @@ def _cfg(profile: str, nodes: int = 3) -> core.WorldConfig:
 # (faults, depth, symmetry): bounded so the reference side takes seconds
 CASES = [("none", 6, False), ("none", 8, True), ("none", 10, True), ("crash", 5, False), ("crash", 6, True),
          ("partition", 4, False), ("partition", 5, True)]
+MUTANT_DEPTH = 11  # parse_own_vote_as_quorum's first leader without a quorum, 3 nodes, no faults
 
 
 @pytest.mark.parametrize("profile, depth, sym", CASES)
@@ -46,12 +47,14 @@ def test_max_states_cuts_both_alike():
 
 def test_a_violation_found_fast_replays_in_the_reference(monkeypatch, tmp_path):
     """A candidate that counts its own vote as a quorum (a mutant in both worlds): the fast search
-    finds two leaders of one term, and its trace replays in the reference with that violation."""
+    finds a leader without a quorum (ELE-4), and its trace replays in the reference with that
+    violation. A candidate's round is two steps (nextTerm, then the requests and the self-vote),
+    so the first such leader is 11 events from the start (none within 10)."""
     monkeypatch.setattr(HOME["finish_vote_round"], "finish_vote_round", parse_own_vote_as_quorum)
     cfg = _cfg("none")
-    ex = explore_fast.FastExplorer(cfg, 8, 2, True, mutant=parse_own_vote_as_quorum.__name__)
+    ex = explore_fast.FastExplorer(cfg, MUTANT_DEPTH, 2, True, mutant=parse_own_vote_as_quorum.__name__)
     res = ex.run()
-    ref = explore.Explorer(cfg, 8, 2, True).run()
+    ref = explore.Explorer(cfg, MUTANT_DEPTH, 2, True).run()
     assert res.levels == ref.levels
     assert res.unexpected() and set(res.found) == set(ref.found)
     explore.write_traces(ex, str(tmp_path))
@@ -64,7 +67,7 @@ def test_a_violation_found_fast_replays_in_the_reference(monkeypatch, tmp_path):
 
 def test_a_fast_violation_the_reference_lacks_is_refused(monkeypatch):
     """The reference judges: a twin-only violation (mutant in the twin alone) raises."""
-    ex = explore_fast.FastExplorer(_cfg("none"), 8, 2, True, mutant=parse_own_vote_as_quorum.__name__)
+    ex = explore_fast.FastExplorer(_cfg("none"), MUTANT_DEPTH, 2, True, mutant=parse_own_vote_as_quorum.__name__)
     with pytest.raises(explore_fast.MismatchError):
         ex.run()
 

@@ -103,10 +103,12 @@ MUTANT_CASES = [
     ("LOG-3", "finish_vote_round", em.parse_own_vote_as_quorum),
     ("LOG-4", "finish_vote_round", em.parse_own_vote_as_quorum),
     ("LOG-5", "finish_vote_round", em.parse_own_vote_as_quorum),
-    # a leader of its own vote alone commits what no majority held, and its followers answer pushes
-    # of a leader they do not follow; replies the guards do not give
+    # a leader of its own vote alone commits what no majority held. (On the one-step model its
+    # followers also answered its pushes with replies the guards do not give, RPL-3; on the
+    # thread-level model each EntryHandler answers by its own guards, and neither world breaks
+    # RPL-3 with this mutant in 150-400 seeds of standard, hostile, lossy or partition, so the
+    # twin's RPL-3 has no election mutant to show it: crosscheck.compare holds it per event.)
     ("LOG-8", "finish_vote_round", em.parse_own_vote_as_quorum),
-    ("RPL-3", "finish_vote_round", em.parse_own_vote_as_quorum),
     ("RPL-2", "handle_vote", em.vote_ignoring_curr_vote_for),
     ("RPL-2", "handle_heart_beat", em.heartbeat_following_higher_term_at_old_term),
 ]
@@ -119,7 +121,8 @@ def test_election_mutants_break_log_properties_unexpectedly_in_both_worlds(monke
     worlds."""
     cfg = xc.config("standard", 3)
     until = 30_000
-    seed = _first(fl.Runner(cfg, mutant=mutant.__name__), until, prop, 30, expected=False)
+    # 40 seeds: on the thread-level model parse_own_vote_as_quorum first breaks LOG-8 at seed 35
+    seed = _first(fl.Runner(cfg, mutant=mutant.__name__), until, prop, 40, expected=False)
     assert seed is not None, f"the twin's {mutant.__name__} never broke {prop}"
     monkeypatch.setattr(em.HOME[name], name, mutant)
     got: dict = {}

@@ -1,4 +1,4 @@
-"""Liveness as bounded properties (LIVE-1/2/3) and reply properties (RPL-1/2/3) can fail.
+"""Liveness as bounded properties (LIVE-1/2/3) and reply properties (RPL-1/2/3/4) can fail.
 
 Each mutant breaks one rule the property states; the seeded fuzzer must report that property
 as an unexpected violation, and the same seed must be clean on the real reference (so the
@@ -14,6 +14,7 @@ from histories.mutants.election import candidate_never_increments_term
 from reference_impl import core
 from reference_impl.core import faults
 from reference_impl.dledger_log import entry_handler as eh
+from reference_impl.dledger_log import entry_pusher as ep
 from reference_impl.election import leader_elector as elector
 from reference_impl.election import records as el
 
@@ -80,6 +81,17 @@ def test_rpl2_the_same_mutant_breaks_the_guard_relation(monkeypatch):
 def test_rpl2_a_vote_ignoring_the_ledger(monkeypatch):
     _caught(monkeypatch, elector, "handle_vote", vote_ignoring_the_ledger, _cfg("dledger_log", "crash"),
             "RPL-2", range(20), 4000)
+
+
+def response_with_the_servers_term(r):
+    """The model's answer before issue 22: every append answer carries the server's term and no leader
+    (a NOT_LEADER answer should carry the request's term, -1; a SUCCESS answer the leader's id)."""
+    return ep.AppendEntryResponse(code=r.code, index=r.index, pos=r.pos, term=r.term if r.term >= 0 else 0)
+
+
+def test_rpl4_an_append_answered_with_the_servers_term_and_no_leader(monkeypatch):
+    _caught(monkeypatch, ep, "response_of", response_with_the_servers_term, _cfg("dledger_log", "standard"),
+            "RPL-4", range(20), 3000)
 
 
 def test_rpl3_a_compare_answered_success_for_an_entry_not_held(monkeypatch):

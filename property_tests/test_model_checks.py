@@ -112,9 +112,11 @@ def test_explorer_checks_every_state_and_symmetry_reduces():
 
 def test_explorer_finds_a_mutant_violation_and_writes_a_replayable_trace(tmp_path, monkeypatch):
     """A candidate that counts its own vote as a quorum (two nodes, so the quorum is both): the explorer reaches an unexpected ELE-4
-    violation and writes the path to it as a trace that `rmqspec replay` re-runs."""
+    violation and writes the path to it as a trace that `rmqspec replay` re-runs. The shortest path is 7
+    events: each candidate's locked part and its round (its self-vote), n0's request refused by n1 and
+    the answer, and n0's parse."""
     monkeypatch.setattr(mutants.HOME["finish_vote_round"], "finish_vote_round", mutants.parse_own_vote_as_quorum)
-    ex = explore.Explorer(election_world.make_config(2), depth=6, limit=1)
+    ex = explore.Explorer(election_world.make_config(2), depth=7, limit=1)
     res = ex.run()
     assert "ELE-4" in res.found and res.found["ELE-4"].expected is None, res.found
     assert [f.property for f in res.unexpected()]

@@ -84,6 +84,12 @@ def _why(w: core.World) -> str:
     return _WHY[1] if _WHY[0] is w else "see the trace"
 
 
+def _ticked(world: core.World, event: Any, i: int, thread: str) -> bool:
+    """Whether this step is a tick of broker i's thread `thread` (one of its BROKER_THREADS): the
+    other threads of the process run their own loops and leave this one's work where it was."""
+    return type(event) is Tick and bk.thread_names(world.cfg.proto.node, world.nodes[i])[event.thread] == thread
+
+
 def _broker_stepped(before: core.World, event: Any) -> int:
     """The index of the broker whose threads or handlers ran in this step as the same process
     (a tick, a request or response delivered to it, a failed RPC of its), else -1."""
@@ -135,7 +141,7 @@ def dcl7(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     b, a = before.nodes[i], after.nodes[i]
     mine = [o for j, o in obs if j == i]
     if b.role_tasks is a.role_tasks and (a.broker_role, a.broker_id) == (b.broker_role, b.broker_id) and not any(
-            type(o) in (el.RoleChanged, bk.BecameMaster, bk.BecameSlave) for o in mine) and type(event) is not Tick:
+            type(o) in (el.RoleChanged, bk.BecameMaster, bk.BecameSlave) for o in mine) and not _ticked(after, event, i, "DLedgerRoleChangeHandler"):
         return True
     name = after.cfg.ids[i]
     tasks = b.role_tasks + tuple((o.term, o.role) for o in mine if type(o) is el.RoleChanged)
@@ -173,7 +179,7 @@ def dcl7(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
         if dict(a.store.topic_queue_table.items()) != rebuilt:
             return _wrong(after, f"{name} turned master with topicQueueTable {dict(a.store.topic_queue_table.items())}"
                                  f", not recovered from its consume queues ({rebuilt})")
-    if type(event) is Tick and left:
+    if left and _ticked(after, event, i, "DLedgerRoleChangeHandler"):
         term, task = left[0]
         due = bool(ran) or not b.role_tasks or b.role_wait_until <= after.now
         if task is not el.Role.LEADER:
@@ -302,7 +308,7 @@ def dcl9(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
         return True
     b, a = before.nodes[i], after.nodes[i]
     ms0, ms1 = b.store, a.store
-    if ms0 is ms1 and type(event) is not Tick:
+    if ms0 is ms1 and not _ticked(after, event, i, "ReputMessageService"):
         return True
     name = after.cfg.ids[i]
     s = a.node.store
@@ -323,7 +329,7 @@ def dcl9(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
                                          f"{last}, getMaxOffset {top}): "
                                          f"{'no message there' if msg is None else f'queue {msg.queue_id}, size {msg.length}'}")
                 last = phys
-    if type(event) is Tick and ms1.reput_from >= ms1.divided_offset:
+    if _ticked(after, event, i, "ReputMessageService") and ms1.reput_from >= ms1.divided_offset:
         e = _first_entry_from(s, max(ms1.reput_from, s.min_pos))
         if e is not None and e.pos + e.size <= top:
             return _wrong(after, f"a tick of {name} left the committed entry {e.index} (pos {e.pos}, ends "

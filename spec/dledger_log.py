@@ -418,6 +418,8 @@ PROPERTIES = [
              statement=replies.RPL2),
     Property(id="RPL-3", protocol="dledger_log", kind="safety", holds_step=replies.rpl3, explain=replies.explain,
              statement=replies.RPL3),
+    Property(id="RPL-4", protocol="dledger_log", kind="safety", holds_step=replies.rpl4, explain=replies.explain,
+             statement=replies.RPL4),
     # LIVE-*, as in the election world; with logs, 0.2.6 and 0.3.1.2 break LIVE-1/3 (a candidate of a
     # higher term with a shorter log stays one for good: espec.stuck_candidates has the evidence)
     *[attrs.evolve(p, protocol="dledger_log", expected_when=LIVE_CAUSES.get(p.id)) for p in espec.PROPERTIES

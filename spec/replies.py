@@ -17,6 +17,10 @@ so a mistake in one shows up against the other:
   node's state before it, and the state after agrees (a SUCCESS leaves a FOLLOWER of the
   request's leader in its term; an ACCEPT records the vote; nothing else moves the term
   or the vote).
+- RPL-4: an append's answer carries the term, leaderId, index and pos DLedger sets for its code
+  (DLedgerServer#handleAppend's catch: copyBaseInfo(request) and the member's leaderId; the
+  QuorumAckChecker's completions: currTerm and the leader's own id), and NOT_LEADER only from a
+  server that is not LEADER.
 - RPL-3: a push's reply agrees with the EntryHandler's guards: a member or group that is
   not its own is refused at once; REPEATED_PUSH only for an index already waiting;
   SUCCESS to an APPEND or a TRUNCATE only in the request's term, following its leader, as
@@ -32,7 +36,7 @@ from typing import Any
 from reference_impl import core
 from reference_impl.core import network as net_mod
 from reference_impl.dledger_log import store as st
-from reference_impl.dledger_log.entry_pusher import PushEntryRequest, PushEntryResponse, PushType
+from reference_impl.dledger_log.entry_pusher import AppendEntryResponse, PushEntryRequest, PushEntryResponse, PushType
 from reference_impl.election import records as el
 from reference_impl.election.member_state import Member
 from reference_impl.election.records import Code, HeartBeatRequest, Role, VoteRequest, VoteResult
@@ -299,6 +303,55 @@ def rpl3(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
     return True
 
 
+# --- RPL-4: the fields of an append's answer ---
+
+# DLedgerServer#handleAppend's guards and the store's appendAsLeader throw DLedgerException; the catch
+# answers copyBaseInfo(request) with that code and memberState.getLeaderId().
+_EXCEPTION_CODES = frozenset({Code.UNKNOWN_MEMBER, Code.UNKNOWN_GROUP, Code.NOT_LEADER, Code.LEADER_TRANSFERRING,
+                              Code.DISK_FULL, Code.DISK_ERROR})
+# RequestOrResponse.term of an AppendEntryRequest: DLedgerClient (and DLedgerCommitLog) never set it
+UNSET_TERM = -1
+
+
+def _append_reply_problem(before: core.World, after: core.World, i: int, reply: AppendEntryResponse) -> str | None:
+    """What is wrong with server i's AppendEntryResponse, given the server before the step (None: nothing)."""
+    n = before.nodes[i]
+    m = member(n)
+    what = f"{before.cfg.ids[i]} answered an append {reply.code.name} (term {reply.term}, leader {reply.leader_id})"
+    if reply.code in _EXCEPTION_CODES:
+        if reply.code is Code.NOT_LEADER and m.role is Role.LEADER:
+            return f"{what} while it was LEADER (DLedgerServer#handleAppend checks memberState.isLeader())"
+        want = (UNSET_TERM, m.leader_id, -1, -1)
+        where = "DLedgerServer#handleAppend's catch: copyBaseInfo(request), the member's leaderId"
+    elif reply.code is Code.TERM_CHANGED:
+        want = (UNSET_TERM, m.leader_id, reply.index, -1)
+        where = "QuorumAckChecker: TERM_CHANGED sets no term, the member's leaderId"
+    elif reply.code in (Code.LEADER_PENDING_FULL, Code.WAIT_QUORUM_ACK_TIMEOUT):
+        want = (m.curr_term, m.self_id, -1 if reply.code is Code.LEADER_PENDING_FULL else reply.index, -1)
+        where = "currTerm and the leader's own id"
+    elif reply.code is Code.SUCCESS:
+        e = st.entry_at(getattr(after.nodes[i], "node", after.nodes[i]).store, reply.index)
+        want = (m.curr_term, m.self_id, reply.index, e.pos if e is not None else "the entry's position")
+        where = "QuorumAckChecker: currTerm, the leader's own id, the entry's index and position"
+    else:
+        return None
+    got = (reply.term, reply.leader_id, reply.index, reply.pos)
+    if got != want:
+        return f"{what}, index {reply.index}, pos {reply.pos}; DLedger sets (term, leaderId, index, pos) {want}: {where}"
+    return None
+
+
+def rpl4(before: core.World, event: Any, after: core.World, obs: tuple) -> bool:
+    if type(event) is not core.Deliver and type(event) is not core.Tick:
+        return True  # a duplicated answer is the copy of one checked when it was given
+    for i, _, reply in answers(before, event, after):
+        if isinstance(reply, AppendEntryResponse) and member(before.nodes[i]) is not None:
+            problem = _append_reply_problem(before, after, i, reply)
+            if problem:
+                return _violated(after, problem)
+    return True
+
+
 # A step property leaves its description here for `explain`, which sees only the world after.
 _LAST: dict[int, tuple] = {}
 
@@ -320,6 +373,11 @@ RPL1 = ("No node answers SUCCESS to a heartbeat, ACCEPT to a vote, or SUCCESS to
         "log).")
 RPL2 = ("A heartbeat's or a vote's reply is what DLedger's guards give for that request and the node's state "
         "before it (handleHeartBeat, handleVote), and the state after agrees with the reply.")
+RPL4 = ("An append's answer carries what DLedger sets for its code: a DLedgerException's (UNKNOWN_MEMBER, "
+        "UNKNOWN_GROUP, NOT_LEADER only from a server that is not LEADER, LEADER_TRANSFERRING) the request's term (-1: "
+        "clients never set it) and the server's leader, index and pos -1; TERM_CHANGED no term (-1) and the server's "
+        "leader; LEADER_PENDING_FULL and WAIT_QUORUM_ACK_TIMEOUT the server's currTerm and its own id; SUCCESS the "
+        "server's currTerm, its own id, and the entry's index and position.")
 RPL3 = ("A push's reply agrees with the EntryHandler's guards: SUCCESS to an APPEND or a TRUNCATE only in the "
         "request's term, following its leader, as a FOLLOWER, with the entry held after; SUCCESS to a COMPARE only "
         "for an entry the log holds, INCONSISTENT_STATE only for one it does not; REPEATED_PUSH only for an index "

@@ -42,8 +42,9 @@ Time is the implementation's clock. Its `t_ms` is an observation: the reference'
 of the event that writes a line may differ from it by the slack (`--slack-ms`, default 50
 ms: thread scheduling, log-writing delay). The reference runs with Java timing plus the
 same allowance on top of its own windows: a due tick may fire up to its loop period plus
-the slack late (`Tick.late`), a message takes 0 to the declared maximum delay plus the
-slack, an async RPC timeout fires within Netty's scan period (`RpcFail.late`); the search
+the slack late (`Tick.late`; a server whose threads are separate actors keeps each
+thread's own Java window, and each tick is timed by its own thread), a message takes 0 to
+the declared maximum delay plus the slack, an async RPC timeout fires within Netty's scan period (`RpcFail.late`); the search
 picks the lateness that puts each event at its line's time. Lines with no `t_ms` only
 constrain the order, within a window of lines. A logged draw (`nextInt(bound) = r`) is the
 smallest tick draw that scales to r; an unlogged one is an unknown the search tries.

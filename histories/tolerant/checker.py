@@ -20,7 +20,7 @@ from histories.tolerant.diagnosis import Diagnosis
 from reference_impl import core
 
 
-def kept(states: list[State], beam: int) -> list[State]:
+def kept(states: list[State], beam: int, phase: Any = None) -> list[State]:
     """The executions the frontier keeps (`states` best first): the `beam` best of each state
     the down nodes may be in, at most MAX_BEAM in all. A down node writes nothing, so until it
     restarts the log cannot tell executions that differ in what it kept apart, and the score
@@ -28,14 +28,20 @@ def kept(states: list[State], beam: int) -> list[State]:
     more than one whose flush did not, and the other's timing variants of the live nodes would
     fill the beam and drop it, or keep it only in a variant whose timing goes wrong later
     (async_slave_os_crash: the restart's connectMaster reports 6,000 bytes, 180 lines on). Each
-    such state keeps the live nodes' best executions; with no node down this is the plain beam."""
+    such state keeps the live nodes' best executions; with no node down this is the plain beam.
+    The same holds for the phase of a loop the log does not show (`phase`: the protocol's
+    `loop_phase`, State.loop_phases): a new leader's DLedgerRoleChangeHandler checks every 100 ms
+    from its election and writes nothing until it makes the broker master, and the execution
+    whose election came a ms before its line (Search._early) has more drift than the one at the
+    line's time, whose checks may fall after a commit that came before them in Java (realistic
+    crash log, seed 5: 1,000 ms on, the master line shows which)."""
     beam = max(beam, 1)
     if len(states) <= beam:
         return states
     taken: dict[tuple, int] = {}
     out = []
     for s in states:
-        k = s.down_state()
+        k = (s.down_state(), s.loop_phases(phase))
         if taken.get(k, 0) < beam:
             taken[k] = taken.get(k, 0) + 1
             out.append(s)
@@ -107,7 +113,7 @@ class Checker(Diagnosis):
                 failing, frontier, dead, stopped, self.near = first_failure
                 return self.reject(frontier, failing, dead, stopped, start)
             states = sorted(nxt.values(), key=State.score)
-            frontier = kept(states, beam)
+            frontier = kept(states, beam, self.loop_phase)
             if len(states) > len(frontier):
                 self.stats.beam_cuts += 1
                 cuts = (cuts + [pos])[-4 * CHECKPOINTS:]

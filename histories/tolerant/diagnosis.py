@@ -79,7 +79,7 @@ class Diagnosis(Search):
         and log point, of the same shape, differs from it."""
         best: list[str] | None = None
         shape = _shape(ln.fields)
-        for _, _, _, lid, why in self.near:
+        for _, _, _, lid, why, _ in self.near:
             if why is None and _shape(self.written[lid][2]) == shape:
                 diff = il.differences(ln.fields, self.written[lid][2])
                 if diff and (best is None or len(diff) < len(best)):
@@ -91,14 +91,15 @@ class Diagnosis(Search):
         as the reference writes it: the log's line that differs (within the slack of the step),
         or the failing line with the line of its step that the log lacks."""
         found = None
-        for _, st, _, lid, why in self.near:
+        for _, st, _, lid, why, step in self.near:
             if why != SIBLING:
                 continue
             other = self.nearest_line(lid, ln.t if ln.t is not None else st.w.now)
             if other is None:
                 continue
             diff = il.differences(other.fields, self.written[lid][2])
-            near = ln.t is None or other.t is None or abs(other.t - ln.t) <= STEP_SPREAD_MS
+            near = ((ln.t is None or other.t is None or abs(other.t - ln.t) <= STEP_SPREAD_MS)
+                    and self.within_step(ln, other, step))
             rank = (not near, not diff, len(diff), abs(other.pos - ln.pos))
             if found is None or rank < found[0]:
                 found = (rank, other, lid, diff, near)
@@ -112,6 +113,14 @@ class Diagnosis(Search):
                  f"the log shows it only at line {other.line} (t_ms={other.t_ms}), beyond the slack")
         return ln, (f"the step that writes {ln.describe(self.ids)} also writes {self.describe_lid(lid)}, which the "
                     f"log does not show then; {where}")
+
+    def within_step(self, ln: il.LogLine, other: il.LogLine, step: frozenset) -> bool:
+        """Whether the log's line `other` may be a line of the step that writes `ln`: every line
+        of that node between the two is one the step writes too (a later step's line between
+        them, such as the request a follower handles next, makes `other` a later step's)."""
+        lo, hi = sorted((ln.pos, other.pos))
+        lines = self.lines
+        return all(lines.node[p] != ln.node or any(self.matches(p, lid) for lid in step) for p in range(lo + 1, hi))
 
     def failure_line(self, s: State, ln: il.LogLine) -> str:
         """For a log line that completes an RPC: the line the reference writes when that RPC
@@ -153,8 +162,8 @@ class Diagnosis(Search):
                     return ""
                 ev = events[0]
                 if isinstance(ev, core.Tick):
-                    lo = core.tick_window(w, ev.node)[0]
-                    ev = ev.evolve(draw=self.draws_for(st, ev.node, ln.pos, lo)[0][0], late=lo)
+                    lo = core.tick_window(w, ev.node, ev.thread)[0]
+                    ev = ev.evolve(draw=self.draws_for(st, ev.node, ln.pos, lo, ev.thread)[0][0], late=lo)
                 after, obs = core.step(w, ev)
                 written = self.lines_of(w, ev, after, obs)
                 nxt, consumed = self.advance(st, ev, after, written, ln, st)
@@ -194,7 +203,7 @@ class Diagnosis(Search):
             shown = self.lp.snapshot(w.cfg.proto, w.nodes[i], w.alive[i]) if w.alive[i] else {"alive": False}
             nodes[node_id] = shown if shown is not None else {}
         needed = []
-        for _, st, ev, lid, why in near:
+        for _, st, ev, lid, why, _ in near:
             if why is None:
                 diff = il.differences(self.lines[self.failing_pos].fields, self.written[lid][2])
                 why = "differs from the log: " + "; ".join(diff) if diff else "the log shows it elsewhere"

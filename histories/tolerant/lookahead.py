@@ -14,7 +14,7 @@ import attrs
 from histories import impl_log as il
 from histories import reference_log as rl
 from histories.tolerant.records import Options, State, Stats
-from histories.tolerant.scheduler import java_slack, world_config
+from histories.tolerant.scheduler import java_slack, java_thread_slack, world_config
 from reference_impl import core
 
 
@@ -28,6 +28,9 @@ class Lookahead:
         self.lp = il.log_points(log.protocol)
         self.cfg = world_config(log, self.opts)
         self.own_slack = java_slack(log.cfg.protocol)
+        self.own_thread_slack = java_thread_slack(log.cfg.protocol)  # a server's threads' own slack
+        self.thread_wakes = core.protocol(log.cfg.protocol).thread_wakes
+        self.loop_phase = getattr(self.lp, "loop_phase", None)  # a loop the log does not show (checker.kept)
         self.progress = progress
         self.stats = Stats()
         self.lines = log.lines

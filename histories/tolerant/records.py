@@ -143,6 +143,16 @@ class State:
     def score(self) -> tuple:
         return (self.drift, len(self.pending), self.events, self.hidden, self.late)
 
+    def loop_phases(self, phase: Any) -> tuple:
+        """The phases of the nodes' loops that the log does not show (the protocol's log points'
+        `loop_phase`, per live node; () without one): until such a loop acts, the log cannot tell
+        executions that differ only in its phase apart (histories.tolerant.checker.kept)."""
+        if phase is None:
+            return ()
+        w = self.w
+        c = w.cfg.proto
+        return tuple(phase(c, n, w.now) if up else None for n, up in zip(w.nodes, w.alive))
+
     def down_state(self) -> tuple:
         """What the nodes that are down kept (their states, by hash): a down node writes nothing,
         so the log tells executions that differ only here apart once the node restarts."""

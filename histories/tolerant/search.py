@@ -13,6 +13,7 @@ from histories import reference_log as rl
 from histories.tolerant.lookahead import Lookahead
 from histories.tolerant.records import ANY_DRAW, HIDDEN_LATE_MS, NONE, PROBES, TRAIL, State, _skew
 from reference_impl import core
+from reference_impl.core import faults
 from reference_impl.core import network as net_mod
 
 
@@ -51,13 +52,13 @@ class Search(Lookahead):
         with its chosen time (and draw); one per draw tried when a tick's draw is unknown."""
         w = s.w
         if isinstance(ev, core.Tick):
-            i = ev.node
-            lo, hi = core.tick_window(w, i)
+            i, k = ev.node, ev.thread
+            lo, hi = core.tick_window(w, i, k)
             if lo > hi:
                 return []
-            wake = core.wake_times(w)[i]
+            wake = core.thread_wake_times(w, i)[k]  # `late` counts from this thread's own wake time
             out = []
-            for draw, inferred in self.draws_for(s, i, pos, lo):
+            for draw, inferred in self.draws_for(s, i, pos, lo, k):
                 def make(late: int, draw: int = draw) -> tuple[core.World, Any, int | None]:
                     return w, ev.evolve(draw=draw, late=late), None
                 out += [x + (inferred,) for x in self._timed(pos, make, lo, hi, wake, line_t)]
@@ -90,14 +91,19 @@ class Search(Lookahead):
     def _timed(self, pos: int, make: Callable[[int], tuple[core.World, Any, int | None]], lo: int, hi: int,
                base: int, line_t: int | None, target: int | None = None) -> list[tuple[core.World, list, Any]]:
         """Step at the earliest time the event's window allows; if the first line it writes
-        appears in the log later, step again at that line's time (within the window). An
+        appears in the log later, step again at that line's time (within the window), keeping
+        the earliest time too when the protocol's nodes run a loop the log does not show
+        (`_early`). An
         event that writes nothing at its earliest time is tried at the time of the line being
         explained as well, since what it writes may depend on when it happens (a leader steps
-        down only once its lease has run out)."""
+        down only once its lease has run out), or, for a process's first step after it
+        (re)started, its thread's next step at once after it writes the line (a cold JVM's
+        first candidate round, after maintainAsCandidate's first step)."""
         if target is not None:
-            w, ev, now = make(min(hi, max(lo, target - base)))
+            late = min(hi, max(lo, target - base))
+            w, ev, now = make(late)
             _, after, lids = self.stepped(w, ev, now)
-            return [(after, lids, ev)]
+            return [(after, lids, ev)] + (self._early(make, lo, lids) if late != lo else [])
         w, ev, now = make(lo)
         _, after, lids = self.stepped(w, ev, now)
         if hi <= lo:
@@ -107,8 +113,10 @@ class Search(Lookahead):
             if target is not None:
                 late = min(hi, max(lo, target - base))
                 if late != lo:
+                    early = [(after, lids, ev)] if self.loop_phase is not None else []
                     w, ev, now = make(late)
                     _, after, lids = self.stepped(w, ev, now)
+                    return [(after, lids, ev)] + [x for x in early if _same_lines(x[1], lids)]
             return [(after, lids, ev)]
         out = [(after, lids, ev)]
         if line_t is not None:
@@ -116,13 +124,30 @@ class Search(Lookahead):
             if late != lo:
                 w2, ev2, now2 = make(late)
                 _, after2, lids2 = self.stepped(w2, ev2, now2)
-                if lids2:
+                if lids2 or (isinstance(ev2, core.Tick) and ev2.node in w2.fresh and _goes_on(after2, ev2)):
                     out.append((after2, lids2, ev2))
         return out
 
-    def draws_for(self, s: State, i: int, pos: int, lo: int) -> list[tuple[int, bool]]:
-        """The draws to try for node i's tick: the next draw the log shows for it (the smallest
-        draw that scales to its r), or, when the log does not show one, unknowns."""
+    def _early(self, make: Callable[[int], tuple[core.World, Any, int | None]], lo: int, lids: list
+               ) -> list[tuple[core.World, list, Any]]:
+        """The event at the earliest time its window allows, when it writes the same lines there
+        as at its line's time: a thread writes its line after the event, a few ms later under
+        load, so the event may have been earlier than its line. Tried only for a protocol whose
+        nodes run a loop the log does not show (its log points' `loop_phase`): such a loop keeps
+        the time of the event it started from (DLedgerRoleChangeHandler's 100 ms checks, from
+        the election), and whether its check falls before or after another thread's commit of
+        the same ms depends on it; elsewhere what depends on an event's time writes a line of its
+        own and is timed by it."""
+        if self.loop_phase is None:
+            return []
+        w, ev, now = make(lo)
+        _, after, early = self.stepped(w, ev, now)
+        return [(after, early, ev)] if _same_lines(early, lids) else []
+
+    def draws_for(self, s: State, i: int, pos: int, lo: int, thread: int = 0) -> list[tuple[int, bool]]:
+        """The draws to try for a tick of node i's thread `thread`: the next draw the log shows
+        for the node (the smallest draw that scales to its r; a thread that draws nothing
+        ignores it), or, when the log does not show one, unknowns."""
         w = s.w
         if self.draw_logged and self.lp.logs_draws(w.nodes[i]):
             k = s.draws[i]
@@ -132,19 +157,19 @@ class Search(Lookahead):
             return [(0, False)]  # the log shows no more draws of this node: it must not draw (or the log ends)
         classes = getattr(self.lp, "draw_classes", None)
         if classes is not None:  # the protocol names one draw per way its tick can use a draw
-            wake = core.wake_times(w)[i]
-            lo_hi = core.tick_window(w, i)
+            wake = core.thread_wake_times(w, i)[thread]
+            lo_hi = core.tick_window(w, i, thread)
             draws = classes(w, i, (wake + lo_hi[0], wake + lo_hi[1]), self.lines[pos:pos + self.opts.window])
             return [(draws[0], False)] if len(draws) == 1 else [(d, True) for d in draws]
         probes = []
         for d in PROBES:
-            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
+            _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
             probes.append((after.nodes[i], tuple(lids)))
         if all(p == probes[0] for p in probes[1:]):
             return [(0, False)]  # this tick draws nothing (or nothing that matters)
-        return self.unknown_draws(s, i, pos, lo)
+        return self.unknown_draws(s, i, pos, lo, thread)
 
-    def unknown_draws(self, s: State, i: int, pos: int, lo: int) -> list[tuple[int, bool]]:
+    def unknown_draws(self, s: State, i: int, pos: int, lo: int, thread: int = 0) -> list[tuple[int, bool]]:
         """An unlogged draw: one draw for each different set of lines the tick may write (a
         client's choice of server), the one that puts the node's next wake-up nearest its next
         maintainer-thread line in the log, and the largest."""
@@ -162,15 +187,20 @@ class Search(Lookahead):
         best: dict[tuple, tuple[int, int]] = {}
         # draws that give the node's transition the same outcome give the same step: the step
         # (routing, the lines it writes) is taken once per outcome, not once per draw
-        tick_at = core.event_time(w, core.Tick(node=i, draw=0, late=lo))
-        on_tick = core.protocol(w.cfg.protocol).on_tick
+        tick_at = core.event_time(w, core.Tick(node=i, draw=0, late=lo, thread=thread))
+        p = core.protocol(w.cfg.protocol)
+
+        def tick_outcome(draw: int) -> Any:
+            if p.on_thread_tick is None:
+                return p.on_tick(w.cfg.proto, w.nodes[i], tick_at, draw)
+            return p.on_thread_tick(w.cfg.proto, w.nodes[i], thread, tick_at, draw)
         outcomes: list[tuple[Any, tuple, int]] = []
         for d in draws:
-            outcome = on_tick(w.cfg.proto, w.nodes[i], tick_at, d)
+            outcome = tick_outcome(d)
             known = next((x for x in outcomes if x[0] == outcome), None)
             if known is None:
-                _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo))
-                known = (outcome, tuple(lids), core.wake_times(after)[i])
+                _, after, lids = self.stepped(w, core.Tick(node=i, draw=d, late=lo, thread=thread))
+                known = (outcome, tuple(lids), core.thread_wake_times(after, i)[thread])
                 outcomes.append(known)
             _, key, wake = known
             score = abs(wake - nxt) if nxt is not None and wake >= 0 else (0 if d == ANY_DRAW else 1)
@@ -248,6 +278,8 @@ class Search(Lookahead):
                                        f"{ln.fields['peer']}@{ln.line}")
         if not w.alive[client] or any(e.src == client and e.msg == outs[0].msg for e in w.net.flight):
             return None
+        if any(self.matches(ln.pos, p[0]) for p in s.pending):
+            return None  # delivered already, its line pending
         h = core.horizon(w)
         tau = w.now if ln.t is None else max(w.now, ln.t if h < 0 else min(ln.t, h))
         if ln.t is not None and abs(tau - ln.t) > self.opts.slack_ms:
@@ -411,7 +443,8 @@ class Search(Lookahead):
                 self.miss(root, st, fired, lid, None)
             if not self.feasible(pos, lid, tau, causes):
                 writes_it = ln is not None and any(self.matches(pos, x[0]) for x in written)
-                self.miss(root, st, fired, lid, SIBLING if writes_it else "the log does not show it then")
+                self.miss(root, st, fired, lid, SIBLING if writes_it else "the log does not show it then",
+                          frozenset(x[0] for x in written))
                 return None, False
             pending.append((lid, tau, pos, causes))
             ids.add((lid, tau))
@@ -487,46 +520,60 @@ class Search(Lookahead):
                 out.append(ev)
         return out
 
-    def due_by(self, s: State) -> list[tuple[int, int]]:
-        """For each node whose tick is enabled: the time by which it must have fired if it writes
-        nothing (its wake time plus the protocol's own loop slack, not the allowance, plus
-        HIDDEN_LATE_MS). The allowance lets a tick be late when its lines show it was; a tick
-        that writes nothing (a round's parse, a loop that finds nothing to do) is taken on time,
-        before another node's event moves the clock past it, or the search would explain a log
-        with the reference's rounds shifted by one (each within the slack)."""
+    def due_by(self, s: State) -> list[tuple[int, int, int]]:
+        """For each thread whose tick is enabled (a node that is one actor is one thread): (node,
+        thread, the time by which it must have fired if it writes nothing: its wake time plus
+        its own loop slack, not the allowance, plus HIDDEN_LATE_MS). The allowance lets a tick
+        be late when its lines show it was; a tick that writes nothing (a round's parse, a loop
+        that finds nothing to do, a new leader's dispatcher with nothing to push) is taken on
+        time, before another thread's event moves the clock past it, or the search would
+        explain a log with the reference's rounds shifted by one (each within the slack)."""
         if s._overdue is None:
             w = s.w
             out = []
-            own_slack = self.own_slack
-            for j, wake in enumerate(core.wake_times(w)):
-                if wake < 0:
-                    continue
-                lo, hi = core.tick_window(w, j)
-                if lo > hi:
-                    continue
-                own = own_slack(w.cfg.proto, w.nodes[j], w.since[j], core.wake_of(w, w.nodes[j])) \
-                    if own_slack is not None else 0
-                if j in w.fresh:
-                    own = max(own, w.cfg.profile.stagger_ms)
-                out.append((j, wake + own + HIDDEN_LATE_MS))
+            for j in range(len(w.nodes)):
+                for k, wake in enumerate(core.thread_wake_times(w, j)):
+                    if wake < 0:
+                        continue
+                    lo, hi = core.tick_window(w, j, k)
+                    if lo > hi:
+                        continue
+                    out.append((j, k, wake + self.own_slack_of(w, j, k) + HIDDEN_LATE_MS))
             s._overdue = out
         return s._overdue
 
-    def hidden_tick(self, s: State, j: int) -> bool:
-        """Whether node j's due tick writes nothing (memoised per state and node)."""
-        k = (id(s), j)
-        hit = self.hidden_memo.get(k)
+    def own_slack_of(self, w: core.World, j: int, k: int) -> int:
+        """Thread k of node j's own slack under Java timing (its loop's, without the allowance),
+        at least the start-up stagger while the node has not run since it (re)started."""
+        n = w.nodes[j]
+        if self.own_thread_slack is not None:
+            wakes = core.wake_of(w, n, self.thread_wakes)
+            own = self.own_thread_slack(w.cfg.proto, n, k, w.since[j][k], wakes[k])
+        elif self.own_slack is not None:
+            own = self.own_slack(w.cfg.proto, n, w.since[j], core.wake_of(w, n))
+        else:
+            own = 0
+        if j in w.fresh:  # Java's own stagger: the allowance on it is for ticks whose lines show them late
+            own = max(own, faults.STAGGER_MS)
+        return own
+
+    def hidden_tick(self, s: State, j: int, k: int) -> bool:
+        """Whether the due tick of node j's thread k writes nothing (memoised per state and thread)."""
+        key = (id(s), j, k)
+        hit = self.hidden_memo.get(key)
         if hit is None or hit[0] is not s:
             w = s.w
-            _, _, lids = self.stepped(w, core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0]))
+            _, _, lids = self.stepped(w, core.Tick(node=j, draw=0, late=core.tick_window(w, j, k)[0], thread=k))
             if len(self.hidden_memo) > 4096:
                 self.hidden_memo.clear()
-            hit = self.hidden_memo[k] = (s, not lids)
+            hit = self.hidden_memo[key] = (s, not lids)
         return hit[1]
 
-    def overdue_at(self, s: State, t: int, actor: int = -1) -> list[int]:
-        """The nodes (but `actor`) whose ticks write nothing and must have fired before `t`."""
-        return [j for j, by in self.due_by(s) if j != actor and by < t and self.hidden_tick(s, j)]
+    def overdue_at(self, s: State, t: int, mover: tuple[int, int] = (-1, -1)) -> list[tuple[int, int]]:
+        """The threads (node, thread) whose ticks write nothing and must have fired before `t`,
+        but the event's own (`mover`, Search.mover)."""
+        return [(j, k) for j, k, by in self.due_by(s)
+                if not _moves(mover, j, k) and by < t and self.hidden_tick(s, j, k)]
 
     def actor(self, w: core.World, ev: Any) -> int:
         """The node an event acts on (-1: none)."""
@@ -538,35 +585,41 @@ class Search(Lookahead):
             return net_mod.find_rpc(w.net, ev.rpc).requester
         return -1
 
+    def mover(self, w: core.World, ev: Any) -> tuple[int, int]:
+        """The thread an event is (node, thread), or for a delivery or an RPC failure its node
+        (node, -1: every thread of it), whose due ticks `settle` leaves alone."""
+        return (ev.node, ev.thread) if isinstance(ev, core.Tick) else (self.actor(w, ev), -1)
+
     def fire_settled(self, s: State, ev: Any, pos: int, line_t: int | None) -> list:
-        """`fire`, but an event that moves the clock past another node's due tick that writes
+        """`fire`, but an event that moves the clock past another thread's due tick that writes
         nothing is taken after that tick (`settle`): (the state it was taken from, world after,
         lines, event, inferred draw) for each choice."""
         out = []
         for after, lids, fired, inferred in self.fire(s, ev, pos, line_t):
             tau = after.now
-            actor = self.actor(s.w, fired)
-            if tau <= s.w.now or not self.overdue_at(s, tau, actor):
+            mover = self.mover(s.w, fired)
+            if tau <= s.w.now or not self.overdue_at(s, tau, mover):
                 out.append((s, after, lids, fired, inferred))
                 continue
-            settled = self.settle(s, tau, actor)
+            settled = self.settle(s, tau, mover)
             if settled is None:
                 continue
             for after2, lids2, fired2, inferred2 in self.fire(settled, ev, pos, line_t):
-                if after2.now <= settled.w.now or not self.overdue_at(settled, after2.now, actor):
+                if after2.now <= settled.w.now or not self.overdue_at(settled, after2.now, mover):
                     out.append((settled, after2, lids2, fired2, inferred2))
         return out
 
-    def settle(self, s: State, tau: int, actor: int) -> State | None:
-        """Take, in the order they fall due, the ticks of nodes other than `actor` that write
+    def settle(self, s: State, tau: int, mover: tuple[int, int]) -> State | None:
+        """Take, in the order they fall due, the ticks of threads other than `mover`'s that write
         nothing and are due before `tau`, each at its earliest time."""
-        for _ in range(4 * len(self.ids)):
-            due = [(by, j) for j, by in self.due_by(s) if j != actor and by < tau and self.hidden_tick(s, j)]
+        for _ in range(4 * sum(len(core.thread_wake_times(s.w, j)) for j in range(len(self.ids)))):
+            due = [(by, j, k) for j, k, by in self.due_by(s)
+                   if not _moves(mover, j, k) and by < tau and self.hidden_tick(s, j, k)]
             if not due:
                 return s
-            _, j = min(due)
+            _, j, k = min(due)
             w = s.w
-            ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j)[0])
+            ev = core.Tick(node=j, draw=0, late=core.tick_window(w, j, k)[0], thread=k)
             _, after, lids = self.stepped(w, ev)
             if lids:
                 return None
@@ -597,12 +650,11 @@ class Search(Lookahead):
         """Whether the event's window closes at the horizon: the reference must take it (or
         another such event) before anything later."""
         if isinstance(ev, core.Tick):
-            j = ev.node
-            own = self.own_slack(w.cfg.proto, w.nodes[j], w.since[j], core.wake_of(w, w.nodes[j])) \
-                if self.own_slack is not None else 0
-            if j in w.fresh:
-                own = max(own, w.cfg.profile.stagger_ms)
-            return core.wake_times(w)[j] + own + self.opts.slack_ms <= h
+            j, k = ev.node, ev.thread
+            # a server's threads keep their own window (scheduler.tolerant_protocol); a node that
+            # is one actor has the allowance on top
+            allowance = self.opts.slack_ms if self.own_thread_slack is None else 0
+            return core.thread_wake_times(w, j)[k] + self.own_slack_of(w, j, k) + allowance <= h
         if isinstance(ev, (core.Deliver, core.Drop)):
             env = net_mod.find(w.net, ev.env)
             return env.sent_ms + core.delay_window(w)[1] <= h
@@ -611,12 +663,14 @@ class Search(Lookahead):
             return rpc.deadline_ms + rpc.window <= h
         return True
 
-    def miss(self, root: State, s: State, ev: Any, lid: int, why: str | None) -> None:
+    def miss(self, root: State, s: State, ev: Any, lid: int, why: str | None,
+             step: frozenset = frozenset()) -> None:
         """Remember a near miss for the report: from frontier state `root`, an event taken in
-        state `s` writes a line like the failing one (`why` None: it differs in its fields)."""
+        state `s` writes a line like the failing one (`why` None: it differs in its fields);
+        `step`: the lines that event writes, when the report needs them (a sibling's)."""
         mine = [n for n in self.near if n[0] is root]
         if len(mine) < 6 and not any(n[3] == lid and n[4] == why for n in mine):
-            self.near.append((root, s, ev, lid, why))
+            self.near.append((root, s, ev, lid, why, step))
 
 
 _RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
@@ -625,6 +679,23 @@ _RANK = {rl.COMPLETION: 0, rl.ARRIVAL: 1, rl.NODE: 1, rl.SEND: 1, rl.ANSWER: 2}
 def _ORDER(line: tuple[int, str, int]) -> int:
     """A step's lines in the order Java writes them: the input first, an answer last."""
     return _RANK[line[1]]
+
+
+def _goes_on(after: core.World, ev: Any) -> bool:
+    """Whether a tick's thread goes on at once with the next step of the same pass (a candidate's
+    round after the lock is released: maintainAsCandidate's two steps), so that its writing-nothing
+    first step is late when the second's lines are."""
+    return isinstance(ev, core.Tick) and 0 <= core.thread_wake_times(after, ev.node)[ev.thread] <= after.now
+
+
+def _same_lines(a: list, b: list) -> bool:
+    """Whether two steps write the same lines (by line id, in order)."""
+    return bool(a) and len(a) == len(b) and all(x[0] == y[0] for x, y in zip(a, b))
+
+
+def _moves(mover: tuple[int, int], j: int, k: int) -> bool:
+    """Whether thread k of node j is the event's own (`Search.mover`: thread -1 is all of a node)."""
+    return mover[0] == j and mover[1] in (-1, k)
 
 
 def _pruned(ids: set, node_in: tuple, env_in: list, after: core.World) -> tuple[tuple, tuple]:

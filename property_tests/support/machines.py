@@ -48,7 +48,7 @@ class HypothesisChooser:
             return None
         ev = self.data.draw(st.sampled_from(events), label="event")
         if isinstance(ev, core.Tick):
-            lo, hi = core.tick_window(w, ev.node)
+            lo, hi = core.tick_window(w, ev.node, ev.thread)
             late = self.data.draw(st.integers(lo, hi), label="tick late") if hi > lo else lo
             ev = ev.evolve(draw=self.data.draw(DRAWS, label="tick draw"), late=late)
         elif isinstance(ev, core.RpcFail):

@@ -54,6 +54,7 @@ from reference_impl.core.schedule import (
                                         isolations,
                                         protocol_events,
                                         rpc_window,
+                                        thread_wake_times,
                                         tick_window,
                                         wake_times,
 )
@@ -65,7 +66,7 @@ __all__ = [
     "Restart", "RpcFail", "Scripted", "Tick", "FAULT_KINDS", "FaultProfile", "Protocol", "protocol",
     "protocol_names", "register", "CALM_DELAY_MS", "crashable", "deadline", "delay_window", "enabled", "event_time",
     "fault_events", "fault_kinds", "horizon", "is_enabled", "isolations", "protocol_events",
-    "rpc_window", "tick_window",
+    "rpc_window", "thread_wake_times", "tick_window",
     "wake_times",
     "apply_fault", "apply_outs", "crash_node", "restart_node", "route", "step", "History", "World", "WorldConfig",
     "index_of", "init", "set_node", "wake_of", "world_config",

@@ -35,7 +35,8 @@ def below(getrandbits: Any, n: int) -> int:
 class SeededChooser:
     """Protocol events uniformly; a fault with probability equal to the summed weights
     of the fault kinds enabled now (capped at MAX_FAULT_SHARE), kind by weight, then
-    uniformly within the kind. A tick then draws its random value (`getrandbits(16)`)
+    uniformly within the kind. A tick (of a node, or of one thread of a threaded node:
+    `Protocol.threads`) then draws its random value (`getrandbits(16)`)
     and, when its window allows more than one, its lateness, uniform over the window
     (`randrange`): Java's loop notices a due condition at a uniformly random phase of
     its period. An RPC failure whose window allows more than one time draws its
@@ -68,9 +69,9 @@ class SeededChooser:
         kind = type(ev)
         if kind is Tick:
             draw = bits(16)
-            lo, hi = schedule.tick_window(w, ev.node)
+            lo, hi = schedule.tick_window(w, ev.node, ev.thread)
             late = lo + below(bits, hi - lo + 1) if hi > lo else lo
-            return Tick(node=ev.node, draw=draw, late=late)
+            return Tick(node=ev.node, draw=draw, late=late, thread=ev.thread)
         if kind is RpcFail:
             lo, hi = schedule.rpc_window(w, ev.rpc)
             late = lo + below(bits, hi - lo + 1) if hi > lo else lo

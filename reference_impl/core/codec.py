@@ -36,6 +36,9 @@ def encode_event(w: World, ev: Any) -> dict:
     ids = w.cfg.ids
     if isinstance(ev, events.Tick):
         out = {"kind": "tick", "node": ids[ev.node], "draw": ev.draw}
+        threads = protocol(w.cfg.protocol).threads
+        if threads is not None:
+            out["thread"] = threads(w.cfg.proto, w.nodes[ev.node])[ev.thread]
         if ev.late:
             out["late"] = ev.late
         return out
@@ -74,6 +77,22 @@ def _node(w: World, d: dict, key: str) -> int:
         return w.cfg.ids.index(d[key])
     except (KeyError, ValueError):
         raise DecodeError(f"event field {key!r} must name a node of {list(w.cfg.ids)}") from None
+
+
+def _thread(w: World, d: dict, node: int) -> int:
+    """The index of the thread a tick names (`thread`, by name); 0 for a node that is one actor."""
+    threads = protocol(w.cfg.protocol).threads
+    if threads is None:
+        if d.get("thread") is not None:
+            raise DecodeError(f"{w.cfg.protocol} nodes are one actor each: a tick names no thread")
+        return 0
+    names = threads(w.cfg.proto, w.nodes[node])
+    name = d.get("thread")
+    if name is None and len(names) == 1:
+        return 0
+    if name not in names:
+        raise DecodeError(f"event field 'thread' must name a thread of {w.cfg.ids[node]}: {list(names)}")
+    return names.index(name)
 
 
 def _envelope(w: World, d: dict) -> int:
@@ -116,8 +135,10 @@ def decode_event(w: World, d: Any, t_ms: Any = None) -> Any:
             if not isinstance(draw, int) or not 0 <= draw < events.DRAW_SPAN:
                 raise DecodeError(f"draw must be an integer in [0, {events.DRAW_SPAN})")
             node = _node(w, d, "node")
-            wake = schedule.wake_times(w)[node]
-            return events.Tick(node=node, draw=draw, late=_late(w, d, t_ms, wake, schedule.tick_window(w, node)[0]))
+            thread = _thread(w, d, node)
+            wake = schedule.thread_wake_times(w, node)[thread]
+            return events.Tick(node=node, draw=draw, thread=thread,
+                               late=_late(w, d, t_ms, wake, schedule.tick_window(w, node, thread)[0]))
         if kind in ("deliver", "drop", "duplicate"):
             cls = {"deliver": events.Deliver, "drop": events.Drop, "duplicate": events.Duplicate}[kind]
             return cls(env=_envelope(w, d))

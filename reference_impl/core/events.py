@@ -14,15 +14,19 @@ DRAW_SPAN = 1 << 16  # a tick's draw is uniform in [0, DRAW_SPAN); Random#nextIn
 
 @record
 class Tick:
-    """The node's threads that are due run; `draw` feeds its random choice.
+    """A node's thread that is due runs one pass of its loop; `draw` feeds its random choice.
 
-    `late`: how many ms after the node's wake time the tick fires. Under Java timing
-    (FaultProfile.timing) a due loop is noticed anywhere within the protocol's loop
-    period (`Protocol.tick_slack`); pinned timing fires at the wake time (late 0)."""
+    `thread`: which of the node's threads (0 for a protocol whose node is one actor; a
+    protocol whose nodes run several threads lists them, `Protocol.threads`, and each is
+    an actor with its own ticks). `late`: how many ms after the thread's wake time the
+    tick fires. Under Java timing (FaultProfile.timing) a due loop is noticed anywhere
+    within the protocol's loop period (`Protocol.tick_slack`, `Protocol.thread_slack`);
+    pinned timing fires at the wake time (late 0)."""
 
     node: int
     draw: int = 0
     late: int = 0
+    thread: int = 0
 
 
 @record

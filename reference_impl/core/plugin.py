@@ -66,6 +66,14 @@ class Protocol:
     # while DLedger's StateMaintainer sleeps its 10 ms is noticed at its next loop) and `wake`
     # its `wake_at(c, n)` (>= 0), which the world has already computed; None: ticks fire on time.
     tick_slack: Callable | None = None
+    # A node that runs several threads (a DLedger server: its state maintainer, entry handler, one
+    # dispatcher per peer, quorum ack checker, flush service), each an actor of its own: it has its
+    # own wake time, `since` and lateness, and fires as its own `Tick(node, thread)`. None: the node
+    # is one actor (`wake_at`, `on_tick`, `tick_slack`). With threads, `wake_at` is the earliest of them.
+    threads: Callable | None = None  # (c, n) -> tuple[str, ...]: the names of node n's threads (fixed per node)
+    thread_wakes: Callable | None = None  # (c, n) -> tuple[int, ...]: when each thread next has work, -1 never
+    on_thread_tick: Callable | None = None  # (c, n, thread, now, draw) -> (n, outs): one pass of that thread
+    thread_slack: Callable | None = None  # (c, n, thread, since, wake) -> ms: `tick_slack` for one thread
     # (c, n) -> bool for a down node: True when its machine is off, so it neither refuses
     # connections nor resets them and RPCs to it time out (None: a down node always refuses).
     down_is_silent: Callable | None = None

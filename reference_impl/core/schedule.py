@@ -6,7 +6,9 @@ Time advances only through events. Each node says when it next has work to do
 (`wake_at`, and never before that wake time was set: `World.since`); under Java timing
 its tick may fire up to `tick_slack` ms later (the period of the Java loop that notices
 it; the start-up stagger for a node's first tick), so a tick is a window like a
-delivery. Each message may be delivered within the delay window of the fault profile;
+delivery. A node that runs several threads (`Protocol.threads`) says so for each thread
+(`thread_wakes`, `thread_slack`, its own `since`): every thread is an actor with its own
+window and its own `Tick(node, thread)`. Each message may be delivered within the delay window of the fault profile;
 each open RPC fails at its deadline, an invokeAsync timeout within one scan period of
 Netty's response table after it (reference_impl.core.network); a scenario script pins
 actions at given times. The *horizon* is the earliest time by which something must
@@ -28,12 +30,14 @@ again, and if that has closed meanwhile it is due at once. Behind a cut link not
 held: a message whose window closes there is lost, as any other.
 
 `enabled(w)` is `protocol_events(w) + fault_events(w)`; the order is part of the
-seeded chooser's contract (a seed names a history), so it is stable. `event_time(w, e)`
+seeded chooser's contract (a seed names a history), so it is stable: the quiet tail, the
+script, the ticks (node by node, a node's threads in index order), deliveries (in send
+order), RPC failures, the protocol's own events. `event_time(w, e)`
 is when `e` happens and `is_enabled(w, e)` checks an event from a trace.
 
 Memos keep the hot path cheap without changing any answer. `_LAST`, `_LAST_EVENTS` and
 `_LAST_WAKES` remember the horizon, the protocol events and the (wake time, slack) of
-every node of the last world asked (`_LAST_HELD` the held envelopes of the last network
+every thread of every node of the last world asked (`_LAST_HELD` the held envelopes of the last network
 and world config asked), since the chooser, `step`, a replay's `is_enabled`
 and the shrinker's default steps ask several times about the same world. A step changes
 one node or two, so `_wakes` of the next world takes the entry of each node whose
@@ -90,19 +94,37 @@ def forget() -> None:
 
 def wake_times(w: World) -> list[int]:
     """When each node's next tick may fire at the earliest (-1: down, or nothing to do):
-    its `wake_at`, but never before that wake time was set (`World.since`)."""
-    return [wake for wake, _ in _wakes(w)]
+    its `wake_at` (for a threaded node, the earliest of its threads'), but never before
+    that wake time was set (`World.since`)."""
+    out = []
+    for pairs in _wakes(w):
+        if len(pairs) == 1:
+            out.append(pairs[0][0])
+        else:
+            out.append(min((t for t, _ in pairs if t >= 0), default=-1))
+    return out
 
 
-def _wakes(w: World) -> list[tuple[int, int]]:
-    """(earliest tick time, slack) per node; slack is how much later the tick may fire: the
-    protocol's `tick_slack` under Java timing, at least the start-up stagger for a node
-    that has not run since it (re)started, 0 under pinned timing."""
+def thread_wake_times(w: World, i: int) -> tuple[int, ...]:
+    """When each thread of node i may next fire at the earliest (-1: down, or nothing to do);
+    one entry for a node that is one actor."""
+    return tuple(t for t, _ in _wakes(w)[i])
+
+
+_DOWN = ((-1, 0),)
+
+
+def _wakes(w: World) -> list[tuple[tuple[int, int], ...]]:
+    """Per node, the (earliest tick time, slack) of each of its threads (one pair for a node
+    that is one actor); slack is how much later the tick may fire: the protocol's
+    `tick_slack` (`thread_slack`) under Java timing, at least the start-up stagger for a
+    node that has not run since it (re)started, 0 under pinned timing."""
     last, last_out, last_fns = _LAST_WAKES
     if last is w:
         return last_out
     p = protocol(w.cfg.protocol)
-    wake_at, slack_of = p.wake_at, p.tick_slack
+    threaded = p.thread_wakes is not None
+    wake_at, slack_of = (p.thread_wakes, p.thread_slack) if threaded else (p.wake_at, p.tick_slack)
     if last is not None and (last.cfg is not w.cfg or last_fns[0] is not wake_at or last_fns[1] is not slack_of):
         last = None  # nothing to take over (module docstring)
     c = w.cfg.proto
@@ -116,20 +138,30 @@ def _wakes(w: World) -> list[tuple[int, int]]:
     out = []
     for i, (n, up) in enumerate(zip(w.nodes, w.alive)):
         if not up:
-            out.append((-1, 0))
+            out.append(_DOWN if not threaded else ((-1, 0),) * len(since_all[i]))
         elif (last is not None and n is lnodes[i] and since_all[i] == lsince[i] and lalive[i]
               and (same_fresh or (i in fresh) == (i in lfresh))):
             out.append(last_out[i])
-        else:
+        elif not threaded:
             t = wake_of(w, n, wake_at)
             if t < 0:
-                out.append((-1, 0))
+                out.append(_DOWN)
             else:
                 since = since_all[i]
                 slack = slack_of(c, n, since, t) if java and slack_of is not None else 0
                 if stagger > slack and i in fresh:
                     slack = stagger
-                out.append((max(t, since), slack))
+                out.append(((max(t, since), slack),))
+        else:
+            pairs = []
+            starting = stagger if i in fresh else 0
+            for k, (t, since) in enumerate(zip(wake_of(w, n, wake_at), since_all[i])):
+                if t < 0:
+                    pairs.append((-1, 0))
+                    continue
+                slack = slack_of(c, n, k, since, t) if java and slack_of is not None else 0
+                pairs.append((max(t, since), max(slack, starting)))
+            out.append(tuple(pairs))
     _LAST_WAKES[0], _LAST_WAKES[1], _LAST_WAKES[2] = w, out, (wake_at, slack_of)
     return out
 
@@ -146,10 +178,14 @@ def _remember(w: World, h: int) -> int:
     return h
 
 
-def tick_window(w: World, i: int) -> tuple[int, int]:
-    """The `late` values node i's tick may carry now, in ms after its wake time: (earliest,
-    latest); empty (lo > hi) when it is not enabled. Earliest makes it fire no sooner than now."""
-    wake, slack = _wakes(w)[i]
+def tick_window(w: World, i: int, thread: int = 0) -> tuple[int, int]:
+    """The `late` values a tick of node i's thread `thread` may carry now, in ms after its
+    wake time: (earliest, latest); empty (lo > hi) when it is not enabled. Earliest makes it
+    fire no sooner than now."""
+    pairs = _wakes(w)[i]
+    if not 0 <= thread < len(pairs):
+        return 1, 0
+    wake, slack = pairs[thread]
     h = horizon(w)
     if wake < 0 or h < 0 or wake > h:
         return 1, 0
@@ -170,11 +206,12 @@ def rpc_window(w: World, rpc_id: int) -> tuple[int, int]:
     return lo, max(lo, min(window, h - rpc.deadline_ms))
 
 
-def _horizon(w: World, wakes: Sequence[tuple[int, int]]) -> int:
+def _horizon(w: World, wakes: Sequence[tuple[tuple[int, int], ...]]) -> int:
     h = -1
-    for t, slack in wakes:
-        if t >= 0 and (h < 0 or t + slack < h):
-            h = t + slack
+    for pairs in wakes:
+        for t, slack in pairs:
+            if t >= 0 and (h < 0 or t + slack < h):
+                h = t + slack
     net = w.net
     if net.flight:
         dmax = delay_window(w)[1]
@@ -248,6 +285,7 @@ def enabled(w: World) -> list:
 
 
 _TICKS = tuple(Tick(node=i) for i in range(64))  # events are immutable: share the common ones
+_THREAD_TICKS: dict[tuple[int, int], Tick] = {}  # (node, thread) -> its Tick, made once
 # A message stays in flight for several steps and is listed at each: its Deliver is made once.
 # Bounded like the other memos; an envelope id names one envelope within a history.
 _DELIVERS: dict[int, Deliver] = {}
@@ -277,9 +315,15 @@ def _protocol_events(w: World) -> list:
         events.append(Calm())
     if w.script_pos < len(cfg.script) and cfg.script[w.script_pos].at_ms == h:
         events.append(Scripted(index=w.script_pos))
-    for i, (t, _) in enumerate(wakes):
-        if 0 <= t <= h:
-            events.append(_TICKS[i])
+    for i, pairs in enumerate(wakes):
+        if len(pairs) == 1:
+            t = pairs[0][0]
+            if 0 <= t <= h:
+                events.append(_TICKS[i])
+            continue
+        for k, (t, _) in enumerate(pairs):
+            if 0 <= t <= h:
+                events.append(_thread_tick(i, k))
     net = w.net
     if net.flight:
         dmin, dmax = delay_window(w)
@@ -302,6 +346,13 @@ def _protocol_events(w: World) -> list:
     if w.ext is not None:
         events += protocol(cfg.protocol).ext_events(w, h)
     return events
+
+
+def _thread_tick(i: int, k: int) -> Tick:
+    ev = _THREAD_TICKS.get((i, k))
+    if ev is None:
+        ev = _THREAD_TICKS[(i, k)] = Tick(node=i, thread=k)
+    return ev
 
 
 def crashable(w: World) -> list[int]:
@@ -389,8 +440,8 @@ def is_enabled(w: World, event: Any) -> bool:
     """Whether `event` (with any draw, and a `late` its window allows) may happen next;
     used to validate replayed traces."""
     if isinstance(event, Tick):
-        lo, hi = tick_window(w, event.node) if 0 <= event.node < len(w.nodes) else (1, 0)
-        return lo <= event.late <= hi and _TICKS[event.node] in protocol_events(w)
+        lo, hi = tick_window(w, event.node, event.thread) if 0 <= event.node < len(w.nodes) else (1, 0)
+        return lo <= event.late <= hi and Tick(node=event.node, thread=event.thread) in protocol_events(w)
     if isinstance(event, RpcFail):
         lo, hi = rpc_window(w, event.rpc)
         return lo <= event.late <= hi and RpcFail(rpc=event.rpc) in protocol_events(w)
@@ -406,7 +457,7 @@ def deadline(w: World, event: Any) -> int:
     delivery of a message sent in order (`Protocol.fifo`) is the oldest on its link, so its
     own window is the one that counts."""
     if isinstance(event, Tick):
-        wake, slack = _wakes(w)[event.node]
+        wake, slack = _wakes(w)[event.node][event.thread]
         return max(w.now, wake + slack)
     if isinstance(event, (Deliver, Drop)):
         return net_mod.find(w.net, event.env).sent_ms + delay_window(w)[1]
@@ -423,7 +474,7 @@ def event_time(w: World, event: Any) -> int:
         env = net_mod.find(w.net, event.env)
         return max(w.now, env.sent_ms + delay_window(w)[0])
     if kind is Tick:
-        return max(w.now, _wakes(w)[event.node][0] + event.late)
+        return max(w.now, _wakes(w)[event.node][event.thread][0] + event.late)
     if kind is RpcFail:
         return max(w.now, net_mod.find_rpc(w.net, event.rpc).deadline_ms + event.late)
     if kind is Scripted or kind is Calm:

@@ -34,7 +34,7 @@ from reference_impl.core.events import (
 from reference_impl.core.network import Respond, Send
 from reference_impl.core.plugin import Protocol, protocol
 from reference_impl.core.schedule import event_time
-from reference_impl.core.world import World, index_of, set_node, since_after
+from reference_impl.core.world import World, index_of, restarted_since, set_node, since_after
 
 
 def step(w: World, event: Any) -> tuple[World, tuple]:
@@ -98,7 +98,7 @@ def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, net:
     """The world after node i became `n` at `now` with outputs `outs` (and, when given, a new
     network and set of fresh nodes)."""
     nodes = w.nodes
-    since = since_after(w, i, n, now, p.wake_at) if n is not nodes[i] else w.since
+    since = since_after(w, i, n, now, p) if n is not nodes[i] else w.since
     w = w.evolve(now=now, nodes=nodes[:i] + (n,) + nodes[i + 1:], since=since,
                  net=w.net if net is None else net, fresh=w.fresh if fresh is None else fresh)
     return route(w, p, i, outs) if outs else (w, ())
@@ -106,7 +106,10 @@ def _node_did(w: World, p: Protocol, now: int, i: int, n: Any, outs: tuple, net:
 
 def _tick(w: World, p: Protocol, ev: Tick, now: int) -> tuple[World, tuple]:
     i = ev.node
-    n, outs = p.on_tick(w.cfg.proto, w.nodes[i], now, ev.draw)
+    if p.on_thread_tick is None:
+        n, outs = p.on_tick(w.cfg.proto, w.nodes[i], now, ev.draw)
+    else:
+        n, outs = p.on_thread_tick(w.cfg.proto, w.nodes[i], ev.thread, now, ev.draw)
     if i in w.fresh:
         return _node_did(w, p, now, i, n, outs, fresh=w.fresh - {i})
     return _node_did(w, p, now, i, n, outs)
@@ -180,7 +183,7 @@ def _down(w: World, p: Protocol, i: int, kind: str) -> World:
 def _up(w: World, p: Protocol, i: int) -> World:
     n = p.restart(w.cfg.proto, w.nodes[i], w.now)
     alive = w.alive[:i] + (True,) + w.alive[i + 1:]
-    since = w.since[:i] + (w.now,) + w.since[i + 1:]  # a restarted process starts its threads now
+    since = restarted_since(w, i, n)  # a restarted process starts its threads now
     return _fault(set_node(w, i, n).evolve(alive=alive, fresh=w.fresh | {i}, since=since))
 
 

@@ -68,10 +68,12 @@ class World:
     vars: FrozenMap = EMPTY  # scenario bindings (`let`)
     ext: Any = None  # protocol-specific world state (e.g. HA's TCP byte streams); see Protocol.ext_*
     # Java timing (reference_impl.core.schedule): when each node's wake time last changed,
-    # since a thread cannot act on a condition before the state that makes it due exists;
-    # and the nodes whose threads have not run since they (re)started, whose first tick may
-    # come up to the profile's start-up stagger late (processes never start at the same instant).
-    since: tuple[int, ...] = ()
+    # since a thread cannot act on a condition before the state that makes it due exists (for
+    # a protocol whose nodes run several threads, `Protocol.threads`, the entry is a tuple: when
+    # each thread's wake time last changed); and the nodes whose threads have not run since they
+    # (re)started, whose first tick may come up to the profile's start-up stagger late
+    # (processes never start at the same instant).
+    since: tuple = ()
     fresh: frozenset[int] = frozenset()
 
 
@@ -79,8 +81,12 @@ def init(cfg: WorldConfig) -> World:
     p = protocol(cfg.protocol)
     nodes = tuple(p.boot(cfg.proto, node_id, i, 0) for i, node_id in enumerate(cfg.ids))
     alive = tuple(i not in cfg.down for i in range(len(cfg.ids)))
+    if p.thread_wakes is None:
+        since: tuple = (0,) * len(nodes)
+    else:
+        since = tuple((0,) * len(p.thread_wakes(cfg.proto, n)) for n in nodes)
     return World(cfg=cfg, now=0, nodes=nodes, alive=alive, net=Network(), ghost=p.ghost_init(cfg),
-                 ext=p.ext_init(cfg) if p.ext_init is not None else None, since=(0,) * len(nodes),
+                 ext=p.ext_init(cfg) if p.ext_init is not None else None, since=since,
                  fresh=frozenset(i for i, up in enumerate(alive) if up))
 
 
@@ -92,14 +98,15 @@ def set_node(w: World, i: int, n: Any) -> World:
     return w.evolve(nodes=nodes[:i] + (n,) + nodes[i + 1:], since=since_after(w, i, n, w.now))
 
 
-_WAKE: dict[int, tuple[Any, Any, Any, int]] = {}  # id(node state) -> (state, config, wake_at, its answer)
+_WAKE: dict[int, tuple[Any, Any, Any, Any]] = {}  # id(node state) -> (state, config, wake function, its answer)
 
 
-def wake_of(w: World, n: Any, wake_at: Any = None) -> int:
+def wake_of(w: World, n: Any, wake_at: Any = None) -> Any:
     """The protocol's `wake_at` of node state `n` (memoised by the state's identity while
     that very object is in the memo, and only for the same config and the same `wake_at`:
     one state object may be shared by worlds of different configs, and a test may swap a
-    protocol's functions). A caller that holds the protocol passes its `wake_at`."""
+    protocol's functions). A caller that holds the protocol passes its `wake_at`, or its
+    `thread_wakes` for the tuple of a threaded node's wake times (memoised the same way)."""
     if wake_at is None:
         wake_at = protocol(w.cfg.protocol).wake_at
     c = w.cfg.proto
@@ -118,14 +125,30 @@ def forget_wakes() -> None:
     _WAKE.clear()
 
 
-def since_after(w: World, i: int, n: Any, now: int, wake_at: Any = None) -> tuple[int, ...]:
+def since_after(w: World, i: int, n: Any, now: int, p: Any = None) -> tuple:
     """`World.since` once node i's state becomes `n` at `now`: its entry moves to now when
-    the node's wake time changed (a condition that was already due stays due since then)."""
-    if wake_at is None:
-        wake_at = protocol(w.cfg.protocol).wake_at
-    if wake_of(w, n, wake_at) == wake_of(w, w.nodes[i], wake_at):
+    the node's wake time changed (a condition that was already due stays due since then);
+    for a threaded node (`Protocol.threads`), the entry of each thread whose wake time changed."""
+    if p is None:
+        p = protocol(w.cfg.protocol)
+    fn = p.thread_wakes
+    if fn is None:
+        fn = p.wake_at
+        if wake_of(w, n, fn) == wake_of(w, w.nodes[i], fn):
+            return w.since
+        return w.since[:i] + (now,) + w.since[i + 1:]
+    new, old = wake_of(w, n, fn), wake_of(w, w.nodes[i], fn)
+    if new == old:
         return w.since
-    return w.since[:i] + (now,) + w.since[i + 1:]
+    entry = tuple(now if a != b else t for a, b, t in zip(new, old, w.since[i]))
+    return w.since[:i] + (entry,) + w.since[i + 1:]
+
+
+def restarted_since(w: World, i: int, n: Any) -> tuple:
+    """`World.since` once node i (re)starts as `n` at `w.now`: every thread of it starts now."""
+    p = protocol(w.cfg.protocol)
+    entry = w.now if p.thread_wakes is None else (w.now,) * len(p.thread_wakes(w.cfg.proto, n))
+    return w.since[:i] + (entry,) + w.since[i + 1:]
 
 
 _INDEX: dict[tuple[str, ...], dict[str, int]] = {}  # ids -> {id: index}; a memo of a pure function

@@ -348,19 +348,28 @@ def handle_pull(bc: BrokerConfig, b: Broker, req: PullMessageRequest) -> PullMes
 # --- the node as the world sees it ---
 
 
+# The broker's own threads after its DLedger server's (dledger_log.server.thread_names): the
+# role-change handler's single-thread executor, the reput service, the scheduled registration.
+BROKER_THREADS = ("DLedgerRoleChangeHandler", "ReputMessageService", "BrokerControllerScheduledThread")
+
+
+def thread_names(cfg: st.NodeConfig, b: Broker) -> tuple[str, ...]:
+    return dn.thread_names(cfg, b.node) + BROKER_THREADS
+
+
+def thread_wakes(cfg: st.NodeConfig, b: Broker) -> tuple[int, ...]:
+    return dn.thread_wakes(cfg, b.node) + (role_handler_wake_at(b), cl.reput_wake_at(b.node.store, b.store),
+                                           b.next_register_ms)
+
+
 def wake_at(cfg: st.NodeConfig, b: Broker) -> int:
-    wake = dn.wake_at(cfg, b.node)
-    for t in (role_handler_wake_at(b), cl.reput_wake_at(b.node.store, b.store), b.next_register_ms):
-        if t >= 0 and (wake < 0 or t < wake):
-            wake = t
-    return wake
+    return min((t for t in thread_wakes(cfg, b) if t >= 0), default=-1)
 
 
-def wake_slack(cfg: st.NodeConfig, b: Broker, since: int, wake: int) -> int:
-    """The DLedger node's slack when it is what falls due at `wake` (the broker's `wake_at`;
-    dn.wake_slack); the broker's own threads (role changes, reput, registration) act on time."""
-    n_wake = dn.wake_at(cfg, b.node)
-    return dn.wake_slack(cfg, b.node, since, n_wake) if 0 <= n_wake == wake else 0
+def thread_slack(cfg: st.NodeConfig, b: Broker, k: int, since: int, wake: int) -> int:
+    """The DLedger server's threads' slack (dledger_log.server.thread_slack); the broker's own
+    threads (role changes, reput, registration) act on time."""
+    return dn.thread_slack(cfg, b.node, k, since, wake) if k < dn.flush_thread(cfg) + 1 else 0
 
 
 def _after_node(b: Broker, n: dn.DLedgerNode, outs: tuple) -> tuple[Broker, tuple]:
@@ -368,20 +377,23 @@ def _after_node(b: Broker, n: dn.DLedgerNode, outs: tuple) -> tuple[Broker, tupl
     return b, answer_puts(b, outs)
 
 
-def on_tick(cfg: st.NodeConfig, bc: BrokerConfig, b: Broker, now: int, draw: int) -> tuple[Broker, tuple]:
-    outs: tuple = ()
-    if 0 <= dn.wake_at(cfg, b.node) <= now:
-        n, o = dn.on_tick(cfg, b.node, now, draw)
-        b, outs = _after_node(b, n, o)
-    if 0 <= cl.reput_wake_at(b.node.store, b.store) <= now:
-        b = b.evolve(store=cl.do_reput(b.node.store, b.store))
-    if 0 <= role_handler_wake_at(b) <= now:
-        b, o = run_role_handler(bc, b, now)
-        outs += o
-    if now >= b.next_register_ms:
-        b = b.evolve(next_register_ms=now + bc.register_name_server_period_ms)
-        outs += (register(b, oneway=False),)
-    return b, outs
+def on_thread_tick(cfg: st.NodeConfig, bc: BrokerConfig, b: Broker, k: int, now: int, draw: int
+                   ) -> tuple[Broker, tuple]:
+    """One step of thread k: one of the DLedger server's, or the broker's own (BROKER_THREADS)."""
+    own = k - dn.flush_thread(cfg) - 1
+    if own < 0:
+        n, o = dn.on_thread_tick(cfg, b.node, k, now, draw)
+        return _after_node(b, n, o) if n is not b.node or o else (b, ())
+    if own == 0:
+        return run_role_handler(bc, b, now) if 0 <= role_handler_wake_at(b) <= now else (b, ())
+    if own == 1:
+        if not 0 <= cl.reput_wake_at(b.node.store, b.store) <= now:
+            return b, ()
+        return b.evolve(store=cl.do_reput(b.node.store, b.store)), ()
+    if now < b.next_register_ms:
+        return b, ()
+    b = b.evolve(next_register_ms=now + bc.register_name_server_period_ms)
+    return b, (register(b, oneway=False),)
 
 
 def on_request(cfg: st.NodeConfig, bc: BrokerConfig, b: Broker, msg: Any, rpc: int, now: int

@@ -29,6 +29,7 @@ from reference_impl.dledger_commitlog import broker as bk
 from reference_impl.dledger_commitlog import world as cw
 from reference_impl.dledger_log import log_points as log_points
 from reference_impl.election import log_points as election_points
+from reference_impl.election import records as el
 
 LogPoint = log_points.LogPoint
 NEXT_INT = log_points.NEXT_INT
@@ -206,3 +207,16 @@ def logs_draws(n: Any) -> bool:
     """A broker's draws are its DLedger elector's Random#nextInt calls; the clients draw nothing."""
     return isinstance(n, bk.Broker)
 
+
+
+def loop_phase(c: Any, n: Any, now: int) -> int | None:
+    """The phase of a broker's loop that the log does not show: DLedgerRoleChangeHandler's LEADER
+    task checks every `role_poll_ms` (Thread.sleep(100)) and writes nothing until it makes the
+    broker master, so only its phase (its next check's time modulo the period, a just-queued
+    task's first check being now) decides whether a check falls before or after a commit of the
+    same ms. None: no LEADER task queued (a client, or a broker without one). The tolerant checker
+    keeps executions of each phase apart (histories.tolerant.checker.kept)."""
+    if not isinstance(n, bk.Broker) or not n.role_tasks or n.role_tasks[0][1] is not el.Role.LEADER:
+        return None
+    wake = bk.role_handler_wake_at(n)
+    return (wake if wake > 0 else now) % c.broker.role_poll_ms

@@ -131,16 +131,35 @@ def wake_at(c: CommitLogWorldConfig, n: Any) -> int:
     return -1
 
 
-def tick_slack(c: CommitLogWorldConfig, n: Any, since: int, wake: int) -> int:
-    return bk.wake_slack(c.node, n, since, wake) if isinstance(n, bk.Broker) else 0
-
-
 def on_tick(c: CommitLogWorldConfig, n: Any, now: int, draw: int):
-    if isinstance(n, bk.Broker):
-        return bk.on_tick(c.node, c.broker, n, now, draw)
+    """A node that is one actor's tick (a producer or consumer; a broker's threads tick one by one)."""
     if isinstance(n, cc.Producer):
         return cc.producer_on_tick(c, n, now)
-    return cc.consumer_on_tick(c, n, now)
+    if isinstance(n, cc.Consumer):
+        return cc.consumer_on_tick(c, n, now)
+    raise TypeError(f"{type(n).__name__} ticks through on_thread_tick")
+
+
+# --- the threads: a broker's are its DLedger server's plus its own (broker.thread_names); the
+# producer, consumer and name server are one actor each ---
+
+
+def threads(c: CommitLogWorldConfig, n: Any) -> tuple[str, ...]:
+    return bk.thread_names(c.node, n) if isinstance(n, bk.Broker) else (type(n).__name__.lower(),)
+
+
+def thread_wakes(c: CommitLogWorldConfig, n: Any) -> tuple[int, ...]:
+    return bk.thread_wakes(c.node, n) if isinstance(n, bk.Broker) else (wake_at(c, n),)
+
+
+def thread_slack(c: CommitLogWorldConfig, n: Any, k: int, since: int, wake: int) -> int:
+    return bk.thread_slack(c.node, n, k, since, wake) if isinstance(n, bk.Broker) else 0
+
+
+def on_thread_tick(c: CommitLogWorldConfig, n: Any, k: int, now: int, draw: int):
+    if isinstance(n, bk.Broker):
+        return bk.on_thread_tick(c.node, c.broker, n, k, now, draw)
+    return on_tick(c, n, now, draw)
 
 
 def on_request(c: CommitLogWorldConfig, n: Any, msg: Any, rpc: int, now: int):
@@ -416,7 +435,8 @@ BRANCHES = (*rocketmq.BrokerRole, *el.Code, *el.ParseResult, *el.Role, *el.VoteR
 
 
 PROTOCOL = core.Protocol(
-    name="dledger_commitlog", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
+    name="dledger_commitlog", threads=threads, thread_wakes=thread_wakes, on_thread_tick=on_thread_tick,
+    thread_slack=thread_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request,
     on_response=on_response, on_message=on_message, crash=crash, restart=restart, ghost_init=ghost_init,
     ghost_update=ghost_update, ghost_crash=lw.lg.crash_note, observe=observe, make_config=make_config,
     load_config=load_config, check_ids=check_ids, script_action=script_action, script_actions=SCRIPT_ACTIONS,

@@ -9,7 +9,10 @@ COMPARE to find where the logs agree, TRUNCATE the follower's tail, then APPEND,
 COMMIT to carry the commit index. The follower's EntryHandler applies pushes in index
 order. The leader's QuorumAckChecker advances the commit index to the highest index a
 quorum holds in the current term's water marks, and completes the clients' futures.
-Each thread's work is atomic; one tick runs every thread of a node that is due.
+Each Java thread (the state maintainer, the entry handler, one dispatcher per peer, the
+quorum ack checker, the flush service) is an actor of the world with its own wake time
+and its own tick; one step of a thread is one pass of its loop up to where it blocks or
+waits (`server`).
 
 Persisted: the term file (the election's) and the store's bytes up to what was
 flushed (an OS crash drops the unflushed tail). Clients append one entry at a time and

@@ -4,6 +4,23 @@ Theory of operation: see reference_impl.dledger_log.entry_pusher, which holds th
 (`Pusher.dispatchers`) and the water marks they raise. Each dispatcher is a small machine
 over PushEntryRequest types (COMPARE, TRUNCATE, APPEND, COMMIT); this module is its loop
 (`doWork`), its pushes, and the callbacks of their replies.
+
+A dispatcher is a thread of its own (one actor of its node, reference_impl.dledger_log.server),
+and one step of it is one `doWork` up to where it blocks or waits:
+
+- APPEND: push every entry not pushed yet, then doCommit and doCheckAppendResponse, then
+  waitForRunning(1) (nothing ever wakes a dispatcher in 0.2.6: it notices new entries and
+  its timers within its 1 ms poll);
+- COMPARE / TRUNCATE: push, then block in `responseFuture.get(3, SECONDS)`. The reply (or
+  the RPC's failure, which DLedgerRpcNettyService completes with a NETWORK_ERROR response)
+  completes the future (`on_push_response`); the thread then goes on at once with the rest
+  of that doCompare / doTruncate iteration (`resume`): to APPEND, to a TRUNCATE push (blocked
+  again), or round the doCompare loop to the next COMPARE push. When the 3 s pass first, get
+  throws: COMPARE, and sleep 500 ms (the reply that comes later finds no one waiting).
+
+The APPEND pushes' callbacks (SUCCESS raises the water mark and wakes the QuorumAckChecker;
+INCONSISTENT_STATE turns the dispatcher to COMPARE) run on the RPC's callback thread, as
+part of the reply's delivery.
 """
 
 from __future__ import annotations
@@ -18,8 +35,10 @@ from reference_impl.dledger_log.entry_pusher import (
     PushEntryResponse,
     Pusher,
     PushType,
+    failed_push_response,
     peer_water_mark,
     update_peer_water_mark,
+    wake_checker,
 )
 from reference_impl.election.member_state import Member
 from reference_impl.election.records import Code, Role, elapsed
@@ -27,9 +46,9 @@ from reference_impl.election.records import Code, Role, elapsed
 
 def change_state(cfg: st.NodeConfig, p: Pusher, d: Dispatcher, index: int, target: PushType
                  ) -> tuple[Pusher, Dispatcher]:
-    """EntryDispatcher#changeState"""
+    """EntryDispatcher#changeState (synchronized on the dispatcher; APPEND wakes the QuorumAckChecker)."""
     if target is PushType.APPEND:
-        p = update_peer_water_mark(cfg, p, d.term, d.peer, index)
+        p = wake_checker(update_peer_water_mark(cfg, p, d.term, d.peer, index))
         d = d.evolve(compare_index=-1, write_index=index + 1)
     elif target is PushType.COMPARE:
         if d.type is PushType.APPEND:  # type.compareAndSet(APPEND, COMPARE)
@@ -46,9 +65,21 @@ def _request(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, entry: s
                             type=kind, entry=entry, commit_index=s.committed_index, seq=(p.epoch, d.seq + 1))
 
 
+def _push(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, entry: st.Entry | None, kind: PushType
+          ) -> tuple[int, Send]:
+    """DLedgerRpcService#push of a request built now: its seq and the Send (ctx carries the term, for
+    the response a failed push completes with)."""
+    seq = d.seq + 1
+    return seq, Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, kind), ctx=("push", kind.value, d.peer, seq, d.term),
+                     timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
+
+
 def dispatcher_wake_at(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d: Dispatcher) -> int:
-    """When the dispatcher's thread has something to do (-1: nothing until the state changes)."""
-    if m.role is not Role.LEADER or d.waiting:
+    """When the dispatcher's thread has something to do (-1: nothing until the state changes; 0: now).
+    A thread blocked in get goes on when the future completes or its 3 s are up, whatever the role."""
+    if d.waiting:
+        return 0 if d.response is not None else d.wait_until
+    if m.role is not Role.LEADER:
         return -1
     if d.term != m.curr_term or d.leader_id != m.leader_id:
         return max(0, d.sleep_until)
@@ -61,6 +92,15 @@ def dispatcher_wake_at(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d:
     if sent is not None:
         wake = min(wake, sent + cfg.log.max_push_time_out_ms + 1)
     return max(wake, d.sleep_until)
+
+
+def dispatcher_slack(cfg: st.NodeConfig, d: Dispatcher, since: int, wake: int) -> int:
+    """How late the thread may act on work due at `wake` (Java timing), `since` being when that
+    became its wake time: at once when get returns (the future completed, or its 3 s are up) or
+    when its 500 ms sleep ends with the work already there; else within its waitForRunning(1)."""
+    if d.waiting or (wake == d.sleep_until and since <= d.sleep_until):
+        return 0
+    return cfg.log.thread_wait_ms
 
 
 def check_and_fresh_state(cfg: st.NodeConfig, m: Member, p: Pusher, d: Dispatcher
@@ -82,9 +122,14 @@ def check_and_fresh_state(cfg: st.NodeConfig, m: Member, p: Pusher, d: Dispatche
 
 def dispatcher_do_work(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, k: int, now: int
                        ) -> tuple[Pusher, Out]:
-    """EntryDispatcher#doWork for dispatcher k: one pass of its loop."""
+    """EntryDispatcher#doWork for dispatcher k: one pass of its loop, up to where it blocks or waits
+    (a thread blocked in get goes on from there: `resume`)."""
     d = p.dispatchers[k]
-    if d.waiting or now < d.sleep_until:
+    if d.waiting:
+        if d.response is None and now < d.wait_until:
+            return p, ()
+        return resume(cfg, m, s, p, k, now)
+    if now < d.sleep_until:
         return p, ()
     p, d, ok = check_and_fresh_state(cfg, m, p, d)
     if not ok:
@@ -95,9 +140,14 @@ def dispatcher_do_work(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, k:
         else:
             p, d, outs = do_compare(cfg, m, s, p, d, now)
     except st.DLedgerError:
-        p, d = change_state(cfg, p, d, -1, PushType.COMPARE)
-        return _put(p, k, d.evolve(sleep_until=now + cfg.log.dispatcher_error_sleep_ms)), ()
+        return _failed(cfg, p, k, d, now), ()
     return _put(p, k, d), outs
+
+
+def _failed(cfg: st.NodeConfig, p: Pusher, k: int, d: Dispatcher, now: int) -> Pusher:
+    """doWork's catch: changeState(-1, COMPARE), then DLedgerUtils.sleep(500)."""
+    p, d = change_state(cfg, p, d, -1, PushType.COMPARE)
+    return _put(p, k, d.evolve(sleep_until=now + cfg.log.dispatcher_error_sleep_ms))
 
 
 def _put(p: Pusher, k: int, d: Dispatcher) -> Pusher:
@@ -143,9 +193,7 @@ def do_append_inner(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, i
             p, d = change_state(cfg, p, d, -1, PushType.COMPARE)
             return p, d, ()
         raise
-    seq = d.seq + 1
-    send = Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, PushType.APPEND), ctx=("push", "APPEND", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
+    seq, send = _push(cfg, s, p, d, entry, PushType.APPEND)
     d = d.evolve(pending_map=d.pending_map.set(index, now), last_push_commit_ms=now, seq=seq)
     return p, d, (send,)
 
@@ -154,9 +202,7 @@ def do_commit(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, now: in
     """EntryDispatcher#doCommit: a bare COMMIT once a second when nothing else was pushed; its reply is ignored."""
     if elapsed(now, d.last_push_commit_ms) <= cfg.log.commit_push_interval_ms:
         return d, ()
-    seq = d.seq + 1
-    send = Send(dst=d.peer, msg=_request(cfg, s, p, d, None, PushType.COMMIT), ctx=("push", "COMMIT", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
+    seq, send = _push(cfg, s, p, d, None, PushType.COMMIT)
     return d.evolve(last_push_commit_ms=now, seq=seq), (send,)
 
 
@@ -173,7 +219,8 @@ def do_check_append_response(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Disp
 
 def do_compare(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d: Dispatcher, now: int
                ) -> tuple[Pusher, Dispatcher, Out]:
-    """EntryDispatcher#doCompare up to the blocking get: revise compareIndex, push COMPARE, wait."""
+    """EntryDispatcher#doCompare, one iteration up to the blocking get: revise compareIndex, push
+    COMPARE, block for up to `push_wait_ms` (3 s)."""
     if d.type not in (PushType.COMPARE, PushType.TRUNCATE):
         return p, d, ()
     if d.compare_index == -1 and s.end_index == -1:
@@ -182,17 +229,45 @@ def do_compare(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d: Dispatc
     if ci == -1 or ci > s.end_index or ci < s.begin_index:
         ci = s.end_index
     entry = st.get(s, ci)
-    seq = d.seq + 1
-    send = Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, PushType.COMPARE), ctx=("push", "COMPARE", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
-    return p, d.evolve(compare_index=ci, waiting=seq, seq=seq), (send,)
+    seq, send = _push(cfg, s, p, d, entry, PushType.COMPARE)
+    return p, _block(cfg, d.evolve(compare_index=ci), PushType.COMPARE, seq, now), (send,)
+
+
+def _block(cfg: st.NodeConfig, d: Dispatcher, kind: PushType, seq: int, now: int) -> Dispatcher:
+    """The thread blocks in responseFuture.get(3, SECONDS) on push `seq`."""
+    return d.evolve(waiting=seq, blocked=kind, wait_until=now + cfg.log.push_wait_ms, response=None, seq=seq)
+
+
+def resume(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, k: int, now: int) -> tuple[Pusher, Out]:
+    """The dispatcher's get returns (the future completed, or its 3 s passed: TimeoutException) and
+    the thread goes on with the rest of doCompare or doTruncate, up to where it blocks or waits:
+    round the doCompare loop (checkAndFreshState, then the next COMPARE) when no truncation or
+    APPEND was decided."""
+    d = p.dispatchers[k]
+    resp, kind = d.response, d.blocked
+    d = d.evolve(waiting=0, blocked=None, wait_until=-1, response=None)
+    try:
+        st.check(resp is not None, Code.TIMEOUT, "responseFuture.get(3, SECONDS)")
+        if kind is PushType.TRUNCATE:
+            p, d = on_truncate_response(cfg, p, d, resp, now)
+            return _put(p, k, d), ()
+        p, d, outs = on_compare_response(cfg, m, s, p, d, resp, now)
+        if d.waiting or d.type is PushType.APPEND:
+            return _put(p, k, d), outs
+        p, d, ok = check_and_fresh_state(cfg, m, p, d)
+        if not ok:
+            return _put(p, k, d), outs
+        p, d, more = do_compare(cfg, m, s, p, d, now)
+        return _put(p, k, d), outs + more
+    except st.DLedgerError:
+        return _failed(cfg, p, k, d, now), ()
 
 
 def on_compare_response(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d: Dispatcher,
-                        resp: PushEntryResponse | None, now: int) -> tuple[Pusher, Dispatcher, Out]:
-    """The rest of one doCompare iteration once the COMPARE reply (or its failure) is in."""
-    d = d.evolve(waiting=0)
-    code = Code.NETWORK_ERROR if resp is None else resp.code
+                        resp: PushEntryResponse, now: int) -> tuple[Pusher, Dispatcher, Out]:
+    """The rest of one doCompare iteration once get returned the COMPARE reply: APPEND, a TRUNCATE
+    push (blocked again), or a revised compareIndex for the loop's next iteration."""
+    code = resp.code
     st.check(code in (Code.INCONSISTENT_STATE, Code.SUCCESS), code)
     ci, begin, end = d.compare_index, s.begin_index, s.end_index
     truncate_index = -1
@@ -214,57 +289,44 @@ def on_compare_response(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, d
         truncate_index = begin
     if truncate_index != -1:
         p, d = change_state(cfg, p, d, truncate_index, PushType.TRUNCATE)
-        return do_truncate(cfg, s, p, d, truncate_index)
+        return do_truncate(cfg, s, p, d, truncate_index, now)
     return p, d, ()
 
 
-def do_truncate(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, index: int
+def do_truncate(cfg: st.NodeConfig, s: st.Store, p: Pusher, d: Dispatcher, index: int, now: int
                 ) -> tuple[Pusher, Dispatcher, Out]:
     """EntryDispatcher#doTruncate up to the blocking get: push TRUNCATE with the leader's entry."""
     entry = st.get(s, index)
-    seq = d.seq + 1
-    send = Send(dst=d.peer, msg=_request(cfg, s, p, d, entry, PushType.TRUNCATE), ctx=("push", "TRUNCATE", d.peer, seq),
-                timeout_ms=cfg.dledger.rpc_timeout_ms, scanned=True)
-    return p, d.evolve(waiting=seq, truncate_index=index, seq=seq), (send,)
+    seq, send = _push(cfg, s, p, d, entry, PushType.TRUNCATE)
+    return p, _block(cfg, d.evolve(truncate_index=index), PushType.TRUNCATE, seq, now), (send,)
 
 
-def on_truncate_response(cfg: st.NodeConfig, p: Pusher, d: Dispatcher, resp: PushEntryResponse | None, now: int
+def on_truncate_response(cfg: st.NodeConfig, p: Pusher, d: Dispatcher, resp: PushEntryResponse, now: int
                          ) -> tuple[Pusher, Dispatcher]:
-    """The end of doTruncate: SUCCESS moves to APPEND right after the truncated index."""
-    d = d.evolve(waiting=0)
-    code = Code.NETWORK_ERROR if resp is None else resp.code
-    st.check(code is Code.SUCCESS, code)
+    """The end of doTruncate once get returned: SUCCESS moves to APPEND right after the truncated index."""
+    st.check(resp.code is Code.SUCCESS, resp.code)
     return change_state(cfg, p, d.evolve(last_push_commit_ms=now), d.truncate_index, PushType.APPEND)
 
 
 def on_push_response(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, ctx: tuple,
                      resp: PushEntryResponse | None, now: int) -> tuple[Pusher, Out]:
-    """Route a push reply: COMPARE/TRUNCATE resume the blocked thread; APPEND runs the
-    whenComplete callback; COMMIT replies are ignored."""
-    _, kind, peer, seq = ctx
+    """A push's future completes (`resp` None: the RPC failed, and DLedgerRpcNettyService completes
+    it with a NETWORK_ERROR response). COMPARE/TRUNCATE: the blocked thread's get returns (its next
+    step goes on); APPEND: the whenComplete callback; COMMIT replies are ignored."""
+    _, kind, peer, seq, _ = ctx
     k = next(i for i, x in enumerate(p.dispatchers) if x.peer == peer)
     d = p.dispatchers[k]
+    if resp is None:
+        resp = failed_push_response(ctx)
     if kind == "APPEND":
-        if resp is None or resp.code is Code.NETWORK_ERROR:
-            return p, ()
         if resp.code is Code.SUCCESS:
             d = d.evolve(pending_map=d.pending_map.without(resp.index))
             p = update_peer_water_mark(cfg, _put(p, k, d), resp.term, peer, resp.index)
-            return p, ()
+            return wake_checker(p), ()
         if resp.code is Code.INCONSISTENT_STATE:
             p, d = change_state(cfg, p, d, -1, PushType.COMPARE)
             return _put(p, k, d), ()
         return p, ()
-    if kind == "COMMIT" or d.waiting != seq:
+    if kind == "COMMIT" or d.waiting != seq or d.response is not None:
         return p, ()
-    try:
-        if kind == "COMPARE":
-            p, d, outs = on_compare_response(cfg, m, s, p, d, resp, now)
-        else:
-            p, d = on_truncate_response(cfg, p, d, resp, now)
-            outs = ()
-    except st.DLedgerError:
-        p, d = change_state(cfg, p, d.evolve(waiting=0), -1, PushType.COMPARE)
-        return _put(p, k, d.evolve(sleep_until=now + cfg.log.dispatcher_error_sleep_ms)), ()
-    return _put(p, k, d), outs
-
+    return _put(p, k, d.evolve(response=resp)), ()

@@ -15,11 +15,11 @@ Each dispatcher is a small machine over PushEntryRequest types:
     APPEND --(INCONSISTENT_STATE reply, exception)--> COMPARE
 
 Every new leadership (a new term) starts every dispatcher in COMPARE. COMPARE and
-TRUNCATE block the thread on the reply (3 s); an error sends it to sleep 500 ms and
-back to COMPARE. In APPEND the thread pushes every entry it has not pushed yet, pushes
-a COMMIT (the committed index alone) when it has pushed nothing for a second, and
-re-pushes the index after the follower's water mark when that push is older than
-maxPushTimeOutMs.
+TRUNCATE block the thread on the reply (`responseFuture.get(3, SECONDS)`); an error, a
+failed push or those 3 s passing send it to sleep 500 ms and back to COMPARE. In APPEND
+the thread pushes every entry it has not pushed yet, pushes a COMMIT (the committed
+index alone) when it has pushed nothing for a second, and re-pushes the index after the
+follower's water mark when that push is older than maxPushTimeOutMs.
 
 Water marks are kept per term, exactly as the Java code keys them: a SUCCESS reply
 raises `peerWaterMarksByTerm[reply.term][peer]`, where the reply's term is the
@@ -34,10 +34,15 @@ and one of an older term TERM_CHANGED; in both cases the entry stays in the log 
 may still be committed. The checker only runs while the node is leader, so futures
 of a deposed leader wait until it leads again.
 
-All threads of a node run inside one world step (`Tick`): each is modelled as the
-work its loop does when it is due, and a thread blocked on a future keeps that as
-state (`Dispatcher.waiting`) until the reply (or the RPC's failure) arrives. The
-dispatchers' loop and callbacks are in reference_impl.dledger_log.entry_dispatcher.
+Each of these threads is an actor of its own (reference_impl.dledger_log.server): one
+world step (`Tick(node, thread)`) is one pass of its loop, up to where the Java thread
+blocks or waits. A thread blocked on a future keeps that as state (`Dispatcher.waiting`):
+the reply (or the RPC's failure) completes the future, and the thread's next step goes
+on from there. `ShutdownAbleThread#wakeup` is an enabling condition: the QuorumAckChecker
+woken by an APPEND acknowledgement or `EntryDispatcher#changeState(APPEND)`
+(`Pusher.checker_woken`) runs at once, where its 1 ms `waitForRunning` poll would
+notice the same work up to 1 ms later. The dispatchers' loop and callbacks are in
+reference_impl.dledger_log.entry_dispatcher.
 """
 
 from __future__ import annotations
@@ -79,6 +84,9 @@ class AppendEntryResponse:
     leader_id: str | None = None
 
 
+REQUEST_TERM = -1  # RequestOrResponse.term of an AppendEntryRequest: neither DLedgerClient nor DLedgerCommitLog sets it
+
+
 @record
 class PushEntryRequest:
     group: str
@@ -105,8 +113,9 @@ class PushEntryResponse:
 
 @record
 class AppendResult:
-    """An append future completed: what the client of handleAppend sees (the response's
-    code, index, term and pos; pos is set on SUCCESS only). `ref` is the body it appended."""
+    """An append future completed: what the client of handleAppend sees, the fields of the
+    AppendEntryResponse it completed with (`code`, `index`, `term`, `pos`, `leader_id`, as
+    the Java code that completes it sets them: `response_of`). `ref` is the body it appended."""
 
     code: Code
     index: int
@@ -115,6 +124,19 @@ class AppendResult:
     ref: Any
     rpc: int = 0  # the client's APPEND RPC to answer (0: a local caller, e.g. DLedgerCommitLog)
     future_pos: int = -1  # AppendFuture#getPos: the entry's position, known since the append
+    leader_id: str | None = None
+
+
+def response_of(r: AppendResult) -> AppendEntryResponse:
+    """The AppendEntryResponse an append future completed with (group left out)."""
+    return AppendEntryResponse(code=r.code, index=r.index, pos=r.pos, term=r.term, leader_id=r.leader_id)
+
+
+def failed_push_response(ctx: tuple) -> PushEntryResponse:
+    """DLedgerRpcNettyService#push when the RPC fails (no response, timeout or a send error): a
+    PushEntryResponse with copyBaseInfo(request) (its term) and code NETWORK_ERROR; index null,
+    beginIndex and endIndex never set (0). `ctx` is the push's ("push", type, peer, seq, term)."""
+    return PushEntryResponse(code=Code.NETWORK_ERROR, term=ctx[4], index=None, begin_index=0, end_index=0)
 
 
 # --- state ---
@@ -144,7 +166,13 @@ class Dispatcher:
     pending_map: FrozenMap = EMPTY  # index -> ms the APPEND was pushed
     last_push_commit_ms: int = -1
     last_check_leak_ms: int = 0
-    waiting: int = 0  # seq of the COMPARE/TRUNCATE push whose reply the thread waits for (0: none)
+    # The thread blocked in responseFuture.get(3, SECONDS) of doCompare (`blocked` COMPARE) or
+    # doTruncate (TRUNCATE): the push's seq (0: not blocked), until when get waits, and the
+    # response the future completed with (None: not yet); the thread goes on at whichever comes first.
+    waiting: int = 0
+    blocked: PushType | None = None
+    wait_until: int = -1
+    response: PushEntryResponse | None = None
     truncate_index: int = -1
     sleep_until: int = -1  # after an exception: DLedgerUtils.sleep(500)
     seq: int = 0
@@ -157,6 +185,9 @@ class Pusher:
     dispatchers: tuple[Dispatcher, ...] = ()
     last_quorum_index: int = -1  # QuorumAckChecker.lastQuorumIndex (kept across terms, as in Java)
     last_check_leak_ms: int = 0  # QuorumAckChecker.lastCheckLeakTimeMs
+    # QuorumAckChecker's hasNotified, or its loop going on without a wait (it acknowledged
+    # futures): its next pass comes at once rather than after its 1 ms waitForRunning poll.
+    checker_woken: bool = False
     epoch: int = 0  # when the node started: its connections are new then
 
 
@@ -211,7 +242,7 @@ def wait_ack(cfg: st.NodeConfig, p: Pusher, m: Member, entry: st.Entry, ref: Any
     p = update_peer_water_mark(cfg, p, entry.term, m.self_id, entry.index)
     if cfg.log.v026 and len(cfg.dledger.peers) == 1:
         return p, AppendResult(code=Code.SUCCESS, index=entry.index, term=entry.term, pos=entry.pos, ref=ref,
-                               rpc=rpc, future_pos=entry.pos)
+                               rpc=rpc, future_pos=entry.pos, leader_id=m.self_id)
     futures = p.pending.get(entry.term, EMPTY)
     futures = futures.set(entry.index, PendingAppend(pos=entry.pos, created_ms=now, ref=ref, rpc=rpc))
     return p.evolve(pending=p.pending.set(entry.term, futures)), None
@@ -224,12 +255,15 @@ def handle_append(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, req: Ap
     Returns the AppendFuture as (pos, result): pos -1 with a result is a completed
     rejection (every DLedgerException, and LEADER_PENDING_FULL); a result with pos is an
     immediate SUCCESS (0.2.6 single node); no result means the future is parked. `ref`
-    names the caller's request in the results (default: the body)."""
+    names the caller's request in the results (default: the body). A DLedgerException's
+    response is copyBaseInfo(request) (the request's term, -1: `REQUEST_TERM`) with the
+    member's leaderId; LEADER_PENDING_FULL carries currTerm and the node's own id."""
     dl = cfg.dledger
     ref = req.body if ref is None else ref
 
     def rejected(code: Code) -> tuple[st.Store, Pusher, int, AppendResult]:
-        return s, p, -1, AppendResult(code=code, index=-1, term=m.curr_term, pos=-1, ref=ref, rpc=rpc)
+        return s, p, -1, AppendResult(code=code, index=-1, term=REQUEST_TERM, pos=-1, ref=ref, rpc=rpc,
+                                      leader_id=m.leader_id)
 
     if req.remote_id != m.self_id:
         return rejected(Code.UNKNOWN_MEMBER)
@@ -240,7 +274,8 @@ def handle_append(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, req: Ap
     if m.transferee is not None:
         return rejected(Code.LEADER_TRANSFERRING)
     if is_pending_full(cfg, p, m.curr_term):
-        return rejected(Code.LEADER_PENDING_FULL)
+        return s, p, -1, AppendResult(code=Code.LEADER_PENDING_FULL, index=-1, term=m.curr_term, pos=-1, ref=ref,
+                                      rpc=rpc, leader_id=m.self_id)
     try:
         s, entry = st.append_as_leader(cfg.log, s, m, req.body, now, hook)
     except st.DLedgerError as e:
@@ -253,7 +288,7 @@ def handle_append(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, req: Ap
 
 
 def checker_wake_at(cfg: st.NodeConfig, m: Member, p: Pusher) -> int:
-    """When the QuorumAckChecker loop has something to do (-1: never, i.e. not leader)."""
+    """When the QuorumAckChecker loop has something to do (-1: never, i.e. not leader; 0: now)."""
     if m.role is not Role.LEADER:
         return -1
     term = m.curr_term
@@ -275,9 +310,22 @@ def checker_wake_at(cfg: st.NodeConfig, m: Member, p: Pusher) -> int:
     return wake
 
 
+def checker_slack(cfg: st.NodeConfig, p: Pusher, wake: int) -> int:
+    """How late the QuorumAckChecker may notice work due at `wake` (Java timing): at once when it
+    was woken (`wakeup`) or its loop goes on without a wait, else within its waitForRunning(1)."""
+    return 0 if wake == 0 and p.checker_woken else cfg.log.thread_wait_ms
+
+
+def wake_checker(p: Pusher) -> Pusher:
+    """QuorumAckChecker#wakeup (ShutdownAbleThread): the next waitForRunning returns at once. (A
+    role change of its node takes the notice away: server.idle_on_role_change.)"""
+    return p if p.checker_woken else p.evolve(checker_woken=True)
+
+
 def quorum_ack_checker(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, now: int
                        ) -> tuple[st.Store, Pusher, Out]:
-    """QuorumAckChecker#doWork (no state machine registered, RocketMQ's case)."""
+    """QuorumAckChecker#doWork (no state machine registered, RocketMQ's case): one pass. The loop
+    goes on at once when it acknowledged futures, and waits (waitForRunning(1)) when it did not."""
     if m.role is not Role.LEADER:
         return s, p, ()
     term = m.curr_term
@@ -290,9 +338,9 @@ def quorum_ack_checker(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, no
     if len(pending) > 1:
         for t in [t for t in pending if t != term]:
             for index, f in sorted(pending[t].items()):
-                if not f.done:
-                    outs.append(AppendResult(code=Code.TERM_CHANGED, index=index, term=t, pos=-1, ref=f.ref, rpc=f.rpc,
-                                     future_pos=f.pos))
+                if not f.done:  # the response's term is never set; its leaderId is the member's (this leader)
+                    outs.append(AppendResult(code=Code.TERM_CHANGED, index=index, term=REQUEST_TERM, pos=-1, ref=f.ref,
+                                             rpc=f.rpc, future_pos=f.pos, leader_id=m.leader_id))
             pending = pending.without(t)
     if len(marks) > 1:
         for t in [t for t in marks if t != term]:
@@ -316,25 +364,26 @@ def quorum_ack_checker(cfg: st.NodeConfig, m: Member, s: st.Store, p: Pusher, no
         futures = futures.without(i)
         if not f.done:
             outs.append(AppendResult(code=Code.SUCCESS, index=i, term=term, pos=f.pos, ref=f.ref, rpc=f.rpc,
-                                     future_pos=f.pos))
+                                     future_pos=f.pos, leader_id=m.self_id))
         ack_num += 1
         i -= 1
     if ack_num == 0:
-        futures, timed_out = check_response_futures_timeout(cfg, futures, q + 1, term, now)
+        futures, timed_out = check_response_futures_timeout(cfg, futures, q + 1, term, now, m.self_id)
         outs += timed_out
     leak = p.last_check_leak_ms
     if elapsed(now, leak) > cfg.log.leak_check_interval_ms or need_check:
         p = update_peer_water_mark(cfg, p.evolve(pending=p.pending.set(term, futures)), term, m.self_id,
                                    s.end_index)
-        futures, succeeded = check_response_futures_elapsed(futures, q, term)
+        futures, succeeded = check_response_futures_elapsed(futures, q if cfg.log.v026 else q + 1, term, m.self_id)
         outs += succeeded
         leak = now
-    p = p.evolve(pending=p.pending.set(term, futures), last_quorum_index=q, last_check_leak_ms=leak)
+    p = p.evolve(pending=p.pending.set(term, futures), last_quorum_index=q, last_check_leak_ms=leak,
+                 checker_woken=ack_num > 0)
     return s, p, tuple(outs)
 
 
-def check_response_futures_timeout(cfg: st.NodeConfig, futures: FrozenMap, begin: int, term: int, now: int
-                                   ) -> tuple[FrozenMap, list]:
+def check_response_futures_timeout(cfg: st.NodeConfig, futures: FrozenMap, begin: int, term: int, now: int,
+                                   self_id: str | None = None) -> tuple[FrozenMap, list]:
     """DLedgerEntryPusher#checkResponseFuturesTimeout: from `begin` up, complete consecutive
     timed-out futures with WAIT_QUORUM_ACK_TIMEOUT (they stay in the map)."""
     outs = []
@@ -345,19 +394,21 @@ def check_response_futures_timeout(cfg: st.NodeConfig, futures: FrozenMap, begin
             break
         if not f.done:
             outs.append(AppendResult(code=Code.WAIT_QUORUM_ACK_TIMEOUT, index=i, term=term, pos=-1, ref=f.ref, rpc=f.rpc,
-                                     future_pos=f.pos))
+                                     future_pos=f.pos, leader_id=self_id))
             futures = futures.set(i, f.evolve(done=True))
         i += 1
     return futures, outs
 
 
-def check_response_futures_elapsed(futures: FrozenMap, end: int, term: int) -> tuple[FrozenMap, list]:
-    """DLedgerEntryPusher#checkResponseFuturesElapsed: futures below the quorum index complete SUCCESS."""
+def check_response_futures_elapsed(futures: FrozenMap, end: int, term: int, self_id: str | None = None
+                                   ) -> tuple[FrozenMap, list]:
+    """DLedgerEntryPusher#checkResponseFuturesElapsed: futures below `end` complete SUCCESS (0.2.6 passes
+    the quorum index; 0.3.x compares `<= endIndex`, which its caller passes as the quorum index + 1)."""
     outs = []
     for index in sorted(i for i in futures if i < end):
         f = futures[index]
         if not f.done:
             outs.append(AppendResult(code=Code.SUCCESS, index=index, term=term, pos=f.pos, ref=f.ref, rpc=f.rpc,
-                                     future_pos=f.pos))
+                                     future_pos=f.pos, leader_id=self_id))
         futures = futures.without(index)
     return futures, outs

@@ -74,11 +74,12 @@ REPLY_AT = {"PushEntryResponse": "DLedgerEntryPusher.EntryHandler#handlePush",
 
 
 def failed_reply(ctx: Any) -> Any:
-    """What a failed RPC's future completes with: a push's and a client append's callbacks see
-    no response (DLedgerRpcNettyService completes the push future with a response of code
-    NETWORK_ERROR; DLedgerClientRpcNettyService likewise for appends)."""
+    """What a failed RPC's future completes with: DLedgerRpcNettyService#push completes it with
+    copyBaseInfo(request) (its term) and code NETWORK_ERROR, beginIndex and endIndex 0
+    (ep.failed_push_response, which the dispatcher reads too); the model's client sees an
+    AppendEntryResponse of code NETWORK_ERROR."""
     if ctx[0] == "push":
-        return ep.PushEntryResponse(code=el.Code.NETWORK_ERROR)
+        return ep.failed_push_response(ctx)
     if ctx[0] == "append":
         return ep.AppendEntryResponse(code=el.Code.NETWORK_ERROR)
     return election_points.failed_reply(ctx)

@@ -2,12 +2,33 @@
 
 Theory of operation
 -------------------
-A node is the election `Member` (reference_impl.election, unchanged), its `Store`, the
-leader-side `Pusher` (dispatchers, quorum ack checker, pending appends) and the
-follower-side `EntryHandler`. One `Tick` runs every thread that is due, in a fixed
-order: the state maintainer, the entry handler, the dispatchers, the quorum ack
-checker, the flush service. Java runs them concurrently; here each one's work is
-atomic and the world interleaves nodes, not the threads of one node.
+A node is the election `Member` (reference_impl.election), its `Store`, the leader-side
+`Pusher` (dispatchers, quorum ack checker, pending appends) and the follower-side
+`EntryHandler`. Its Java threads are the world's actors (`Protocol.threads`), each with
+its own wake time and its own `Tick(node, thread)`, in this order (`thread_names`):
+
+| thread | name (Java's) | one step |
+|---|---|---|
+| 0 | StateMaintainer | one loop of the elector (also DLedgerServer's scheduled checkPreferredLeader and a transferee's wait) |
+| 1 | EntryHandler-<self> | one doWork: one queued COMPARE/TRUNCATE/COMMIT, or one append (and its commit move) |
+| 2.. | EntryDispatcher-<self>-<peer> | one doWork up to where it blocks (get) or waits, one per peer in `peers` order |
+| P+1 | QuorumAckChecker-<self> | one doWork |
+| P+2 | DLedgerFlushDataService | flush the dirty pages, write the checkpoint when due |
+
+(P: the number of peers.) A step of one thread is atomic; the world interleaves it with
+the other threads of the node, other nodes, deliveries and faults, as Java's scheduler
+does. Where Java holds a lock across threads the step keeps it whole: the store's appends
+and truncations, `checkAndFreshState` and every `MemberState` change are done under
+`synchronized (memberState)`, `changeState` under the dispatcher's monitor, the water
+marks under `peerWaterMarksByTerm`'s; none of them is split. Deliveries run the RPC
+threads (handlers, callbacks) of the node they reach, also atomically.
+
+A thread with work notices it within its loop's wait: the EntryPusher threads poll every
+1 ms (`waitForRunning(1)`, `LogConfig.thread_wait_ms`) and so may act up to 1 ms after
+their work is due (Java timing); `wakeup()` (the handler by `handlePush`, the checker by
+an APPEND acknowledgement and `changeState(APPEND)`), a future completing under a blocked
+`get`, a sleep ending and a loop that goes on without a wait make them act at once. The
+StateMaintainer has the election's slack (server.wake_slack); the flush service acts on time.
 
 The member's `ledger_end_index/term` follow the store after every change
 (`MemberState#updateLedgerIndexAndTerm`), so votes carry the real log ends, and its
@@ -145,78 +166,112 @@ def fast_advance_commit_index(cfg: st.NodeConfig, n: DLedgerNode, now: int) -> D
     return n.evolve(store=s, pusher=p, member=mstate.update_ledger_index_and_term(m, s.end_index, s.end_term))
 
 
-# --- the node as the world sees it ---
+# --- the node as the world sees it: one actor per thread ---
+
+MAINTAINER, HANDLER, FIRST_DISPATCHER = 0, 1, 2
+
+
+def checker_thread(cfg: st.NodeConfig) -> int:
+    """The QuorumAckChecker's index: after the maintainer, the handler and one dispatcher per peer."""
+    return len(cfg.dledger.peers) + 1
+
+
+def flush_thread(cfg: st.NodeConfig) -> int:
+    return len(cfg.dledger.peers) + 2
+
+
+def thread_names(cfg: st.NodeConfig, n: DLedgerNode) -> tuple[str, ...]:
+    """The node's threads by their Java names, in the order of their indexes (module docstring)."""
+    me = n.member.self_id
+    return ("StateMaintainer", f"EntryHandler-{me}", *(f"EntryDispatcher-{me}-{d.peer}" for d in n.pusher.dispatchers),
+            f"QuorumAckChecker-{me}", "DLedgerFlushDataService")
+
+
+def thread_wakes(cfg: st.NodeConfig, n: DLedgerNode) -> tuple[int, ...]:
+    """When each thread next has something to do (-1: nothing until the state changes; 0: now)."""
+    m, s, p = n.member, n.store, n.pusher
+    return (srv.wake_at(cfg.dledger, m), eh.wake_at(cfg, m, s, n.handler),
+            *(ed.dispatcher_wake_at(cfg, m, s, p, d) for d in p.dispatchers),
+            ep.checker_wake_at(cfg, m, p), st.flush_wake_at(s))
 
 
 def wake_at(cfg: st.NodeConfig, n: DLedgerNode) -> int:
     """The earliest time one of the node's threads has something to do (-1: never)."""
-    m, s, p = n.member, n.store, n.pusher
-    wake = srv.wake_at(cfg.dledger, m)
-    for t in (eh.wake_at(cfg, m, s, n.handler), st.flush_wake_at(s)):
-        if t >= 0 and (wake < 0 or t < wake):
-            wake = t
-    if m.role is el.Role.LEADER:
-        for d in p.dispatchers:
-            t = ed.dispatcher_wake_at(cfg, m, s, p, d)
-            if t >= 0 and (wake < 0 or t < wake):
-                wake = t
-        t = ep.checker_wake_at(cfg, m, p)
-        if t >= 0 and (wake < 0 or t < wake):
-            wake = t
-    return wake
+    return min((t for t in thread_wakes(cfg, n) if t >= 0), default=-1)
 
 
-def wake_slack(cfg: st.NodeConfig, n: DLedgerNode, since: int, wake: int) -> int:
-    """How much later than `wake` (the node's `wake_at`) Java may act: the state maintainer's
-    slack when it is the thread that falls due (srv.wake_slack); the replication threads poll every 1 ms
-    and the flush service runs on its interval, so they act on time."""
-    m_wake = srv.wake_at(cfg.dledger, n.member)
-    return srv.wake_slack(cfg.dledger, n.member, since, m_wake) if 0 <= m_wake == wake else 0
+def thread_slack(cfg: st.NodeConfig, n: DLedgerNode, k: int, since: int, wake: int) -> int:
+    """How much later than `wake` (thread k's wake time, which became so at `since`) Java may act:
+    the state maintainer's slack (srv.wake_slack); a replication thread's 1 ms poll unless it
+    was woken, its blocking get returned or its sleep ended (module docstring); the flush
+    service acts on time."""
+    if k == MAINTAINER:
+        return srv.wake_slack(cfg.dledger, n.member, since, wake)
+    if k == HANDLER:
+        return eh.slack(cfg, n.handler, wake)
+    if k < checker_thread(cfg):
+        return ed.dispatcher_slack(cfg, n.pusher.dispatchers[k - FIRST_DISPATCHER], since, wake)
+    if k == checker_thread(cfg):
+        return ep.checker_slack(cfg, n.pusher, wake)
+    return 0
 
 
 def answer_clients(outs: tuple) -> tuple:
     """An AppendFuture completing answers the client's APPEND RPC it came from (the
     AppendResult stays in the outputs as an observation)."""
-    extra = tuple(Respond(rpc=o.rpc, msg=ep.AppendEntryResponse(code=o.code, index=o.index, pos=o.pos, term=o.term))
-                  for o in outs if isinstance(o, ep.AppendResult) and o.rpc)
+    extra = tuple(Respond(rpc=o.rpc, msg=ep.response_of(o)) for o in outs if isinstance(o, ep.AppendResult) and o.rpc)
     return outs + extra if extra else outs
 
 
-def on_tick(cfg: st.NodeConfig, n: DLedgerNode, now: int, draw: int) -> tuple[DLedgerNode, tuple]:
-    """Run every thread that is due at `now`."""
+def idle_on_role_change(before: mstate.Member, n: DLedgerNode) -> DLedgerNode:
+    """A replication thread whose node is not in the role it works in loops on waitForRunning(1),
+    which takes any wakeup() notice at once: after a role change neither the handler nor the
+    checker is woken."""
+    if n.member.role is before.role or not (n.handler.woken or n.pusher.checker_woken):
+        return n
+    return n.evolve(handler=n.handler.evolve(woken=False), pusher=n.pusher.evolve(checker_woken=False))
+
+
+def on_thread_tick(cfg: st.NodeConfig, n: DLedgerNode, k: int, now: int, draw: int) -> tuple[DLedgerNode, tuple]:
+    """One step of thread k (module docstring), if it is due at `now`."""
     before = n
-    outs: tuple = ()
     m = n.member
-    if 0 <= srv.wake_at(cfg.dledger, m) <= now:
-        m, o = srv.on_tick(cfg.dledger, m, now, draw)
+    if k == MAINTAINER:
+        if not 0 <= srv.wake_at(cfg.dledger, m) <= now:
+            return n, ()
+        m, outs = srv.on_tick(cfg.dledger, m, now, draw)
         n = n.evolve(member=m)
-        outs += o
         if cfg.log.enable_fast_advance_commit_index and m.role is el.Role.LEADER and any(
-                isinstance(x, el.RoleChanged) and x.role is el.Role.LEADER for x in o):
+                isinstance(x, el.RoleChanged) and x.role is el.Role.LEADER for x in outs):
             n = fast_advance_commit_index(cfg, n, now)
-    if 0 <= eh.wake_at(cfg, m, n.store, n.handler) <= now:
-        truncates = [w.request for w in n.handler.queue if w.request.type is ep.PushType.TRUNCATE]
-        s, h, o = eh.do_work(cfg, m, n.store, n.handler, now)
-        n = n.evolve(store=s, handler=h)
-        outs += o
-        n, o = sync(cfg, before, n, truncates[-1] if truncates else None)
-        before, m = n, n.member
-        outs += o
-    if m.role is el.Role.LEADER:
-        p = n.pusher
-        for k, d in enumerate(p.dispatchers):
-            if 0 <= ed.dispatcher_wake_at(cfg, m, n.store, p, d) <= now:
-                p, o = ed.dispatcher_do_work(cfg, m, n.store, p, k, now)
-                outs += o
-        if 0 <= ep.checker_wake_at(cfg, m, p) <= now:
-            s, p, o = ep.quorum_ack_checker(cfg, m, n.store, p, now)
-            n = n.evolve(store=s)
-            outs += o
-        n = n.evolve(pusher=p)
-    if 0 <= st.flush_wake_at(n.store) <= now:
-        n = n.evolve(store=st.on_flush_tick(n.store, now))
-    n, o = sync(cfg, before, n)
-    return n, answer_clients(outs + o)
+        n, o = sync(cfg, before, idle_on_role_change(before.member, n))
+        return n, outs + o
+    if k == HANDLER:
+        if not 0 <= eh.wake_at(cfg, m, n.store, n.handler) <= now:
+            return n, ()
+        head = n.handler.queue[0].request if n.handler.queue else None
+        s, h, outs = eh.do_work(cfg, m, n.store, n.handler, now)
+        truncate = head if head is not None and head.type is ep.PushType.TRUNCATE and m.role is el.Role.FOLLOWER \
+            else None
+        n, o = sync(cfg, before, n.evolve(store=s, handler=h), truncate)
+        return n, outs + o
+    p = n.pusher
+    if k < checker_thread(cfg):
+        d = p.dispatchers[k - FIRST_DISPATCHER]
+        if not 0 <= ed.dispatcher_wake_at(cfg, m, n.store, p, d) <= now:
+            return n, ()
+        p, outs = ed.dispatcher_do_work(cfg, m, n.store, p, k - FIRST_DISPATCHER, now)
+        n, o = sync(cfg, before, n.evolve(pusher=p))
+        return n, outs + o
+    if k == checker_thread(cfg):
+        if not 0 <= ep.checker_wake_at(cfg, m, p) <= now:
+            return n, ()
+        s, p, outs = ep.quorum_ack_checker(cfg, m, n.store, p, now)
+        n, o = sync(cfg, before, n.evolve(store=s, pusher=p))
+        return n, answer_clients(outs + o)
+    if not 0 <= st.flush_wake_at(n.store) <= now:
+        return n, ()
+    return n.evolve(store=st.on_flush_tick(n.store, now)), ()
 
 
 def on_request(cfg: st.NodeConfig, n: DLedgerNode, msg: Any, rpc: int, now: int
@@ -231,11 +286,9 @@ def on_request(cfg: st.NodeConfig, n: DLedgerNode, msg: Any, rpc: int, now: int
         n, outs = sync(cfg, before, n.evolve(store=s, pusher=p))
         if done is None:
             return n, None, outs
-        reply = ep.AppendEntryResponse(code=done.code, index=done.index, pos=done.pos, term=done.term,
-                                       leader_id=n.member.leader_id)
-        return n, reply, (done,) + outs
+        return n, ep.response_of(done), (done,) + outs
     m, reply, outs = srv.on_request(cfg.dledger, n.member, msg, rpc, now)
-    return n.evolve(member=m), reply, outs
+    return idle_on_role_change(n.member, n.evolve(member=m)), reply, outs
 
 
 def on_response(cfg: st.NodeConfig, n: DLedgerNode, ctx: Any, peer: str, resp: Any, now: int
@@ -245,7 +298,7 @@ def on_response(cfg: st.NodeConfig, n: DLedgerNode, ctx: Any, peer: str, resp: A
         p, outs = ed.on_push_response(cfg, n.member, n.store, n.pusher, ctx, resp, now)
         return n.evolve(pusher=p), outs
     m, outs = srv.on_response(cfg.dledger, n.member, ctx, peer, resp, now)
-    return n.evolve(member=m), outs
+    return idle_on_role_change(n.member, n.evolve(member=m)), outs
 
 
 def handle_append(cfg: st.NodeConfig, n: DLedgerNode, body: Any, now: int, hook: Any = None, ref: Any = None

@@ -95,6 +95,7 @@ class LogConfig:
     dispatcher_max_pending_size: int = 1000  # EntryDispatcher.maxPendingSize
     push_wait_ms: int = 3000  # doCompare / doTruncate: responseFuture.get(3, SECONDS)
     dispatcher_error_sleep_ms: int = 500  # EntryDispatcher#doWork catch: sleep(500)
+    thread_wait_ms: int = 1  # waitForRunning(1): how long an idle EntryPusher thread waits before it looks again
     commit_push_interval_ms: int = 1000  # doCommit: elapsed(lastPushCommitTimeMs) > 1000
     leak_check_interval_ms: int = 1000  # QuorumAckChecker / EntryDispatcher: elapsed(lastCheckLeakTimeMs) > 1000
     check_fast_forward_interval_ms: int = 1000  # EntryHandler#checkAbnormalFuture
@@ -103,7 +104,7 @@ class LogConfig:
     # Every count, size, period and timeout here must be at least 1 (a timer or sleep of 0 would spin).
     LIMITS: ClassVar[dict] = positive(
         "max_pending_requests_num", "max_wait_ack_time_ms", "max_push_time_out_ms", "mapped_file_size_for_entry_data",
-        "flush_file_interval", "check_point_interval", "dispatcher_max_pending_size", "push_wait_ms",
+        "flush_file_interval", "check_point_interval", "dispatcher_max_pending_size", "push_wait_ms", "thread_wait_ms",
         "dispatcher_error_sleep_ms", "commit_push_interval_ms", "leak_check_interval_ms",
         "check_fast_forward_interval_ms", "push_future_timeout_ms")
 

@@ -123,7 +123,10 @@ def wake_at(c: LogWorldConfig, n: Any) -> int:
 
 
 def on_tick(c: LogWorldConfig, n: Any, now: int, draw: int):
-    return client_on_tick(c, n, now, draw) if isinstance(n, LogClient) else dn.on_tick(c.node, n, now, draw)
+    """A node that is one actor's tick: only a client is (a server's threads tick one by one, `on_thread_tick`)."""
+    if isinstance(n, LogClient):
+        return client_on_tick(c, n, now, draw)
+    raise TypeError(f"a DLedger server's threads tick one at a time (on_thread_tick): {n.member.self_id}")
 
 
 def on_request(c: LogWorldConfig, n: Any, msg: Any, rpc: int, now: int):
@@ -425,12 +428,32 @@ PROFILES = (
 BRANCHES = (*el.Code, *el.ParseResult, *ep.PushType, *el.Role, *el.VoteResult)
 
 
-def tick_slack(c: LogWorldConfig, n: Any, since: int, wake: int) -> int:
-    return dn.wake_slack(c.node, n, since, wake) if isinstance(n, dn.DLedgerNode) else 0
+# --- the threads: each a world actor (reference_impl.dledger_log.server); a client is one ---
+
+CLIENT_THREADS = ("client",)
+
+
+def threads(c: LogWorldConfig, n: Any) -> tuple[str, ...]:
+    return CLIENT_THREADS if isinstance(n, LogClient) else dn.thread_names(c.node, n)
+
+
+def thread_wakes(c: LogWorldConfig, n: Any) -> tuple[int, ...]:
+    return (client_wake_at(c, n),) if isinstance(n, LogClient) else dn.thread_wakes(c.node, n)
+
+
+def on_thread_tick(c: LogWorldConfig, n: Any, k: int, now: int, draw: int):
+    if isinstance(n, LogClient):
+        return client_on_tick(c, n, now, draw)
+    return dn.on_thread_tick(c.node, n, k, now, draw)
+
+
+def thread_slack(c: LogWorldConfig, n: Any, k: int, since: int, wake: int) -> int:
+    return dn.thread_slack(c.node, n, k, since, wake) if isinstance(n, dn.DLedgerNode) else 0
 
 
 PROTOCOL = core.Protocol(
-    name="dledger_log", tick_slack=tick_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
+    name="dledger_log", threads=threads, thread_wakes=thread_wakes, on_thread_tick=on_thread_tick,
+    thread_slack=thread_slack, boot=boot, wake_at=wake_at, on_tick=on_tick, on_request=on_request, on_response=on_response,
     on_message=None, crash=crash, restart=restart, ghost_init=ghost_init, ghost_update=ghost_update,
     ghost_crash=lg.crash_note, observe=observe, make_config=make_config, load_config=load_config, check_ids=check_ids,
     script_action=script_action, script_actions=SCRIPT_ACTIONS, profiles=PROFILES, branches=BRANCHES,

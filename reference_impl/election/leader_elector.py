@@ -15,7 +15,7 @@ from typing import Any
 
 from reference_impl.core.network import Respond, Send
 from reference_impl.core.state import EMPTY
-from reference_impl.election.member_state import HeartBeatRound, Member, VoteRound, next_term
+from reference_impl.election.member_state import HeartBeatRound, Member, VoteRound, VoteStart, next_term
 from reference_impl.election.records import (
     Code,
     DLedgerConfig,
@@ -271,7 +271,13 @@ def maintain_as_follower(cfg: DLedgerConfig, m: Member, now: int) -> tuple[Membe
 
 
 def maintain_as_candidate(cfg: DLedgerConfig, m: Member, now: int, draw: int) -> tuple[Member, Out]:
-    """DLedgerLeaderElector#maintainAsCandidate, up to voteLatch.await."""
+    """DLedgerLeaderElector#maintainAsCandidate up to the end of its `synchronized (memberState)`
+    block: nextTerm when due, and the term and ledger ends the round will ask with (`VoteStart`).
+
+    Java releases the lock before voteForQuorumResponses, so this is one step and the requests
+    and the self-vote are the next (`vote_for_quorum_responses`, the same thread at once): a
+    handler may grant another candidate's request for the new term in between, and the
+    self-vote is then refused (REJECT_ALREADY_VOTED)."""
     if now < m.next_time_to_request_vote and not m.need_increase_term_immediately:
         return m, ()
     if m.role is not Role.CANDIDATE:
@@ -282,21 +288,28 @@ def maintain_as_candidate(cfg: DLedgerConfig, m: Member, now: int, draw: int) ->
         # Only adopt the term in this iteration; solicit votes after the random wait.
         return m.evolve(next_time_to_request_vote=get_next_time_to_request_vote(cfg, m, now, draw),
                         need_increase_term_immediately=False), ()
-    return vote_for_quorum_responses(cfg, m, now, draw)
+    return m.evolve(vote_start=VoteStart(term=m.curr_term, ledger_end_index=m.ledger_end_index,
+                                         ledger_end_term=m.ledger_end_term)), ()
 
 
 def vote_for_quorum_responses(cfg: DLedgerConfig, m: Member, now: int, draw: int) -> tuple[Member, Out]:
-    """DLedgerLeaderElector#voteForQuorumResponses plus the round set-up of maintainAsCandidate:
-    the self-vote is handled synchronously, the others are sent; then wait VOTE_LATCH_BASE_MS (2000) +
+    """DLedgerLeaderElector#voteForQuorumResponses plus the round set-up of maintainAsCandidate,
+    after the lock was released: the requests carry the term and ledger ends read under it
+    (`m.vote_start`; the member's own when there is none), the self-vote is handled
+    synchronously (handleVote takes the lock again, whatever the role is by now), the others
+    are sent; then wait VOTE_LATCH_BASE_MS (2000) +
     rand(maxVoteIntervalMs)."""
-    term, seq = m.curr_term, m.round_seq + 1
-    m = m.evolve(round_seq=seq, round=VoteRound(
+    start = m.vote_start
+    if start is None:
+        start = VoteStart(term=m.curr_term, ledger_end_index=m.ledger_end_index, ledger_end_term=m.ledger_end_term)
+    term, seq = start.term, m.round_seq + 1
+    m = m.evolve(round_seq=seq, vote_start=None, round=VoteRound(
         seq=seq, term=term, known_max_term_in_group=term,
         deadline=now + VOTE_LATCH_BASE_MS + rand_int(draw, cfg.max_vote_interval_ms)))
     outs: Out = ()
     for peer in cfg.peers:
         req = VoteRequest(group=cfg.group, remote_id=peer, leader_id=m.self_id, term=term,
-                          ledger_end_index=m.ledger_end_index, ledger_end_term=m.ledger_end_term)
+                          ledger_end_index=start.ledger_end_index, ledger_end_term=start.ledger_end_term)
         if peer == m.self_id:
             m, resp, vote_outs = handle_vote(cfg, m, req, self_vote=True)
             m = on_vote_response(cfg, m, seq, resp, now)

@@ -3,7 +3,9 @@
 `Member` holds MemberState's fields (persisted: `curr_term` and `curr_vote_for`, the
 `currterm` file; the rest volatile), the elector's fields, and the state of the threads
 that block in Java: a candidate's vote round and a leader's heartbeat round are kept as
-`VoteRound` / `HeartBeatRound` until their latch is counted down or their wait ends.
+`VoteRound` / `HeartBeatRound` until their latch is counted down or their wait ends, and a
+candidate's loop that has moved its term under the lock but not yet asked for votes (the
+self-vote included) as `VoteStart`.
 """
 
 from __future__ import annotations
@@ -45,6 +47,18 @@ class HeartBeatRound:
 
 
 @record
+class VoteStart:
+    """A maintainAsCandidate iteration between its locked part and voteForQuorumResponses:
+    the term and the ledger ends it read under the MemberState lock. Java releases the lock
+    there, so a handler thread may take it first (grant another candidate's request for the
+    same term, follow a leader's heartbeat), and the self-vote takes it again afterwards."""
+
+    term: int
+    ledger_end_index: int
+    ledger_end_term: int
+
+
+@record
 class TakeLeadershipWait:
     """A transferee's RPC thread: catching up to the leader's index, or a pending
     TakeLeadershipTask future; `rpc` is the LEADERSHIP_TRANSFER request to answer."""
@@ -81,6 +95,7 @@ class Member:
     next_loop_ms: int = 0
     round: VoteRound | HeartBeatRound | None = None
     round_seq: int = 0
+    vote_start: VoteStart | None = None  # maintainAsCandidate between nextTerm and voteForQuorumResponses
     # DLedgerEntryPusher#getPeerWaterMark(currTerm, peer) for the preferred-leader check (input)
     peer_water_marks: FrozenMap = EMPTY
     # DLedgerServer's scheduled checkPreferredLeader, and the transfer it blocks on

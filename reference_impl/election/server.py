@@ -4,7 +4,9 @@ the RPC entry points, the preferred-leader check, and the node as the world driv
 The entry points guard `remoteId` and `group`, then call the elector
 (reference_impl.election.leader_elector). `on_tick` runs every thread of the node that
 is due: the transferee's catch-up wait, the preferred-leader check (a fixed-rate
-scheduled task), and the state maintainer (ending a round, or one loop).
+scheduled task), and the state maintainer (ending a round, or one loop; a candidate's
+loop is two steps, nextTerm under the MemberState lock and then the vote requests with
+the self-vote, since Java releases the lock in between).
 """
 
 from __future__ import annotations
@@ -162,6 +164,8 @@ def wake_at(cfg: DLedgerConfig, m: Member) -> int:
     rnd = m.round
     if rnd is not None:
         wake = round_due(cfg, rnd)
+    elif m.vote_start is not None:
+        wake = 0  # the same loop iteration goes on at once, once the lock is released
     elif cfg.enable_leader_elector:
         wake = max(maintainer_due(cfg, m), m.next_loop_ms)
     if cfg.preferred_leader_ids is not None and m.role is Role.LEADER and not m.transfer_in_flight:
@@ -191,8 +195,9 @@ def wake_slack(cfg: DLedgerConfig, m: Member, since: int, wake: int) -> int:
     (or is set by a handler, at `since`) while it sleeps between idle loops is noticed at the
     next loop, up to one period later, at a phase the model does not know. Nothing else waits: a latch or an
     await's timeout wakes its thread at once, a scheduled task fires on time, and the
-    loop's own next iteration (`next_loop_ms`) is on time."""
-    if m.round is not None or not cfg.enable_leader_elector:
+    loop's own next iteration (`next_loop_ms`) is on time, and so is the rest of an iteration
+    that released the MemberState lock (`vote_start`)."""
+    if m.round is not None or m.vote_start is not None or not cfg.enable_leader_elector:
         return 0
     maintainer = maintainer_due(cfg, m)
     if max(maintainer, since) <= m.next_loop_ms or wake < max(maintainer, m.next_loop_ms):
@@ -207,7 +212,8 @@ def _due(since: int, interval: int) -> int:
 
 def on_tick(cfg: DLedgerConfig, m: Member, now: int, draw: int) -> tuple[Member, Out]:
     """Run every thread of the node that is due at `now`: the transferee's wait, the
-    preferred-leader check, the state maintainer (ending a round, or one loop)."""
+    preferred-leader check, the state maintainer (ending a round, asking for votes after
+    the locked part of maintainAsCandidate, or one loop)."""
     outs: Out = ()
     wait = m.take_leadership
     if wait is not None and wait.waiting_for_index:
@@ -233,6 +239,9 @@ def on_tick(cfg: DLedgerConfig, m: Member, now: int, draw: int) -> tuple[Member,
                 m, round_outs = elector.finish_heart_beat_round(cfg, m, rnd, now)
             m = m.evolve(next_loop_ms=now + cfg.maintainer_sleep_ms)
             outs += round_outs
+    elif m.vote_start is not None:
+        m, vote_outs = elector.vote_for_quorum_responses(cfg, m, now, draw)
+        outs += vote_outs
     elif cfg.enable_leader_elector and now >= m.next_loop_ms:
         m, loop_outs = elector.maintain_state(cfg, m, now, draw)
         outs += loop_outs

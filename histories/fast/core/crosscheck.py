@@ -31,7 +31,7 @@ def event_key(w: core.World, event: Any) -> tuple[int, int, int]:
     """A reference event as the twin's log encodes it: (kind, a, b)."""
     t = type(event)
     if t is core.Tick:
-        return EV_TICK, event.node, 0
+        return EV_TICK, event.node, event.thread
     if t is core.Deliver:
         return EV_DELIVER, event.env, 0
     if t is core.Drop:

@@ -142,23 +142,28 @@ def end_step(S):
 
 @njit(cache=True)
 def tick(S, node, horizon):
-    """A tick of `node`: the chooser's draw, then its lateness within its window (from
-    max(wake_at, since) to its slack later, never past the horizon). Sets the time; returns
-    the draw."""
+    """A tick of `node`, a node that is one actor: `tick_at` with its wake time, since and slack."""
+    return tick_at(S, node, 0, table.wake_times(S)[node], table.since(S)[node], table.slack(S)[node], horizon)
+
+
+@njit(cache=True)
+def tick_at(S, node, thread, wake, since, slack, horizon):
+    """A tick of `node`'s thread `thread` (0 for a node that is one actor) whose wake time,
+    `since` and slack are given: the chooser's draw, then its lateness within its window (from
+    max(wake, since) to its slack later, never past the horizon). Sets the time; returns the
+    draw."""
     world = table.world(S)
-    wake = table.wake_times(S)[node]
-    since = table.since(S)[node]
     draw = chooser.tick_draw(S)
     now = world[W_NOW]
     due = max(wake, since)
     low = max(0, now - due)
-    high = max(low, min(table.slack(S)[node], horizon - due))
+    high = max(low, min(slack, horizon - due))
     late = chooser.lateness(S, low, high)
     world[W_NOW] = max(now, due + late)
     event = table.event(S)
     event[L_DRAW] = draw
     event[L_LATE] = late
-    record(S, EV_TICK, node, 0)
+    record(S, EV_TICK, node, thread)
     return draw
 
 

@@ -40,6 +40,17 @@ from histories.fast.core.layout import (
     W_RPCS,
 )
 from histories.fast.dledger_log.layout import (
+    CTX_TERM_SHIFT,
+    D_BLOCKED,
+    D_HAS_RESPONSE,
+    D_RESPONSE_BEGIN,
+    D_RESPONSE_CODE,
+    D_RESPONSE_END,
+    D_RESPONSE_INDEX,
+    D_RESPONSE_TERM,
+    D_WAIT_UNTIL,
+    H_WOKEN,
+    P_CHECKER_WOKEN,
     ACKED,
     ACKED_COUNTS,
     ACKED_ORDER,
@@ -327,9 +338,22 @@ def pusher(p, s, i) -> ep.Pusher:
                                 write_index=int(d[D_WRITE_INDEX]), term=int(d[D_TERM]), leader_id=id_or_none(ids, d[D_LEADER_ID]),
                                 pending_map=FrozenMap(pmap) if pmap else EMPTY, last_push_commit_ms=int(d[D_LAST_PUSH_COMMIT_MS]),
                                 last_check_leak_ms=int(d[D_LAST_CHECK_LEAK_MS]), waiting=int(d[D_WAITING]),
-                                truncate_index=int(d[D_TRUNCATE_INDEX]), sleep_until=int(d[D_SLEEP_UNTIL]), seq=int(d[D_SEQ])))
+                                truncate_index=int(d[D_TRUNCATE_INDEX]), sleep_until=int(d[D_SLEEP_UNTIL]), seq=int(d[D_SEQ]),
+                                blocked=None if d[D_BLOCKED] < 0 else PUSH_TYPES[int(d[D_BLOCKED])],
+                                wait_until=int(d[D_WAIT_UNTIL]), response=dispatcher_response(d)))
     return ep.Pusher(water_marks=marks, pending=FrozenMap(pending), dispatchers=tuple(dispatchers),
-                     last_quorum_index=int(pusher_row[P_LAST_QUORUM_INDEX]), last_check_leak_ms=int(pusher_row[P_LAST_CHECK_LEAK_MS]), epoch=int(pusher_row[P_EPOCH]))
+                     last_quorum_index=int(pusher_row[P_LAST_QUORUM_INDEX]), last_check_leak_ms=int(pusher_row[P_LAST_CHECK_LEAK_MS]),
+                     checker_woken=bool(pusher_row[P_CHECKER_WOKEN]), epoch=int(pusher_row[P_EPOCH]))
+
+
+def dispatcher_response(d) -> ep.PushEntryResponse | None:
+    """Dispatcher.response: what the future of the push a blocked thread waits on completed with."""
+    if not d[D_HAS_RESPONSE]:
+        return None
+    index = int(d[D_RESPONSE_INDEX])
+    return ep.PushEntryResponse(code=el.Code(int(d[D_RESPONSE_CODE])), term=int(d[D_RESPONSE_TERM]),
+                                index=None if index == NO_INDEX else index, begin_index=int(d[D_RESPONSE_BEGIN]),
+                                end_index=int(d[D_RESPONSE_END]))
 
 
 def wait(p, row, remote) -> eh.PushWait:
@@ -347,7 +371,8 @@ def handler(p, s, i) -> eh.EntryHandler:
     lseq = s.slots[LAST_SEQS][i]
     seqs = {ids[j]: (int(lseq[j, 1]), int(lseq[j, 2])) for j in range(lseq.shape[0]) if lseq[j, 0]}
     return eh.EntryHandler(write_requests=FrozenMap(reqs) if reqs else EMPTY, queue=queue,
-                           last_check_fast_forward_ms=int(h[H_LAST_CHECK_FAST_FORWARD_MS]), last_seq=FrozenMap(seqs) if seqs else EMPTY)
+                           last_check_fast_forward_ms=int(h[H_LAST_CHECK_FAST_FORWARD_MS]), last_seq=FrozenMap(seqs) if seqs else EMPTY,
+                           woken=bool(h[H_WOKEN]))
 
 
 def server(p, s, i) -> dn.DLedgerNode:
@@ -393,7 +418,9 @@ def ctx(p, row):
     ids = p.cfg.ids
     context = int(row[R_CONTEXT])
     if context == CTX_PUSH:
-        return ("push", PUSH_TYPES[int(row[R_CONTEXT_1])].name, ids[int(row[R_CONTEXT_2])], int(row[R_CONTEXT_3]))
+        kind_and_term = int(row[R_CONTEXT_1])
+        return ("push", PUSH_TYPES[kind_and_term & ((1 << CTX_TERM_SHIFT) - 1)].name, ids[int(row[R_CONTEXT_2])],
+                int(row[R_CONTEXT_3]), kind_and_term >> CTX_TERM_SHIFT)
     if context == CTX_APPEND:
         return ("append", body(p.config, row[R_CONTEXT_1]).key)
     return election_decode.ctx(SimpleNamespace(ids=ids), row)
@@ -577,5 +604,6 @@ def world(p, s) -> core.World:
                            lost_writes=frozenset(i for i in range(node_count) if counters[W_LOST_WRITES] >> i & 1),
                            calm=bool(counters[W_CALM]), calm_at_ms=int(counters[W_CALM_AT]))
     return core.World(cfg=cfg, now=int(counters[W_NOW]), nodes=nodes, alive=tuple(bool(a) for a in s.alive),
-                      net=network, ghost=ghost(p, s), history=history, since=tuple(int(x) for x in s.since),
+                      net=network, ghost=ghost(p, s), history=history, since=tuple(
+                          tuple(int(x) for x in s.thread_since[j, :(n + 3 if j < n else 1)]) for j in range(node_count)),
                       fresh=frozenset(i for i in range(node_count) if int(counters[W_FRESH]) >> i & 1))

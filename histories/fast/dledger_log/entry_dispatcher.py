@@ -23,6 +23,18 @@ from histories.fast.dledger_log import entry_pusher, layout
 from histories.fast.dledger_log import store as dledger_log_store
 from histories.fast.dledger_log.layout import (
     C_COMMIT_PUSH_INTERVAL_MS,
+    C_PUSH_WAIT_MS,
+    C_THREAD_WAIT_MS,
+    CTX_TERM_SHIFT,
+    D_BLOCKED,
+    D_HAS_RESPONSE,
+    D_RESPONSE_BEGIN,
+    D_RESPONSE_CODE,
+    D_RESPONSE_END,
+    D_RESPONSE_INDEX,
+    D_RESPONSE_TERM,
+    D_WAIT_UNTIL,
+    NO_INDEX,
     C_DISPATCHER_ERROR_SLEEP_MS,
     C_DISPATCHER_MAX_PENDING_SIZE,
     C_FRESH_COMPARE,
@@ -89,6 +101,7 @@ def change_state(S, i, peer, index, target):
     d = layout.dispatchers(S)
     if target == TYPE_APPEND:
         entry_pusher.update_peer_water_mark(S, i, d[i, peer, D_TERM], peer, index)
+        entry_pusher.wake_checker(S, i)
         d[i, peer, D_COMPARE_INDEX] = -1
         d[i, peer, D_WRITE_INDEX] = index + 1
     elif target == TYPE_COMPARE:
@@ -127,7 +140,7 @@ def send_push(S, i, peer, kind, index):
     outputs[k, core_outputs.message_column(RQ_SEQ_EPOCH)] = layout.pusher(S)[i, P_EPOCH]
     outputs[k, core_outputs.message_column(RQ_SEQ_COUNT)] = seq
     outputs[k, O_CONTEXT] = CTX_PUSH
-    outputs[k, O_CONTEXT_1] = kind
+    outputs[k, O_CONTEXT_1] = kind + (d[i, peer, D_TERM] << CTX_TERM_SHIFT)
     outputs[k, O_CONTEXT_2] = peer
     outputs[k, O_CONTEXT_3] = seq
     d[i, peer, D_SEQ] = seq
@@ -136,11 +149,14 @@ def send_push(S, i, peer, kind, index):
 
 @njit(cache=True)
 def dispatcher_wake_at(S, i, peer):
-    """entry_dispatcher.dispatcher_wake_at"""
+    """entry_dispatcher.dispatcher_wake_at: a thread blocked in get goes on when the future
+    completes or its 3 s are up, whatever the role."""
     config = core_table.config(S)
     members = election_layout.members(S)
     d = layout.dispatchers(S)
-    if members[i, ROLE] != LEADER or d[i, peer, D_WAITING] != 0:
+    if d[i, peer, D_WAITING] != 0:
+        return 0 if d[i, peer, D_HAS_RESPONSE] == 1 else d[i, peer, D_WAIT_UNTIL]
+    if members[i, ROLE] != LEADER:
         return -1
     sleep = d[i, peer, D_SLEEP_UNTIL]
     if d[i, peer, D_TERM] != members[i, CURR_TERM] or d[i, peer, D_LEADER_ID] != members[i, LEADER_ID]:
@@ -156,6 +172,27 @@ def dispatcher_wake_at(S, i, peer):
     if sent >= 0:
         wake = min(wake, sent + config[C_MAX_PUSH_TIME_OUT_MS] + 1)
     return max(wake, sleep)
+
+
+@njit(cache=True)
+def dispatcher_slack(S, i, peer, since, wake):
+    """entry_dispatcher.dispatcher_slack: at once when get returns or the 500 ms sleep ends with
+    the work already there, else within the thread's waitForRunning(1)."""
+    d = layout.dispatchers(S)
+    sleep = d[i, peer, D_SLEEP_UNTIL]
+    if d[i, peer, D_WAITING] != 0 or (wake == sleep and since <= sleep):
+        return 0
+    return core_table.config(S)[C_THREAD_WAIT_MS]
+
+
+@njit(cache=True, inline='always')
+def block(S, i, peer, kind, seq, now):
+    """entry_dispatcher._block: the thread blocks in responseFuture.get(3, SECONDS) on push `seq`."""
+    d = layout.dispatchers(S)
+    d[i, peer, D_WAITING] = seq
+    d[i, peer, D_BLOCKED] = kind
+    d[i, peer, D_WAIT_UNTIL] = now + core_table.config(S)[C_PUSH_WAIT_MS]
+    d[i, peer, D_HAS_RESPONSE] = 0
 
 
 @njit(cache=True)
@@ -261,7 +298,7 @@ def do_compare(S, i, peer, now):
         return code
     seq = send_push(S, i, peer, TYPE_COMPARE, compare_index)
     d[i, peer, D_COMPARE_INDEX] = compare_index
-    d[i, peer, D_WAITING] = seq
+    block(S, i, peer, TYPE_COMPARE, seq, now)
     return 0
 
 
@@ -283,11 +320,16 @@ def restore(S, i, peer):
 
 @njit(cache=True)
 def dispatcher_do_work(S, i, peer, now):
-    """entry_dispatcher.dispatcher_do_work: one pass of the dispatcher's loop."""
-    config = core_table.config(S)
+    """entry_dispatcher.dispatcher_do_work: one pass of the dispatcher's loop, up to where it
+    blocks or waits (a thread blocked in get goes on from there: `resume`)."""
     output_count = core_table.output_count(S)
     d = layout.dispatchers(S)
-    if d[i, peer, D_WAITING] != 0 or now < d[i, peer, D_SLEEP_UNTIL]:
+    if d[i, peer, D_WAITING] != 0:
+        if d[i, peer, D_HAS_RESPONSE] == 0 and now < d[i, peer, D_WAIT_UNTIL]:
+            return
+        resume(S, i, peer, now)
+        return
+    if now < d[i, peer, D_SLEEP_UNTIL]:
         return
     if not check_and_fresh_state(S, i, peer):
         return
@@ -298,37 +340,81 @@ def dispatcher_do_work(S, i, peer, now):
     else:
         code = do_compare(S, i, peer, now)
     if code != 0:
-        # the except clause: the dispatcher as it was before the try (its pending_map too:
-        # an APPEND dispatcher's map is emptied by the change to COMPARE anyway), no outputs
-        if layout.rollback(S)[D_TYPE] == TYPE_APPEND:
-            entry_pusher.pending_clear(S, i, peer)  # every key the failed work added, while the row still bounds them
-        restore(S, i, peer)
-        output_count[0] = k0
-        change_state(S, i, peer, -1, TYPE_COMPARE)
-        d[i, peer, D_SLEEP_UNTIL] = now + config[C_DISPATCHER_ERROR_SLEEP_MS]
+        failed(S, i, peer, k0, now)
 
 
 @njit(cache=True)
-def do_truncate(S, i, peer, index):
+def failed(S, i, peer, k0, now):
+    """entry_dispatcher._failed, doWork's catch: the dispatcher as it was before the try (its
+    pending_map too: an APPEND dispatcher's map is emptied by the change to COMPARE anyway), no
+    outputs, then changeState(-1, COMPARE) and sleep(500)."""
+    if layout.rollback(S)[D_TYPE] == TYPE_APPEND:
+        entry_pusher.pending_clear(S, i, peer)  # every key the failed work added, while the row still bounds them
+    restore(S, i, peer)
+    core_table.output_count(S)[0] = k0
+    change_state(S, i, peer, -1, TYPE_COMPARE)
+    layout.dispatchers(S)[i, peer, D_SLEEP_UNTIL] = now + core_table.config(S)[C_DISPATCHER_ERROR_SLEEP_MS]
+
+
+@njit(cache=True)
+def resume(S, i, peer, now):
+    """entry_dispatcher.resume: get returned (the future completed, or its 3 s passed) and the
+    thread goes on with the rest of doCompare or doTruncate, up to where it blocks or waits."""
+    output_count = core_table.output_count(S)
+    d = layout.dispatchers(S)
+    has = d[i, peer, D_HAS_RESPONSE] == 1
+    kind = d[i, peer, D_BLOCKED]
+    code = d[i, peer, D_RESPONSE_CODE]
+    rbegin = d[i, peer, D_RESPONSE_BEGIN]
+    rend = d[i, peer, D_RESPONSE_END]
+    d[i, peer, D_WAITING] = 0
+    d[i, peer, D_BLOCKED] = -1
+    d[i, peer, D_WAIT_UNTIL] = -1
+    d[i, peer, D_HAS_RESPONSE] = 0
+    save(S, i, peer)
+    k0 = output_count[0]
+    if not has:
+        failed(S, i, peer, k0, now)  # TimeoutException
+        return
+    if kind == TYPE_TRUNCATE:
+        # on_truncate_response: SUCCESS moves to APPEND right after the truncated index
+        if code != SUCCESS:
+            failed(S, i, peer, k0, now)
+            return
+        d[i, peer, D_LAST_PUSH_COMMIT_MS] = now
+        change_state(S, i, peer, d[i, peer, D_TRUNCATE_INDEX], TYPE_APPEND)
+        return
+    err = on_compare_response(S, i, peer, code, rbegin, rend, now)
+    if err != 0:
+        failed(S, i, peer, k0, now)
+        return
+    if d[i, peer, D_WAITING] != 0 or d[i, peer, D_TYPE] == TYPE_APPEND:
+        return
+    if not check_and_fresh_state(S, i, peer):
+        return
+    save(S, i, peer)  # an exception in doCompare leaves the dispatcher as checkAndFreshState made it
+    err = do_compare(S, i, peer, now)
+    if err != 0:
+        failed(S, i, peer, k0, now)
+
+
+@njit(cache=True)
+def do_truncate(S, i, peer, index, now):
     """entry_dispatcher.do_truncate up to the blocking get -> 0 or an exception's code."""
     code = dledger_log_store.get_code(layout.store(S), i, index)
     if code != 0:
         return code
     seq = send_push(S, i, peer, TYPE_TRUNCATE, index)
-    d = layout.dispatchers(S)
-    d[i, peer, D_WAITING] = seq
-    d[i, peer, D_TRUNCATE_INDEX] = index
+    layout.dispatchers(S)[i, peer, D_TRUNCATE_INDEX] = index
+    block(S, i, peer, TYPE_TRUNCATE, seq, now)
     return 0
 
 
 @njit(cache=True)
-def on_compare_response(S, i, peer, has, code, rbegin, rend):
-    """entry_dispatcher.on_compare_response -> 0 or an exception's code."""
+def on_compare_response(S, i, peer, code, rbegin, rend, now):
+    """entry_dispatcher.on_compare_response (get returned the COMPARE reply) -> 0 or an exception's code."""
     d = layout.dispatchers(S)
     store = layout.store(S)
-    d[i, peer, D_WAITING] = 0
-    if not has:
-        code = NETWORK_ERROR
     if code != INCONSISTENT_STATE and code != SUCCESS:
         return code
     compare_index = d[i, peer, D_COMPARE_INDEX]
@@ -351,43 +437,40 @@ def on_compare_response(S, i, peer, has, code, rbegin, rend):
         truncate_index = begin
     if truncate_index != -1:
         change_state(S, i, peer, truncate_index, TYPE_TRUNCATE)
-        return do_truncate(S, i, peer, truncate_index)
+        return do_truncate(S, i, peer, truncate_index, now)
     return 0
 
 
 @njit(cache=True)
-def on_push_response(S, i, kind, peer, seq, has, code, reply_term, rindex, rbegin, rend, now):
-    """entry_dispatcher.on_push_response (`has` False: the RPC failed)."""
-    config = core_table.config(S)
-    output_count = core_table.output_count(S)
+def on_push_response(S, i, context_1, peer, seq, has, code, reply_term, rindex, rbegin, rend, now):
+    """entry_dispatcher.on_push_response: a push's future completes (`has` False: the RPC failed,
+    and DLedgerRpcNettyService completes it with failed_push_response: NETWORK_ERROR, the push's
+    term, index None, begin and end 0). COMPARE/TRUNCATE: the blocked thread's get returns (its
+    next step goes on); APPEND: the whenComplete callback; COMMIT replies are ignored."""
     d = layout.dispatchers(S)
+    kind = context_1 & ((1 << CTX_TERM_SHIFT) - 1)
     if kind == TYPE_APPEND:
         if not has or code == NETWORK_ERROR:
             return
         if code == SUCCESS:
             entry_pusher.pending_without(S, i, peer, rindex)
             entry_pusher.update_peer_water_mark(S, i, reply_term, peer, rindex)
+            entry_pusher.wake_checker(S, i)
         elif code == INCONSISTENT_STATE:
             change_state(S, i, peer, -1, TYPE_COMPARE)
         return
-    if kind == TYPE_COMMIT or d[i, peer, D_WAITING] != seq:
+    if kind == TYPE_COMMIT or d[i, peer, D_WAITING] != seq or d[i, peer, D_HAS_RESPONSE] == 1:
         return
-    save(S, i, peer)
-    k0 = output_count[0]
-    if kind == TYPE_COMPARE:
-        err = on_compare_response(S, i, peer, has, code, rbegin, rend)
+    d[i, peer, D_HAS_RESPONSE] = 1
+    if has:
+        d[i, peer, D_RESPONSE_CODE] = code
+        d[i, peer, D_RESPONSE_TERM] = reply_term
+        d[i, peer, D_RESPONSE_INDEX] = rindex
+        d[i, peer, D_RESPONSE_BEGIN] = rbegin
+        d[i, peer, D_RESPONSE_END] = rend
     else:
-        # on_truncate_response
-        d[i, peer, D_WAITING] = 0
-        if not has:
-            code = NETWORK_ERROR
-        err = 0 if code == SUCCESS else code
-        if err == 0:
-            d[i, peer, D_LAST_PUSH_COMMIT_MS] = now
-            change_state(S, i, peer, d[i, peer, D_TRUNCATE_INDEX], TYPE_APPEND)
-    if err != 0:
-        restore(S, i, peer)
-        output_count[0] = k0
-        d[i, peer, D_WAITING] = 0
-        change_state(S, i, peer, -1, TYPE_COMPARE)
-        d[i, peer, D_SLEEP_UNTIL] = now + config[C_DISPATCHER_ERROR_SLEEP_MS]
+        d[i, peer, D_RESPONSE_CODE] = NETWORK_ERROR
+        d[i, peer, D_RESPONSE_TERM] = context_1 >> CTX_TERM_SHIFT
+        d[i, peer, D_RESPONSE_INDEX] = NO_INDEX
+        d[i, peer, D_RESPONSE_BEGIN] = 0
+        d[i, peer, D_RESPONSE_END] = 0

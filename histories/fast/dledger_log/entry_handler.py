@@ -20,6 +20,8 @@ from histories.fast.dledger_log import store as dledger_log_store
 from histories.fast.dledger_log.layout import (
     BIG,
     C_CHECK_FAST_FORWARD_INTERVAL_MS,
+    C_THREAD_WAIT_MS,
+    H_WOKEN,
     C_COMPARE_QUEUE_CAPACITY,
     C_ORDERED_PUSHES,
     C_PUSH_FUTURE_TIMEOUT_MS,
@@ -141,6 +143,7 @@ def new_handler(S, i, now):
     handler = layout.handler(S)
     handler[i, H_LAST_CHECK_FAST_FORWARD_MS] = now
     handler[i, H_QUEUE] = 0
+    handler[i, H_WOKEN] = 0
     last_seqs = layout.last_seqs(S)
     for p in range(last_seqs.shape[1]):
         last_seqs[i, p, 0] = 0
@@ -169,6 +172,7 @@ def handle_push(S, i, rpc, now):
             return 2, UNEXPECTED_ARGUMENT
         index = message[RQ_ENTRY_INDEX]
         if has_write_request(S, i, index):
+            handler[i, H_WOKEN] = 1
             return 1, REPEATED_PUSH
         write_requests = layout.write_requests(S)
         write_requests[i, index, PW_PRESENT] = 1
@@ -180,12 +184,14 @@ def handle_push(S, i, rpc, now):
         handler[i, H_WRITE_REQUESTS] += 1
         handler[i, H_WRITE_LOW] = min(handler[i, H_WRITE_LOW], index)
         handler[i, H_WRITE_HIGH] = max(handler[i, H_WRITE_HIGH], index)
+        handler[i, H_WOKEN] = 1
         return 0, 0
     if typ != TYPE_COMMIT:
         if message[RQ_HAS_ENTRY] == 0:
             return 2, UNEXPECTED_ARGUMENT
         clear_write_requests(S, i)  # the dropped futures are never completed
     if config[C_V026] == 0 and handler[i, H_QUEUE] >= config[C_COMPARE_QUEUE_CAPACITY]:
+        handler[i, H_WOKEN] = 1
         return 1, PUSH_REQUEST_IS_FULL
     handler_queue = layout.handler_queue(S)
     q = handler[i, H_QUEUE]
@@ -199,6 +205,7 @@ def handle_push(S, i, rpc, now):
     handler_queue[i, q, PW_CREATED_MS] = now
     handler_queue[i, q, PW_ANSWERED] = 0
     handler[i, H_QUEUE] = q + 1
+    handler[i, H_WOKEN] = 1
     return 0, 0
 
 
@@ -269,8 +276,19 @@ def check_append_future(S, i, now):
 
 
 @njit(cache=True)
+def slack(S, i, wake):
+    """entry_handler.slack: at once when woken or going on after a unit of work, else within its
+    waitForRunning(1)."""
+    if wake == 0 and layout.handler(S)[i, H_WOKEN] == 1:
+        return 0
+    return core_table.config(S)[C_THREAD_WAIT_MS]
+
+
+@njit(cache=True)
 def do_work(S, i, now):
-    """entry_handler.do_work"""
+    """entry_handler.do_work: one pass, one unit of work. The head of the queue, else the append of
+    index ledgerEndIndex + 1 (its answer, then updateCommittedIndex), after which the loop goes on
+    at once; else checkAbnormalFuture and waitForRunning(1)."""
     config = core_table.config(S)
     members = election_layout.members(S)
     handler = layout.handler(S)
@@ -281,13 +299,14 @@ def do_work(S, i, now):
         for q in range(handler[i, H_QUEUE]):
             respond_wait(S, i, handler_queue[i, q], NOT_FOLLOWER)
         handler[i, H_QUEUE] = 0
+        handler[i, H_WOKEN] = 0
         return
-    for q in range(handler[i, H_QUEUE]):
-        row = handler_queue[i, q]
+    if handler[i, H_QUEUE] > 0:
+        row = handler_queue[i, 0]
         typ = row[PW_REQUEST + RQ_TYPE]
+        r = PW_REQUEST
         if typ == TYPE_TRUNCATE:
             # entry_handler.handle_do_truncate
-            r = PW_REQUEST
             code = dledger_log_store.truncate(S, i, row[r + RQ_ENTRY_INDEX], row[r + RQ_ENTRY_TERM], row[r + RQ_ENTRY_POS], row[r + RQ_ENTRY_SIZE], row[r + RQ_ENTRY_BODY], row[r + RQ_TERM], row[r + RQ_LEADER_ID], now)
             if code != 0:
                 code = INCONSISTENT_STATE
@@ -298,19 +317,25 @@ def do_work(S, i, now):
             code = SUCCESS if entry_equal(S, i, row) else INCONSISTENT_STATE
         else:
             code = SUCCESS
-            dledger_log_store.update_committed_index(S, i, row[PW_REQUEST + RQ_TERM], members[i, CURR_TERM], row[PW_REQUEST + RQ_COMMIT_INDEX], now)
+            dledger_log_store.update_committed_index(S, i, row[r + RQ_TERM], members[i, CURR_TERM], row[r + RQ_COMMIT_INDEX], now)
         respond_wait(S, i, row, code)
-    handler[i, H_QUEUE] = 0
-    write_requests = layout.write_requests(S)
-    while True:
-        index = dledger_log_store.end_index(layout.store(S), i) + 1
-        if not has_write_request(S, i, index):
-            break
+        q_count = handler[i, H_QUEUE]
+        for q in range(q_count - 1):
+            for f in range(handler_queue.shape[2]):
+                handler_queue[i, q, f] = handler_queue[i, q + 1, f]
+        handler[i, H_QUEUE] = q_count - 1
+        handler[i, H_WOKEN] = 1
+        return
+    index = dledger_log_store.end_index(layout.store(S), i) + 1
+    if has_write_request(S, i, index):
         remove_write_request(S, i, index)
-        row = write_requests[i, index]
+        handler[i, H_WOKEN] = 1
+        row = layout.write_requests(S)[i, index]
         code = handle_do_append(S, i, row, now)
         if row[PW_ANSWERED] == 0:
             respond_wait(S, i, row, code)
+        return
     if handler[i, H_WRITE_REQUESTS] > 0 and election_member_state.elapsed(now, handler[i, H_LAST_CHECK_FAST_FORWARD_MS]) >= config[C_CHECK_FAST_FORWARD_INTERVAL_MS]:
         handler[i, H_LAST_CHECK_FAST_FORWARD_MS] = now
         check_append_future(S, i, now)
+    handler[i, H_WOKEN] = 0

@@ -17,6 +17,11 @@ from histories.fast.core.layout import (
 from histories.fast.dledger_log import layout, store
 from histories.fast.dledger_log.layout import (
     BIG,
+    D_BLOCKED,
+    D_HAS_RESPONSE,
+    D_WAIT_UNTIL,
+    P_CHECKER_WOKEN,
+    REQUEST_TERM,
     C_MAX_PENDING_REQUESTS_NUM,
     C_V026,
     D_COMPARE_INDEX,
@@ -266,14 +271,14 @@ def handle_append(S, i, body, body_length, now, rpc):
     members = election_layout.members(S)
     term = members[i, CURR_TERM]
     if members[i, ROLE] != LEADER:
-        return True, NOT_LEADER, -1, term, -1, -1
+        return True, NOT_LEADER, -1, REQUEST_TERM, -1, -1
     if members[i, TRANSFEREE] >= 0:
-        return True, LEADER_TRANSFERRING, -1, term, -1, -1
+        return True, LEADER_TRANSFERRING, -1, REQUEST_TERM, -1, -1
     if count_futures(S, i, term) > config[C_MAX_PENDING_REQUESTS_NUM]:
         return True, LEADER_PENDING_FULL, -1, term, -1, -1
     code, index, eterm, pos = store.append_as_leader(S, i, body, body_length, now)
     if code != 0:
-        return True, code, -1, term, -1, -1
+        return True, code, -1, REQUEST_TERM, -1, -1
     if wait_ack(S, i, eterm, index, pos, body, now, rpc):
         return True, SUCCESS, index, eterm, pos, pos
     return False, 0, 0, 0, 0, 0
@@ -333,6 +338,15 @@ def new_dispatcher(S, i, peer, now):
     d[i, peer, D_TRUNCATE_INDEX] = -1
     d[i, peer, D_SLEEP_UNTIL] = -1
     d[i, peer, D_SEQ] = 0
+    d[i, peer, D_BLOCKED] = -1
+    d[i, peer, D_WAIT_UNTIL] = -1
+    d[i, peer, D_HAS_RESPONSE] = 0
+
+
+@njit(cache=True, inline='always')
+def wake_checker(S, i):
+    """entry_pusher.wake_checker: QuorumAckChecker#wakeup, its next waitForRunning returns at once."""
+    layout.pusher(S)[i, P_CHECKER_WOKEN] = 1
 
 
 @njit(cache=True)
@@ -346,6 +360,7 @@ def new_pusher(S, i, now):
     pusher[i, P_WATER_MARK_TERMS] = 0
     pusher[i, P_PENDING_TERMS] = 0
     pusher[i, P_PENDING] = 0
+    pusher[i, P_CHECKER_WOKEN] = 0
     for p in range(config[C_PEERS]):
         if p != i:
             new_dispatcher(S, i, p, now)

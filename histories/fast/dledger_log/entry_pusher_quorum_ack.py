@@ -15,6 +15,10 @@ from histories.fast.dledger_log.layout import (
     C_CURRENT_TERM_COMMIT,
     C_LEAK_CHECK_INTERVAL_MS,
     C_MAX_WAIT_ACK_TIME_MS,
+    C_THREAD_WAIT_MS,
+    C_V026,
+    P_CHECKER_WOKEN,
+    REQUEST_TERM,
     ET_TERM,
     P_LAST_CHECK_LEAK_MS,
     P_LAST_QUORUM_INDEX,
@@ -78,6 +82,15 @@ def checker_wake_at(S, i):
 
 
 @njit(cache=True)
+def checker_slack(S, i, wake):
+    """entry_pusher.checker_slack: at once when woken or its loop goes on without a wait, else
+    within its waitForRunning(1)."""
+    if wake == 0 and layout.pusher(S)[i, P_CHECKER_WOKEN] == 1:
+        return 0
+    return core_table.config(S)[C_THREAD_WAIT_MS]
+
+
+@njit(cache=True)
 def quorum_ack_checker(S, i, now):
     """entry_pusher.quorum_ack_checker (with check_response_futures_timeout / _elapsed)."""
     config = core_table.config(S)
@@ -105,7 +118,7 @@ def quorum_ack_checker(S, i, now):
             while f >= 0:
                 last = pending[i, f, PD_INDEX]
                 if pending[i, f, PD_DONE] == 0:
-                    entry_pusher.push_result(S, TERM_CHANGED, last, t, -1, pending[i, f, PD_REF], pending[i, f, PD_RPC], pending[i, f, PD_POS])
+                    entry_pusher.push_result(S, TERM_CHANGED, last, REQUEST_TERM, -1, pending[i, f, PD_REF], pending[i, f, PD_RPC], pending[i, f, PD_POS])
                 f = entry_pusher.next_future(S, i, t, last, BIG)
             f = 0
             while f < pusher[i, P_PENDING]:
@@ -161,13 +174,15 @@ def quorum_ack_checker(S, i, now):
     leak = pusher[i, P_LAST_CHECK_LEAK_MS]
     if election_member_state.elapsed(now, leak) > config[C_LEAK_CHECK_INTERVAL_MS] or need_check:
         entry_pusher.update_peer_water_mark(S, i, term, i, dledger_log_store.end_index(store, i))
-        f = entry_pusher.next_future(S, i, term, -BIG, q)
+        end = q if config[C_V026] == 1 else q + 1  # 0.3.x compares <= endIndex
+        f = entry_pusher.next_future(S, i, term, -BIG, end)
         while f >= 0:
             index = pending[i, f, PD_INDEX]
             if pending[i, f, PD_DONE] == 0:
                 entry_pusher.push_result(S, SUCCESS, index, term, pending[i, f, PD_POS], pending[i, f, PD_REF], pending[i, f, PD_RPC], pending[i, f, PD_POS])
             entry_pusher.drop_future(S, i, f)
-            f = entry_pusher.next_future(S, i, term, index, q)
+            f = entry_pusher.next_future(S, i, term, index, end)
         leak = now
     pusher[i, P_LAST_QUORUM_INDEX] = q
     pusher[i, P_LAST_CHECK_LEAK_MS] = leak
+    pusher[i, P_CHECKER_WOKEN] = 1 if ack_num > 0 else 0

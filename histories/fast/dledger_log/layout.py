@@ -47,6 +47,7 @@ TYPE_COMMIT = PUSH_TYPES.index(PushType.COMMIT)
 TYPE_COMPARE = PUSH_TYPES.index(PushType.COMPARE)
 TYPE_TRUNCATE = PUSH_TYPES.index(PushType.TRUNCATE)
 
+REQUEST_TERM = -1  # entry_pusher.REQUEST_TERM: the term of a response copied from an AppendEntryRequest
 NO_INDEX = -(1 << 62)  # PushEntryResponse.index None (a COMMIT's answer); -1 is a real value there
 BIG = 1 << 62  # above any index: "none" where the smallest of a set is kept
 
@@ -79,7 +80,9 @@ C_LIVE1_BOUND_MS = _CONFIG_BASE + 22  # spec.election.live1_bound_ms (bounds fro
 C_LIVE2_BOUND_MS = _CONFIG_BASE + 23
 C_LIVE3_BOUND_MS = _CONFIG_BASE + 24
 C_ASTRAY_BOUND_MS = _CONFIG_BASE + 25  # spec.election.astray_bound_ms
-CONFIG_COLUMNS = _CONFIG_BASE + 26
+C_PUSH_WAIT_MS = _CONFIG_BASE + 26  # LogConfig.push_wait_ms: doCompare / doTruncate's get(3, SECONDS)
+C_THREAD_WAIT_MS = _CONFIG_BASE + 27  # LogConfig.thread_wait_ms: an idle EntryPusher thread's waitForRunning(1)
+CONFIG_COLUMNS = _CONFIG_BASE + 28
 
 # --- Store scalars (STORE rows) and entries (ENTRIES[server, k]: the entry at begin_index + k) ---
 
@@ -110,7 +113,8 @@ P_EPOCH = 2
 P_WATER_MARK_TERMS = 3  # rows of WATER_MARK_TERMS in use
 P_PENDING_TERMS = 4  # terms in PENDING_TERMS
 P_PENDING = 5  # rows of PENDING in use
-PUSHER_COLUMNS = 6
+P_CHECKER_WOKEN = 6  # Pusher.checker_woken: the QuorumAckChecker's next pass comes at once
+PUSHER_COLUMNS = 7
 
 PD_TERM = 0
 PD_INDEX = 1
@@ -137,7 +141,17 @@ D_SEQ = 10
 D_PENDING = 11  # entries in the pending map
 D_PENDING_LOW = 12  # every key of the pending map lies in [D_PENDING_LOW, D_PENDING_HIGH] (BIG, -1 when empty)
 D_PENDING_HIGH = 13
-DISPATCHER_COLUMNS = 14
+# the thread blocked in responseFuture.get(3, SECONDS): Dispatcher.blocked (a push type, -1: None),
+# wait_until, and the response the future completed with (D_HAS_RESPONSE 0: None)
+D_BLOCKED = 14
+D_WAIT_UNTIL = 15
+D_HAS_RESPONSE = 16
+D_RESPONSE_CODE = 17
+D_RESPONSE_TERM = 18
+D_RESPONSE_INDEX = 19  # NO_INDEX: None
+D_RESPONSE_BEGIN = 20
+D_RESPONSE_END = 21
+DISPATCHER_COLUMNS = 22
 
 # --- the EntryHandler (HANDLER rows) ---
 
@@ -146,7 +160,8 @@ H_WRITE_REQUESTS = 1  # entries in the write requests
 H_WRITE_LOW = 2  # key range of the write requests (BIG, -1 when empty)
 H_WRITE_HIGH = 3
 H_QUEUE = 4  # the queue's length
-HANDLER_COLUMNS = 5
+H_WOKEN = 5  # EntryHandler.woken: its next pass comes at once
+HANDLER_COLUMNS = 6
 
 # A PushEntryRequest: the message's fields (envelopes, outputs, PushWait rows)
 RQ_LEADER_ID = 0
@@ -197,7 +212,8 @@ PUSH_ENTRY_REQUEST = 9  # PushEntryRequest: RQ_* fields
 PUSH_ENTRY_RESPONSE = 10  # PushEntryResponse: code, term, index (NO_INDEX: null), begin_index, end_index
 
 # what an open RPC's requester waits for, after the member's CTX_*
-CTX_PUSH = 4  # ("push", type, peer, seq): context 1 the type, 2 the peer, 3 the seq
+CTX_PUSH = 4  # ("push", type, peer, seq, term): context 1 the type + term << CTX_TERM_SHIFT, 2 the peer, 3 the seq
+CTX_TERM_SHIFT = 4  # a push type fits in 4 bits
 CTX_APPEND = 5  # ("append", key): context 1 the body
 
 # --- one transition's outputs: the member's columns, then the sixth message field on ---
@@ -379,7 +395,12 @@ NEW_LEADERS = _SLOT_BASE + 45  # [64] scratch: the step's new leaders (monitor_s
 REPLY_FIELDS = _SLOT_BASE + 46  # [MESSAGE_FIELDS] scratch: a reply's fields
 MESSAGE = _SLOT_BASE + 47  # [MESSAGE_FIELDS] scratch: a delivered message's fields
 LOG_SUMS = _SLOT_BASE + 48  # [servers, entries + 2] how many positions are summed, then each log's running sums (world_observe)
-SLOTS = _SLOT_BASE + 49
+# the threads as actors (server.thread_wakes, schedule._wakes): per node and thread (a server's
+# MAINTAINER, HANDLER, a dispatcher per peer, the checker, the flush service; a client's one)
+THREAD_WAKES = _SLOT_BASE + 49  # [nodes, threads] each thread's wake time (-1: nothing to do, or no such thread)
+THREAD_SINCE = _SLOT_BASE + 50  # [nodes, threads] World.since per thread
+THREAD_SLACK = _SLOT_BASE + 51  # [nodes, threads] how much later than max(wake, since) its tick may fire
+SLOTS = _SLOT_BASE + 52
 store = accessor(2, STORE)
 entries = accessor(3, ENTRIES)
 pusher = accessor(2, PUSHER)
@@ -429,3 +450,12 @@ new_leaders = accessor(1, NEW_LEADERS)
 reply_fields = accessor(1, REPLY_FIELDS)
 message = accessor(1, MESSAGE)
 log_sums = accessor(2, LOG_SUMS)
+thread_wakes = accessor(2, THREAD_WAKES)
+thread_since = accessor(2, THREAD_SINCE)
+thread_slack = accessor(2, THREAD_SLACK)
+
+# a server's threads (reference_impl.dledger_log.server): 0 the state maintainer, 1 the entry
+# handler, 2.. one dispatcher per peer in peers order, then the QuorumAckChecker and the flush service
+MAINTAINER = 0
+HANDLER_THREAD = 1
+FIRST_DISPATCHER = 2

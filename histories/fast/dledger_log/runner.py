@@ -65,6 +65,8 @@ from histories.fast.dledger_log.layout import (
     C_MAX_WAIT_ACK_TIME_MS,
     C_ORDERED_PUSHES,
     C_PUSH_FUTURE_TIMEOUT_MS,
+    C_PUSH_WAIT_MS,
+    C_THREAD_WAIT_MS,
     C_V026,
     CAUSE_NONE,
     CAUSE_REQUEST_COLUMNS,
@@ -176,6 +178,8 @@ def log_columns(config: np.ndarray, cfg, ids: tuple) -> None:
     config[C_LEAK_CHECK_INTERVAL_MS] = log_config.leak_check_interval_ms
     config[C_CHECK_FAST_FORWARD_INTERVAL_MS] = log_config.check_fast_forward_interval_ms
     config[C_PUSH_FUTURE_TIMEOUT_MS] = log_config.push_future_timeout_ms
+    config[C_PUSH_WAIT_MS] = log_config.push_wait_ms
+    config[C_THREAD_WAIT_MS] = log_config.thread_wait_ms
     # the liveness bounds, as spec/election.py states them (spec/bounds.py's defaults and the overrides)
     shim = SimpleNamespace(cfg=cfg)
     for k, bound in ((C_LIVE1_BOUND_MS, espec.live1_bound_ms), (C_LIVE2_BOUND_MS, espec.live2_bound_ms),
@@ -324,6 +328,9 @@ def new_state(p: Prepared, log_cap: int = 0) -> State:
     put(layout.REPLY_FIELDS, "reply_fields", np.zeros(MESSAGE_FIELDS, i64))
     put(layout.MESSAGE, "message", np.zeros(MESSAGE_FIELDS, i64))
     put(layout.LOG_SUMS, "log_sums", np.zeros((n, entries + 2), i64))
+    put(layout.THREAD_WAKES, "thread_wakes", np.full((nodes, n + 3), -1, i64))
+    put(layout.THREAD_SINCE, "thread_since", np.zeros((nodes, n + 3), i64))
+    put(layout.THREAD_SLACK, "thread_slack", np.zeros((nodes, n + 3), i64))
     s.texts = {}  # property index -> the expected cause recorded in its verdict (causes)
     s.memo = {}  # the ghost's tables decoded so far in this history (decode)
     use(p, s)

@@ -31,7 +31,12 @@ from histories.fast.dledger_log.layout import (
     C_FAST_ADVANCE_COMMIT_INDEX,
     C_FORCED_LEADER,
     ET_TERM,
+    FIRST_DISPATCHER,
     H_QUEUE,
+    H_WOKEN,
+    HANDLER_THREAD,
+    MAINTAINER,
+    P_CHECKER_WOKEN,
     OBS_APPEND_RESULT,
     OBS_COMMIT_ADVANCED,
     OBS_ENTRIES_DROPPED,
@@ -127,89 +132,135 @@ def fast_advance_commit_index(S, i, now):
     members[i, LEDGER_END_TERM] = store[i, S_END_TERM]
 
 
+@njit(cache=True, inline='always')
+def thread_count(S, j):
+    """How many threads node j runs: a server n + 3 (the maintainer, the handler, a dispatcher
+    per peer, the checker, the flush service), a client one."""
+    n = core_table.config(S)[C_PEERS]
+    return n + 3 if j < n else 1
+
+
+@njit(cache=True, inline='always')
+def dispatcher_peer(i, k):
+    """The peer of server i's dispatcher thread k (peers in order, i left out)."""
+    p = k - FIRST_DISPATCHER
+    return p if p < i else p + 1
+
+
+@njit(cache=True)
+def thread_wake_at(S, i, k):
+    """server.thread_wakes[k]: when server i's thread k next has something to do (-1: nothing
+    until the state changes; 0: now)."""
+    n = core_table.config(S)[C_PEERS]
+    if k == MAINTAINER:
+        return election_server.wake_at(S, i)
+    if k == HANDLER_THREAD:
+        return entry_handler.wake_at(S, i)
+    if k < n + 1:
+        return entry_dispatcher.dispatcher_wake_at(S, i, dispatcher_peer(i, k))
+    if k == n + 1:
+        return entry_pusher_quorum_ack.checker_wake_at(S, i)
+    return dledger_log_store.flush_wake_at(layout.store(S), i)
+
+
+@njit(cache=True)
+def thread_slack(S, i, k, since, wake):
+    """server.thread_slack: how much later than `wake` (thread k's wake time, which became so at
+    `since`) Java may act."""
+    n = core_table.config(S)[C_PEERS]
+    if k == MAINTAINER:
+        return election_server.wake_slack(S, i, since, wake)
+    if k == HANDLER_THREAD:
+        return entry_handler.slack(S, i, wake)
+    if k < n + 1:
+        return entry_dispatcher.dispatcher_slack(S, i, dispatcher_peer(i, k), since, wake)
+    if k == n + 1:
+        return entry_pusher_quorum_ack.checker_slack(S, i, wake)
+    return 0
+
+
 @njit(cache=True)
 def wake_at(S, i):
-    """server.wake_at: the earliest of the member, the entry handler, the flush service and,
-    on a leader, the dispatchers and the quorum ack checker."""
-    config = core_table.config(S)
-    members = election_layout.members(S)
-    wake = election_server.wake_at(S, i)
-    t = entry_handler.wake_at(S, i)
-    if t >= 0 and (wake < 0 or t < wake):
-        wake = t
-    t = dledger_log_store.flush_wake_at(layout.store(S), i)
-    if t >= 0 and (wake < 0 or t < wake):
-        wake = t
-    if members[i, ROLE] == LEADER:
-        for p in range(config[C_PEERS]):
-            if p != i:
-                t = entry_dispatcher.dispatcher_wake_at(S, i, p)
-                if t >= 0 and (wake < 0 or t < wake):
-                    wake = t
-        t = entry_pusher_quorum_ack.checker_wake_at(S, i)
+    """server.wake_at: the earliest of the threads' wake times (-1: never)."""
+    wake = -1
+    for k in range(thread_count(S, i)):
+        t = thread_wake_at(S, i, k)
         if t >= 0 and (wake < 0 or t < wake):
             wake = t
     return wake
 
 
-@njit(cache=True)
-def wake_slack(S, i, since, wake):
-    """server.wake_slack (`wake`: the node's wake_at): the state maintainer's slack when it is
-    the thread that falls due."""
-    m_wake = election_server.wake_at(S, i)
-    if 0 <= m_wake == wake:
-        return election_server.wake_slack(S, i, since, m_wake)
-    return 0
+@njit(cache=True, inline='always')
+def idle_on_role_change(S, i, role_before):
+    """server.idle_on_role_change: after a role change neither the handler nor the checker is woken."""
+    if election_layout.members(S)[i, ROLE] != role_before:
+        layout.handler(S)[i, H_WOKEN] = 0
+        layout.pusher(S)[i, P_CHECKER_WOKEN] = 0
 
 
 @njit(cache=True)
-def on_tick(S, i, now, draw, mutant):
-    """server.on_tick: every thread that is due, in the reference's order, then answer_clients."""
+def on_thread_tick(S, i, k, now, draw, mutant):
+    """server.on_thread_tick: one step of thread k, if it is due at `now`."""
     config = core_table.config(S)
     outputs = core_table.outputs(S)
     output_count = core_table.output_count(S)
     members = election_layout.members(S)
     store = layout.store(S)
+    n = config[C_PEERS]
     k0 = output_count[0]
     before = store[i, S_COMMITTED_INDEX]
-    if 0 <= election_server.wake_at(S, i) <= now:
-        k1 = output_count[0]
+    if k == MAINTAINER:
+        if not 0 <= election_server.wake_at(S, i) <= now:
+            return
+        role_before = members[i, ROLE]
         election_server.on_tick(S, i, now, draw, mutant)
         if config[C_FAST_ADVANCE_COMMIT_INDEX] == 1 and members[i, ROLE] == LEADER:
             became = False
-            for k in range(k1, output_count[0]):
-                if (outputs[k, 0] == OUT_OBSERVATION and outputs[k, O_TARGET] == OBS_ROLE_CHANGED and outputs[k, O_OBSERVED + 1] == LEADER):
+            for r in range(k0, output_count[0]):
+                if (outputs[r, 0] == OUT_OBSERVATION and outputs[r, O_TARGET] == OBS_ROLE_CHANGED and outputs[r, O_OBSERVED + 1] == LEADER):
                     became = True
             if became:
                 fast_advance_commit_index(S, i, now)
-    if 0 <= entry_handler.wake_at(S, i) <= now:
-        # server.on_tick: the last TRUNCATE the handler carries out names the drop it causes
-        handler_queue = layout.handler_queue(S)
+        idle_on_role_change(S, i, role_before)
+        sync(S, i, before)
+        return
+    if k == HANDLER_THREAD:
+        if not 0 <= entry_handler.wake_at(S, i) <= now:
+            return
+        # the TRUNCATE the handler carries out (the queue's head, on a follower) names the drop it causes
         t_leader = -1
         t_term = -1
-        for q in range(layout.handler(S)[i, H_QUEUE]):
-            if handler_queue[i, q, PW_REQUEST + RQ_TYPE] == TYPE_TRUNCATE:
-                t_leader = handler_queue[i, q, PW_REQUEST + RQ_LEADER_ID]
-                t_term = handler_queue[i, q, PW_REQUEST + RQ_TERM]
+        if layout.handler(S)[i, H_QUEUE] > 0 and members[i, ROLE] == FOLLOWER:
+            head = layout.handler_queue(S)[i, 0]
+            if head[PW_REQUEST + RQ_TYPE] == TYPE_TRUNCATE:
+                t_leader = head[PW_REQUEST + RQ_LEADER_ID]
+                t_term = head[PW_REQUEST + RQ_TERM]
         entry_handler.do_work(S, i, now)
         entries_dropped(S, i, t_leader, t_term)
         sync(S, i, before)
-        before = store[i, S_COMMITTED_INDEX]
-    if members[i, ROLE] == LEADER:
-        for p in range(config[C_PEERS]):
-            if p != i and 0 <= entry_dispatcher.dispatcher_wake_at(S, i, p) <= now:
-                entry_dispatcher.dispatcher_do_work(S, i, p, now)
-        if 0 <= entry_pusher_quorum_ack.checker_wake_at(S, i) <= now:
-            entry_pusher_quorum_ack.quorum_ack_checker(S, i, now)
+        return
+    if k < n + 1:
+        peer = dispatcher_peer(i, k)
+        if not 0 <= entry_dispatcher.dispatcher_wake_at(S, i, peer) <= now:
+            return
+        entry_dispatcher.dispatcher_do_work(S, i, peer, now)
+        sync(S, i, before)
+        return
+    if k == n + 1:
+        if not 0 <= entry_pusher_quorum_ack.checker_wake_at(S, i) <= now:
+            return
+        entry_pusher_quorum_ack.quorum_ack_checker(S, i, now)
+        sync(S, i, before)
+        answer_clients(S, i, k0)
+        return
     if 0 <= dledger_log_store.flush_wake_at(store, i) <= now:
         dledger_log_store.on_flush_tick(store, i, now)
-    sync(S, i, before)
-    answer_clients(S, k0)
 
 
 @njit(cache=True)
-def answer_clients(S, k0):
-    """server.answer_clients: a completed AppendFuture answers its client's APPEND RPC."""
+def answer_clients(S, i, k0):
+    """server.answer_clients: a completed AppendFuture answers its client's APPEND RPC (the
+    checker's futures carry this leader's id: response_of)."""
     outputs = core_table.outputs(S)
     output_count = core_table.output_count(S)
     k1 = output_count[0]
@@ -222,7 +273,7 @@ def answer_clients(S, k0):
             outputs[r, core_outputs.message_column(1)] = outputs[k, O_OBSERVED + 1]
             outputs[r, core_outputs.message_column(2)] = outputs[k, O_OBSERVED + 3]
             outputs[r, core_outputs.message_column(3)] = outputs[k, O_OBSERVED + 2]
-            outputs[r, core_outputs.message_column(4)] = -1
+            outputs[r, core_outputs.message_column(4)] = i
 
 
 @njit(cache=True)

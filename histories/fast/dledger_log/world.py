@@ -179,9 +179,11 @@ def reset(S, down):
             pairs[i, j] = -1
     for c in range(nodes - n):
         world_client.boot_client(S, c, 0, False)
+    thread_wakes = layout.thread_wakes(S)
     for i in range(nodes):
-        table.wake_times(S)[i] = world_nodes.wake_of(S, i)
-        world_nodes.set_slack(S, i)
+        for k in range(thread_wakes.shape[1]):
+            thread_wakes[i, k] = -1
+        world_nodes.restarted(S, i, 0)
     cache = layout.cause_cache(S)
     for k in range(cache.shape[0]):
         cache[k] = 0
@@ -233,9 +235,9 @@ def enabled(S, until_ms):
     config = table.config(S)
     world = table.world(S)
     alive = table.alive(S)
-    wakes = table.wake_times(S)
-    since = table.since(S)
-    slack = table.slack(S)
+    wakes = layout.thread_wakes(S)
+    since = layout.thread_since(S)
+    slack = layout.thread_slack(S)
     nodes = config[C_NODES]
     now = world[W_NOW]
     calm = world[W_CALM] == 1
@@ -243,10 +245,12 @@ def enabled(S, until_ms):
     fifo = PUSH_ENTRY_REQUEST if config[C_ORDERED_PUSHES] == 1 else NO_FIFO
     horizon = -1
     for j in range(nodes):
-        if alive[j] == 1 and wakes[j] >= 0:
-            t = max(wakes[j], since[j]) + slack[j]
-            if horizon < 0 or t < horizon:
-                horizon = t
+        if alive[j] == 1:
+            for k in range(world_nodes.thread_count(S, j)):
+                if wakes[j, k] >= 0:
+                    t = max(wakes[j, k], since[j, k]) + slack[j, k]
+                    if horizon < 0 or t < horizon:
+                        horizon = t
     delay_max = CALM_DELAY_MAX_MS if calm else config[C_DELAY_MAX_MS]
     delay_min = CALM_DELAY_MIN_MS if calm else config[C_DELAY_MIN_MS]
     flight_count = world[W_FLIGHT]
@@ -265,10 +269,12 @@ def enabled(S, until_ms):
             event_args[count] = 0
             count += 1
         for j in range(nodes):
-            if alive[j] == 1 and wakes[j] >= 0 and max(wakes[j], since[j]) <= horizon:
-                event_kinds[count] = EV_TICK
-                event_args[count] = j
-                count += 1
+            if alive[j] == 1:
+                for k in range(world_nodes.thread_count(S, j)):
+                    if wakes[j, k] >= 0 and max(wakes[j, k], since[j, k]) <= horizon:
+                        event_kinds[count] = EV_TICK
+                        event_args[count] = j * world_nodes.THREAD_STRIDE + k
+                        count += 1
         count = core_schedule.net_events(S, horizon, flight_count, rpc_count, delay_min, delay_max, count, fifo)
     kind_count = 0
     if not calm:
@@ -297,11 +303,7 @@ def crash(S, node, kind, mutant):
         server.crash(S, node, how, mutant)
     else:
         world_client.crash_client(S, node - n)
-    new = world_nodes.wake_of(S, node)
-    wakes = table.wake_times(S)
-    if new != wakes[node]:  # core.set_node: since_after
-        table.since(S)[node] = now
-    wakes[node] = new
+    world_nodes.refresh(S, node, now)  # core.set_node: since_after
     table.alive(S)[node] = 0
     network.node_down(S, node, now)
     world[W_CRASHES] += 1
@@ -489,13 +491,17 @@ def apply_event(S, horizon, event_count, mutant):
     kind = table.event_kinds(S)[pick]
     target = table.event_args(S)[pick]
     if kind == EV_TICK:
+        thread = target % world_nodes.THREAD_STRIDE
+        target = target // world_nodes.THREAD_STRIDE
         coverage.action(S, AK_TICK, world_observe.role(S, target))
         coverage.touch(S, target)
-        draw = transitions.tick(S, target, horizon)
+        draw = transitions.tick_at(S, target, thread, layout.thread_wakes(S)[target, thread],
+                                   layout.thread_since(S)[target, thread], layout.thread_slack(S)[target, thread],
+                                   horizon)
         now = world[W_NOW]
         if target < n:
             monitor_steps.save_member(S, target)
-            server.on_tick(S, target, now, draw, mutant)
+            server.on_thread_tick(S, target, thread, now, draw, mutant)
         else:
             world_client.client_on_tick(S, target - n, now, draw)
         world[W_FRESH] &= ~(1 << target)

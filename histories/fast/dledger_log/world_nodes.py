@@ -95,42 +95,77 @@ from histories.fast.election.layout import (
 )
 
 
+THREAD_STRIDE = 256  # a tick event's argument: node * THREAD_STRIDE + thread
+
+
 @njit(cache=True, inline='always')
+def thread_count(S, j):
+    """How many threads node j runs (server.thread_count)."""
+    return server.thread_count(S, j)
+
+
+@njit(cache=True, inline='always')
+def thread_wake(S, j, k):
+    """world.thread_wakes(c, n)[k]: the wake time of node j's thread k (up or down)."""
+    n = core_table.config(S)[C_PEERS]
+    return server.thread_wake_at(S, j, k) if j < n else world_client.client_wake_at(S, j - n)
+
+
+@njit(cache=True)
 def wake_of(S, j):
-    """world.wake_at: the protocol's wake time of node j's state (up or down)."""
-    config = core_table.config(S)
-    n = config[C_PEERS]
-    return server.wake_at(S, j) if j < n else world_client.client_wake_at(S, j - n)
+    """world.wake_at: the earliest of node j's threads' wake times (-1: never)."""
+    wake = -1
+    for k in range(thread_count(S, j)):
+        t = thread_wake(S, j, k)
+        if t >= 0 and (wake < 0 or t < wake):
+            wake = t
+    return wake
 
 
 @njit(cache=True)
 def set_slack(S, j):
-    """The slack of node j's next tick (schedule._wakes): the state maintainer's under Java
-    timing, the start-up stagger while the node is fresh."""
+    """The slack of each of node j's threads' next tick (schedule._wakes): the thread's own
+    (server.thread_slack) under Java timing, at least the start-up stagger while the node is fresh."""
     config = core_table.config(S)
-    since = core_table.since(S)
-    wake_times = core_table.wake_times(S)
-    slack = core_table.slack(S)
+    since = layout.thread_since(S)
+    wakes = layout.thread_wakes(S)
+    slack = layout.thread_slack(S)
     java = config[C_JAVA_TIMING] == 1
-    stagger = config[C_STAGGER_MS] if java else 0
-    node_slack = 0
-    if java and j < config[C_PEERS] and wake_times[j] >= 0:
-        node_slack = server.wake_slack(S, j, since[j], wake_times[j])
-    if stagger > node_slack and (core_table.world(S)[W_FRESH] >> j) & 1:
-        node_slack = stagger
-    slack[j] = node_slack
+    starting = 0
+    if java and (core_table.world(S)[W_FRESH] >> j) & 1:
+        starting = config[C_STAGGER_MS]
+    server_node = j < config[C_PEERS]
+    for k in range(thread_count(S, j)):
+        w = wakes[j, k]
+        if w < 0:
+            slack[j, k] = 0
+            continue
+        thread_slack = server.thread_slack(S, j, k, since[j, k], w) if java and server_node else 0
+        slack[j, k] = max(thread_slack, starting)
 
 
 @njit(cache=True)
 def refresh(S, j, t):
-    """After node j's state changed at time t: core.world.since_after (since moves to t when
-    the wake time changed), then the slack of its next tick (schedule._wakes)."""
-    since = core_table.since(S)
-    wake_times = core_table.wake_times(S)
-    new = wake_of(S, j)
-    if new != wake_times[j]:
-        since[j] = t
-        wake_times[j] = new
+    """After node j's state changed at time t: core.world.since_after (each thread's since moves
+    to t when its wake time changed), then the slack of its threads' next ticks (schedule._wakes)."""
+    since = layout.thread_since(S)
+    wakes = layout.thread_wakes(S)
+    for k in range(thread_count(S, j)):
+        new = thread_wake(S, j, k)
+        if new != wakes[j, k]:
+            since[j, k] = t
+            wakes[j, k] = new
+    set_slack(S, j)
+
+
+@njit(cache=True)
+def restarted(S, j, t):
+    """core.world.restarted_since: every thread of node j starts at t; then its wake times and slack."""
+    since = layout.thread_since(S)
+    wakes = layout.thread_wakes(S)
+    for k in range(thread_count(S, j)):
+        since[j, k] = t
+        wakes[j, k] = thread_wake(S, j, k)
     set_slack(S, j)
 
 
@@ -165,18 +200,22 @@ def on_request(S, i, message_kind, rpc_id, now, mutant):
         reply_fields[3] = term
         reply_fields[4] = leader
         return APPEND_ENTRY_RESPONSE
+    role_before = election_layout.members(S)[i, ROLE]
     if message_kind == HEART_BEAT_REQUEST:
         code, reply_term = election_server.on_heart_beat_request(S, i, message[0], message[1], now, mutant)
+        server.idle_on_role_change(S, i, role_before)
         reply_fields[0] = code
         reply_fields[1] = reply_term
         return HEART_BEAT_RESPONSE
     if message_kind == VOTE_REQUEST:
         reply_term, result = election_server.on_vote_request(S, i, message[0], message[1], message[2], message[3], mutant)
+        server.idle_on_role_change(S, i, role_before)
         reply_fields[0] = reply_term
         reply_fields[1] = result
         reply_fields[2] = SUCCESS
         return VOTE_RESPONSE
     has, code, reply_term = election_leader_elector_transfer.server_handle_leadership_transfer(S, i, message[0], message[1], message[2], message[3], message[4], rpc_id, now)
+    server.idle_on_role_change(S, i, role_before)
     if not has:
         return 0
     reply_fields[0] = code
@@ -197,8 +236,10 @@ def on_response(S, i, context, context_1, context_2, context_3, peer, has, now):
     if context == CTX_PUSH:
         entry_dispatcher.on_push_response(S, i, context_1, context_2, context_3, has, message[0], message[1], message[2], message[3], message[4], now)
     else:
+        role_before = election_layout.members(S)[i, ROLE]
         election_server.on_response(S, i, context, context_1, context_2, context_3, peer, has, message[0], message[1],
                                     now)
+        server.idle_on_role_change(S, i, role_before)
 
 
 @njit(cache=True)
@@ -290,8 +331,6 @@ def up(S, j, now):
     """core.transitions._up: node j starts again from what survived its crash, its threads now."""
     config = core_table.config(S)
     alive = core_table.alive(S)
-    since = core_table.since(S)
-    wake_times = core_table.wake_times(S)
     n = config[C_PEERS]
     members = election_layout.members(S)
     if j < n:
@@ -299,8 +338,6 @@ def up(S, j, now):
     else:
         world_client.boot_client(S, j - n, now, True)
     alive[j] = 1
-    since[j] = now
     core_table.world(S)[W_FRESH] |= 1 << j
     coverage.touch(S, j)
-    wake_times[j] = wake_of(S, j)
-    set_slack(S, j)
+    restarted(S, j, now)

@@ -69,7 +69,7 @@ def describe(e: tuple | None) -> str:
         return "(no event: the history ended)"
     k, a, b, t, draw, late, nobs = e
     name = EVENT_NAMES.get(k, str(k))
-    arg = {EV_TICK: f"node={a} draw={draw}" + (f" late={late}" if late else ""), EV_DELIVER: f"env={a}",
+    arg = {EV_TICK: f"node={a}" + (f" thread={b}" if b else "") + f" draw={draw}" + (f" late={late}" if late else ""), EV_DELIVER: f"env={a}",
            EV_DROP: f"env={a}", EV_DUPLICATE: f"env={a}", EV_RPC_FAIL: f"rpc={a}" + (f" late={late}" if late else ""),
            EV_CRASH: f"node={a} kind={core_crosscheck.CRASH_OF.get(b)}", EV_RESTART: f"node={a}",
            EV_PARTITION: f"isolation #{a}", EV_CUT: f"{a}->{b}"}.get(k, "")

@@ -104,6 +104,10 @@ from histories.fast.election.layout import (
     VOTE_REQUEST,
     VOTE_RESPONSE,
     VOTE_RESULTS,
+    VOTE_START,
+    VOTE_START_LEDGER_END_INDEX,
+    VOTE_START_LEDGER_END_TERM,
+    VOTE_START_TERM,
     W_AGREED,
     W_AGREED_SINCE,
     W_NOTES,
@@ -142,6 +146,10 @@ def member(cfg, members, live, water_marks, i) -> ms.Member:
                                 all_num=int(r[ROUND_ALL_NUM]), succ_num=int(r[ROUND_SUCC_NUM]), not_ready_num=int(r[ROUND_NOT_READY_NUM]),
                                 max_term=int(r[ROUND_MAX_TERM]), inconsist_leader=bool(r[ROUND_INCONSIST_LEADER]),
                                 released_at=int(r[ROUND_RELEASED_AT]))
+    start = None
+    if r[VOTE_START]:
+        start = ms.VoteStart(term=int(r[VOTE_START_TERM]), ledger_end_index=int(r[VOTE_START_LEDGER_END_INDEX]),
+                             ledger_end_term=int(r[VOTE_START_LEDGER_END_TERM]))
     take = None
     if r[TAKE_LEADERSHIP]:
         req = el.LeadershipTransferRequest(group=dledger.group, remote_id=ids[i], term=int(r[TAKE_LEADERSHIP_TERM]),
@@ -160,7 +168,7 @@ def member(cfg, members, live, water_marks, i) -> ms.Member:
         last_leader_heart_beat_time=int(r[LAST_LEADER_HEART_BEAT_TIME]), last_send_heart_beat_time=int(r[LAST_SEND_HEART_BEAT_TIME]),
         last_succ_heart_beat_time=int(r[LAST_SUCC_HEART_BEAT_TIME]), next_time_to_request_vote=int(r[NEXT_TIME_TO_REQUEST_VOTE]),
         need_increase_term_immediately=bool(r[NEED_INCREASE_TERM_IMMEDIATELY]), last_parse_result=PARSE_RESULTS[int(r[LAST_PARSE_RESULT])],
-        next_loop_ms=int(r[NEXT_LOOP_MS]), round=rnd, round_seq=int(r[MEMBER_ROUND_SEQ]),
+        next_loop_ms=int(r[NEXT_LOOP_MS]), round=rnd, round_seq=int(r[MEMBER_ROUND_SEQ]), vote_start=start,
         peer_water_marks=FrozenMap(marks) if marks else EMPTY, next_check_preferred_ms=int(r[NEXT_CHECK_PREFERRED_MS]),
         transfer_in_flight=bool(r[TRANSFER_IN_FLIGHT]), take_leadership=take)
 

@@ -105,7 +105,13 @@ TAKE_LEADERSHIP_STARTED = 38
 TAKE_LEADERSHIP_WAITING_FOR_INDEX = 39
 TAKE_LEADERSHIP_TRANSFER_ID = 40  # request.transfer_id (index or -1)
 TAKE_LEADERSHIP_LEADER_ID = 41  # request.leader_id (index or -1)
-MEMBER_COLUMNS = 42
+# Member.vote_start (a VoteStart, or None when VOTE_START is 0): a candidate's loop between
+# nextTerm under the MemberState lock and voteForQuorumResponses
+VOTE_START = 42
+VOTE_START_TERM = 43
+VOTE_START_LEDGER_END_INDEX = 44
+VOTE_START_LEDGER_END_TERM = 45
+MEMBER_COLUMNS = 46
 
 ROUND_VOTE = 1
 ROUND_HEART_BEAT = 2

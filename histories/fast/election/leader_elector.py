@@ -85,6 +85,10 @@ from histories.fast.election.layout import (
     V_ACCEPT,
     V_REJECT_ALREADY_HAS_LEADER,
     V_REJECT_ALREADY_VOTED,
+    VOTE_START,
+    VOTE_START_LEDGER_END_INDEX,
+    VOTE_START_LEDGER_END_TERM,
+    VOTE_START_TERM,
     V_REJECT_EXPIRED_LEDGER_TERM,
     V_REJECT_EXPIRED_VOTE_TERM,
     V_REJECT_SMALL_LEDGER_END_INDEX,
@@ -404,9 +408,20 @@ def on_vote_response(S, i, seq, has_resp, result, reply_term, now):
 
 @njit(cache=True)
 def vote_for_quorum_responses(S, i, now, draw):
+    """leader_elector.vote_for_quorum_responses: the requests (the self-vote first handled
+    here) carry the term and ledger ends VOTE_START read under the lock, the member's own
+    when there is none."""
     config = core_table.config(S)
     members = layout.members(S)
-    term = members[i, CURR_TERM]
+    if members[i, VOTE_START] == 1:
+        term = members[i, VOTE_START_TERM]
+        ledger_end_index = members[i, VOTE_START_LEDGER_END_INDEX]
+        ledger_end_term = members[i, VOTE_START_LEDGER_END_TERM]
+    else:
+        term = members[i, CURR_TERM]
+        ledger_end_index = members[i, LEDGER_END_INDEX]
+        ledger_end_term = members[i, LEDGER_END_TERM]
+    member_state.clear_vote_start(S, i)
     seq = members[i, MEMBER_ROUND_SEQ] + 1
     members[i, MEMBER_ROUND_SEQ] = seq
     members[i, ROUND_KIND] = ROUND_VOTE
@@ -426,14 +441,16 @@ def vote_for_quorum_responses(S, i, now, draw):
     members[i, ROUND_INCONSIST_LEADER] = 0
     for p in range(config[C_PEERS]):
         if p == i:
-            reply_term, result = handle_vote(S, i, i, term, members[i, LEDGER_END_INDEX], members[i, LEDGER_END_TERM], True)
+            reply_term, result = handle_vote(S, i, i, term, ledger_end_index, ledger_end_term, True)
             on_vote_response(S, i, seq, True, result, reply_term, now)
         else:
-            core_outputs.push_send(S, p, VOTE_REQUEST, i, term, members[i, LEDGER_END_INDEX], members[i, LEDGER_END_TERM], 0, CTX_VOTE, seq, 0, 0)
+            core_outputs.push_send(S, p, VOTE_REQUEST, i, term, ledger_end_index, ledger_end_term, 0, CTX_VOTE, seq, 0, 0)
 
 
 @njit(cache=True)
 def maintain_as_candidate(S, i, now, draw):
+    """leader_elector.maintain_as_candidate: the part under the MemberState lock; the vote
+    requests are the thread's next step (VOTE_START, server.on_tick)."""
     members = layout.members(S)
     if now < members[i, NEXT_TIME_TO_REQUEST_VOTE] and members[i, NEED_INCREASE_TERM_IMMEDIATELY] == 0:
         return
@@ -451,7 +468,10 @@ def maintain_as_candidate(S, i, now, draw):
         members[i, NEXT_TIME_TO_REQUEST_VOTE] = get_next_time_to_request_vote(S, i, now, draw)
         members[i, NEED_INCREASE_TERM_IMMEDIATELY] = 0
         return
-    vote_for_quorum_responses(S, i, now, draw)
+    members[i, VOTE_START] = 1
+    members[i, VOTE_START_TERM] = members[i, CURR_TERM]
+    members[i, VOTE_START_LEDGER_END_INDEX] = members[i, LEDGER_END_INDEX]
+    members[i, VOTE_START_LEDGER_END_TERM] = members[i, LEDGER_END_TERM]
 
 
 @njit(cache=True)

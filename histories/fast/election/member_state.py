@@ -42,6 +42,10 @@ from histories.fast.election.layout import (
     TERM_TO_TAKE_LEADERSHIP,
     TRANSFER_IN_FLIGHT,
     TRANSFEREE,
+    VOTE_START,
+    VOTE_START_LEDGER_END_INDEX,
+    VOTE_START_LEDGER_END_TERM,
+    VOTE_START_TERM,
     WAIT_TO_REVOTE,
 )
 
@@ -73,6 +77,16 @@ def clear_take_leadership(S, i):
     members[i, TAKE_LEADERSHIP_WAITING_FOR_INDEX] = 0
     members[i, TAKE_LEADERSHIP_TRANSFER_ID] = -1
     members[i, TAKE_LEADERSHIP_LEADER_ID] = -1
+
+
+@njit(cache=True, inline='always')
+def clear_vote_start(S, i):
+    """Member.vote_start = None (its columns zeroed, so that equal members are equal rows)."""
+    members = layout.members(S)
+    members[i, VOTE_START] = 0
+    members[i, VOTE_START_TERM] = 0
+    members[i, VOTE_START_LEDGER_END_INDEX] = 0
+    members[i, VOTE_START_LEDGER_END_TERM] = 0
 
 
 @njit(cache=True)

@@ -48,6 +48,10 @@ from histories.fast.election.layout import (
     TAKE_LEADERSHIP_WAITING_FOR_INDEX,
     TRANSFER_IN_FLIGHT,
     VOTE_RESULT_WAIT_MS,
+    VOTE_START,
+    VOTE_START_LEDGER_END_INDEX,
+    VOTE_START_LEDGER_END_TERM,
+    VOTE_START_TERM,
 )
 
 
@@ -76,7 +80,7 @@ def wake_slack(S, i, since, wake):
     """server.wake_slack (`wake`: this node's wake_at)"""
     config = core_table.config(S)
     members = layout.members(S)
-    if members[i, ROUND_KIND] != 0 or config[C_ENABLE_LEADER_ELECTOR] == 0:
+    if members[i, ROUND_KIND] != 0 or members[i, VOTE_START] == 1 or config[C_ENABLE_LEADER_ELECTOR] == 0:
         return 0
     maintainer = maintainer_due(S, i)
     due = max(maintainer, since)
@@ -107,6 +111,8 @@ def wake_at(S, i):
     wake = -1
     if members[i, ROUND_KIND] != 0:
         wake = round_due(S, i)
+    elif members[i, VOTE_START] == 1:
+        wake = 0  # the same loop iteration goes on at once, once the lock is released
     elif config[C_ENABLE_LEADER_ELECTOR] == 1:
         wake = max(maintainer_due(S, i), members[i, NEXT_LOOP_MS])
     if config[C_PREFERRED_LEADERS] == 1 and members[i, ROLE] == LEADER and members[i, TRANSFER_IN_FLIGHT] == 0:
@@ -120,7 +126,7 @@ def wake_at(S, i):
 @njit(cache=True)
 def on_tick(S, i, now, draw, mutant):
     """server.on_tick: the transferee's wait, the preferred-leader check, the end of a round,
-    or the StateMaintainer's loop (`mutant`: None, or a test mutant's number: mutants)."""
+    the vote requests after maintainAsCandidate's locked part, or the StateMaintainer's loop (`mutant`: None, or a test mutant's number: mutants)."""
     config = core_table.config(S)
     members = layout.members(S)
     if members[i, TAKE_LEADERSHIP] == 1 and members[i, TAKE_LEADERSHIP_WAITING_FOR_INDEX] == 1:
@@ -144,6 +150,12 @@ def on_tick(S, i, now, draw, mutant):
                     mutants.before_finish_heart_beat_round(S, i, mutant, now)
                 leader_elector.finish_heart_beat_round(S, i, now)
             members[i, NEXT_LOOP_MS] = now + config[C_MAINTAINER_SLEEP_MS]
+    elif members[i, VOTE_START] == 1:
+        if mutant is not None:  # the self-vote is a handleVote too, and may follow another's grant now
+            mutants.before_handle_vote(S, i, mutant, i, members[i, VOTE_START_TERM],
+                                       members[i, VOTE_START_LEDGER_END_INDEX], members[i, VOTE_START_LEDGER_END_TERM],
+                                       True, leader_elector.is_taking_leadership(S, i))
+        leader_elector.vote_for_quorum_responses(S, i, now, draw)
     elif config[C_ENABLE_LEADER_ELECTOR] == 1 and now >= members[i, NEXT_LOOP_MS]:
         if mutant is not None:
             mutants.before_maintain_state(S, i, mutant, now, leader_elector.is_taking_leadership(S, i))
