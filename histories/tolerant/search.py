@@ -93,11 +93,10 @@ class Search(Lookahead):
         """Step at the earliest time the event's window allows; if the first line it writes
         appears in the log later, step again at that line's time (within the window), keeping
         the earliest time too when the protocol's nodes run a loop the log does not show
-        (`_early`). An
-        event that writes nothing at its earliest time is tried at the time of the line being
-        explained as well, since what it writes may depend on when it happens (a leader steps
-        down only once its lease has run out), or, for a process's first step after it
-        (re)started, its thread's next step at once after it writes the line (a cold JVM's
+        (`_early`). An event that writes nothing at its earliest time is tried at the time of
+        the line being explained as well, since what it writes may depend on when it happens (a
+        leader steps down only once its lease has run out), or, for a process's first step after
+        it (re)started, its thread's next step at once after it writes the line (a cold JVM's
         first candidate round, after maintainAsCandidate's first step)."""
         if target is not None:
             late = min(hi, max(lo, target - base))
