@@ -167,7 +167,7 @@ def ask(s: Subject, driver: Driver, case_id: int, wire: dict, expected: dict) ->
     return got, differences(expected, got)
 
 
-GENERATE_BATCH = 1_000  # examples per Hypothesis run of `conform` and `vectors`: a run holds about 18 KB per example
+GENERATE_BATCH = 1_000  # examples per Hypothesis run of `conform` and `vectors`: a run holds 10-18 KB per example
 
 
 def conform(protocol: str, driver: Driver, count: int, seed: int,
@@ -175,7 +175,7 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
     """Hypothesis-generated cases through the driver until `count` agree or one does not (then
     shrunk); `progress(cases that agree, detail)` after each case. The cases come from Hypothesis
     runs of at most GENERATE_BATCH examples with seeds seed, seed + 1, ... (a run holds about
-    18 KB per example until it ends, so one run of `count` examples grew with `count`); a run
+    10 KB per example until it ends, so one run of `count` examples grew with `count`); a run
     that adds no agreeing case ends them (a strategy with no more cases to give)."""
     s = subject(protocol)
     hello = driver.hello(protocol, s.inputs, s.features)
@@ -242,7 +242,6 @@ def conform(protocol: str, driver: Driver, count: int, seed: int,
 class _Enough(BaseException):
     """Ends a Hypothesis run that has found enough cases (a BaseException, so that Hypothesis
     does not take it for a failure to shrink)."""
-
 
 
 

@@ -15,6 +15,7 @@ from histories.tolerant.records import (
     WIDENINGS,
     Result,
     State,
+    forget_hashes,
 )
 from histories.tolerant.diagnosis import Diagnosis
 from reference_impl import core
@@ -178,3 +179,4 @@ class Checker(Diagnosis):
             self.forget_lines(keep, live)
         self.hidden_memo.clear()
         self.step_memo.clear()  # its steps name lines by id, and an id forgotten here is gone
+        forget_hashes()
