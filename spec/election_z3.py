@@ -13,7 +13,11 @@ term t carrying its ledger end (i, lt), and `hb(l, t)` a HeartBeatRequest from l
 in term t. Replies change only the round counters of the Java threads, which the
 abstraction drops: a candidate may become leader once a quorum has granted it a vote
 in its term (its round counts ACCEPT replies of distinct voters, each of which is such a
-grant).
+grant). `asking` marks a candidate's loop between its locked part (`maintainAsCandidate` under
+the MemberState lock: nextTerm when due, the term and ledger ends read) and
+`voteForQuorumResponses`: Java releases the lock in between, so a heartbeat may make the node a
+FOLLOWER first and the requests still go out (docs/election.md). The requests carry the term
+read under the lock, which is still `term`: only this thread moves it, and a crash ends the loop.
 
 Ghost variables, exactly the reference's: `elected(t, n)` n became leader in term t,
 `grants(v, t, c)` voter v ACCEPTed candidate c in term t (across crashes).
@@ -56,6 +60,7 @@ VARIABLES = (
     Var("hb", ("node", "term"), lossy=True),
     Var("elected", ("term", "node")),
     Var("grants", ("node", "term", "node")),
+    Var("asking", ("node",)),
 )
 
 
@@ -75,21 +80,35 @@ def init(u: sy.Universe, s: sy.State) -> list[sy.Clause]:
         ("no heartbeat", s.hb == sy.literal(u, VARIABLES[10], False, {})),
         ("nobody elected", s.elected == sy.literal(u, VARIABLES[11], False, {})),
         ("no grant", s.grants == sy.literal(u, VARIABLES[12], False, {})),
+        ("no vote under way", u.forall(["node"], lambda n: z3.Not(sel(s.asking, n)))),
     ]
 
 
 # --- actions (one per kind of reference step; docstrings name the Java code) ---
 
 
+def start_vote(u, s, s2, c):
+    """maintainAsCandidate's `synchronized (memberState)` block when the vote is due and no term
+    change waits: the term and ledger ends the requests will carry are read; the lock is released."""
+    return [
+        ("candidate alive", sel(s.alive, c)),
+        ("role is CANDIDATE", sel(s.role, c) == _role(u, "CANDIDATE")),
+        ("no vote under way", z3.Not(sel(s.asking, c))),
+        ("vote under way", s2.asking == store(s.asking, c, True)),
+    ]
+
+
 def request_vote(u, s, s2, c):
-    """maintainAsCandidate -> voteForQuorumResponses: send VoteRequests for currTerm and vote for
-    oneself through handleVote(self=true), which ACCEPTs unless this node already voted for another
-    in this term or the term is below its own ledger end term."""
+    """voteForQuorumResponses once the lock was released, whatever the role is by now: send
+    VoteRequests for the term read under the lock (still currTerm) and vote for oneself through
+    handleVote(self=true), which ACCEPTs unless this node already voted for another in this term
+    or the term is below its own ledger end term."""
     t = sel(s.term, c)
     self_ok = z3.And(z3.Or(z3.Not(sel(s.has_vote, c)), sel(s.vote, c) == c), t >= sel(s.let, c))
     return [
         ("candidate alive", sel(s.alive, c)),
-        ("role is CANDIDATE", sel(s.role, c) == _role(u, "CANDIDATE")),
+        ("a vote under way", sel(s.asking, c)),
+        ("the vote is sent", s2.asking == store(s.asking, c, False)),
         ("sends VoteRequest(currTerm, ledger end)",
          sy.sends(u, s2.vreq, add(s.vreq, c, t, sel(s.lei, c), sel(s.let, c)))),
         ("self vote recorded if accepted", s2.vote == sy.ite(self_ok, store(s.vote, c, c), s.vote)),
@@ -127,14 +146,18 @@ def become_candidate(u, s, s2, n):
 
 
 def next_term(u, s, s2, c, t2):
-    """MemberState#nextTerm in the candidate's loop: a larger term (knownMaxTermInGroup or +1), vote cleared."""
+    """MemberState#nextTerm in the candidate's loop: a larger term (knownMaxTermInGroup or +1), vote
+    cleared. After a WAIT_TO_VOTE_NEXT round the same locked block goes on to read the new term for
+    the vote (`start_vote`); after a higher term was seen it only adopts the term."""
     return [
         ("node alive", sel(s.alive, c)),
         ("role is CANDIDATE", sel(s.role, c) == _role(u, "CANDIDATE")),
+        ("no vote under way", z3.Not(sel(s.asking, c))),
         ("term grows", t2 > sel(s.term, c)),
         ("term set", s2.term == store(s.term, c, t2)),
         ("vote cleared", s2.has_vote == store(s.has_vote, c, False)),
         ("vote cleared (value)", s2.vote == store(s.vote, c, c)),
+        ("vote under way or not", z3.Or(s2.asking == s.asking, s2.asking == store(s.asking, c, True))),
     ]
 
 
@@ -182,6 +205,7 @@ def crash(u, s, s2, n):
         ("role reset to CANDIDATE", s2.role == store(s.role, n, _role(u, "CANDIDATE"))),
         ("leader reset", s2.has_leader == store(s.has_leader, n, False)),
         ("leader reset (value)", s2.leader == store(s.leader, n, n)),
+        ("the loop's vote is gone", s2.asking == store(s.asking, n, False)),
     ]
 
 
@@ -210,21 +234,24 @@ def lose_messages(u, s, s2):
 
 
 ACTIONS = (
-    Action("request_vote", (("c", "node"),), ("vreq", "vote", "has_vote", "grants"), request_vote,
+    Action("start_vote", (("c", "node"),), ("asking",), start_vote, start_vote.__doc__),
+    Action("request_vote", (("c", "node"),), ("asking", "vreq", "vote", "has_vote", "grants"), request_vote,
            request_vote.__doc__),
     Action("grant_vote", (("v", "node"), ("c", "node"), ("t", "term"), ("i", "index"), ("lt", "term")),
            ("vote", "has_vote", "grants"), grant_vote, grant_vote.__doc__),
     Action("become_candidate", (("n", "node"),), ("role", "has_leader", "leader"), become_candidate,
            become_candidate.__doc__),
-    Action("next_term", (("c", "node"), ("t2", "term")), ("term", "has_vote", "vote"), next_term, next_term.__doc__),
+    Action("next_term", (("c", "node"), ("t2", "term")), ("term", "has_vote", "vote", "asking"), next_term,
+           next_term.__doc__),
     Action("become_leader", (("c", "node"),), ("role", "has_leader", "leader", "elected"), become_leader,
            become_leader.__doc__),
     Action("send_heartbeats", (("l", "node"),), ("hb",), send_heartbeats, send_heartbeats.__doc__),
     Action("become_follower", (("n", "node"), ("l", "node"), ("t", "term")), ("role", "has_leader", "leader"),
            become_follower, become_follower.__doc__),
-    Action("crash", (("n", "node"),), ("alive", "role", "has_leader", "leader"), crash, crash.__doc__),
+    Action("crash", (("n", "node"),), ("alive", "role", "has_leader", "leader", "asking"), crash, crash.__doc__),
     Action("restart", (("n", "node"),), ("alive",), restart, restart.__doc__),
-    Action("lose_term_file", (("n", "node"),), ("alive", "role", "has_leader", "leader", "term", "has_vote", "vote"),
+    Action("lose_term_file", (("n", "node"),),
+           ("alive", "role", "has_leader", "leader", "asking", "term", "has_vote", "vote"),
            lose_term_file, lose_term_file.__doc__, optional="os_crash"),
     Action("lose_messages", (), (), lose_messages, lose_messages.__doc__),
 )
@@ -325,6 +352,7 @@ class ElectionAbstract:
     hb: frozenset  # (leader, term)
     elected: frozenset  # (term, node)
     grants: frozenset  # (voter, term, candidate)
+    asking: tuple[bool, ...]  # a candidate's loop between its locked part and its vote requests
 
 
 def abstract(w: Any) -> ElectionAbstract:
@@ -346,7 +374,8 @@ def abstract(w: Any) -> ElectionAbstract:
         leader=tuple(m.leader_id for m in nodes), lei=tuple(m.ledger_end_index for m in nodes),
         let=tuple(m.ledger_end_term for m in nodes), vreq=frozenset(vreq), hb=frozenset(hb),
         elected=frozenset((t, n) for t, ids in g.elected.items() for n in ids),
-        grants=frozenset((v, t, c) for (v, t), cs in g.grants.items() for c in cs))
+        grants=frozenset((v, t, c) for (v, t), cs in g.grants.items() for c in cs),
+        asking=tuple(m.vote_start is not None for m in nodes))
 
 
 def terms_of(a: ElectionAbstract) -> set[int]:
@@ -397,6 +426,7 @@ def concrete(u: sy.Universe, a: ElectionAbstract) -> sy.State:
         "hb": sy.literal(u, V["hb"], False, {(node[l], num(t)): True for l, t in a.hb}),
         "elected": sy.literal(u, V["elected"], False, {(num(t), node[n]): True for t, n in a.elected}),
         "grants": sy.literal(u, V["grants"], False, {(node[v], num(t), node[c]): True for v, t, c in a.grants}),
+        "asking": per_node(V["asking"], a.asking, lambda v, n: z3.BoolVal(v)),
     })
 
 
