@@ -188,9 +188,10 @@ class TraceHeader:
     shrunk: dict | None = None  # a shrunk counterexample's provenance (spark_harness.counterexample)
     explore: Any = None  # the explorer's bound, for a trace it found (model_checks.explore)
     reference: str | None = None  # which reference wrote it (histories.trace.reference_digest)
+    model: int | None = None  # which model of its protocol (histories.trace.MODEL_CHANGES; absent: the first)
 
     LIMITS: ClassVar[dict] = {"protocol": (1, 64), "nodes": (1, 64), "seed": (-(1 << 63), (1 << 63) - 1),
-                              "until_ms": (0, MAX_TIME_MS), "reference": (1, 64)}
+                              "until_ms": (0, MAX_TIME_MS), "reference": (1, 64), "model": (0, 1 << 16)}
 
     def __attrs_post_init__(self) -> None:
         check_fields(self)

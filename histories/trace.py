@@ -38,6 +38,24 @@ MAX_SCRIPT_ACTIONS = formats.MAX_SCRIPT_ACTIONS
 
 TraceError = formats.FormatError  # a trace that cannot be read or does not describe a world of ours
 
+# The changes of a protocol's model that make the traces written before them replay differently,
+# oldest first. A trace names the model it was written for (`model`: how many of these it had;
+# absent: none), so a replay that diverges can say which change it crossed. A change that alters
+# a history without a line here is caught by the traces of property_tests/snapshots/old-traces/.
+_THREADS = ("issue 22: a server's threads are separate actors (a tick runs one of them), and a candidate's "
+            "loop is two steps, the locked part of maintainAsCandidate then voteForQuorumResponses")
+MODEL_CHANGES: dict[str, tuple[str, ...]] = {
+    "election": ("issue 22: a candidate's loop is two steps, the locked part of maintainAsCandidate then "
+                 "voteForQuorumResponses (docs/election.md)",),
+    "dledger_log": (_THREADS,),
+    "dledger_commitlog": (_THREADS,),
+}
+
+
+def model_of(protocol: str) -> int:
+    """The model of `protocol` this reference runs: the number of its MODEL_CHANGES."""
+    return len(MODEL_CHANGES.get(protocol, ()))
+
 
 @cache
 def reference_digest() -> str:
@@ -63,6 +81,15 @@ def written_elsewhere(header: dict) -> str | None:
     if theirs == reference_digest():
         return None
     who = f"reference {theirs}" if isinstance(theirs, str) else f"an earlier release ({header.get('schema')})"
+    protocol = header.get("protocol")
+    model = header.get("model")
+    model = model if isinstance(model, int) and not isinstance(model, bool) else 0
+    crossed = MODEL_CHANGES.get(protocol, ())[model:]  # type: ignore[call-overload]
+    if crossed:
+        return (f"this trace was written by {who} for model {model} of {protocol}, and the reference here "
+                f"({reference_digest()}) runs model {model_of(protocol)}, which changed since: "
+                f"{'; '.join(crossed)}; its histories replay only up to the first step a change alters "
+                f"(record the history again with this release)")
     return (f"this trace was written by {who}, and the reference here is {reference_digest()}: a divergence may "
             f"be a change of the model since, not a fault of the trace")
 
@@ -86,7 +113,8 @@ class TraceWriter:
     def __init__(self, out: IO[str], w: core.World, seed: int | None, extra: dict | None = None) -> None:
         self.out = out
         header = {"schema": SCHEMA, "protocol": w.cfg.protocol, "config": codec.dump_config(w.cfg),
-                  "nodes": list(w.cfg.ids), "seed": seed, "reference": reference_digest()}
+                  "nodes": list(w.cfg.ids), "seed": seed, "reference": reference_digest(),
+                  "model": model_of(w.cfg.protocol)}
         if extra:
             header.update(extra)
         self._write(header)

@@ -299,19 +299,33 @@ def test_malformed_trace_values_are_bad_input(capsys, tmp_path, change):
 OLD = pathlib.Path(__file__).parent / "snapshots" / "old-traces"
 
 
-@pytest.mark.parametrize("name", ["681aab3-election-none-s5.jsonl", "0f76d01-election-standard-s5.jsonl"])
-def test_a_trace_an_earlier_release_wrote_still_replays(name):
-    """Both schema names earlier releases wrote (rmqspec.trace/1, histories.trace/1) are read."""
+@pytest.mark.parametrize("name", ["model1-election-standard-s5.jsonl", "model1-dledger_log-standard-s5.jsonl"])
+def test_a_trace_of_todays_model_still_replays(name):
+    """Traces written for the model this reference runs replay step for step: a change that
+    alters their histories must add its line to trace.MODEL_CHANGES (and new traces here)."""
     with open(OLD / name, "rb") as f:
         result = runner.replay(f)
     assert result.mismatch is None and result.run.steps == 150
+    assert result.header["model"] == trace_mod.model_of(result.header["protocol"]) == 1
+
+
+@pytest.mark.parametrize("name", ["681aab3-election-none-s5.jsonl", "0f76d01-election-standard-s5.jsonl"])
+def test_a_trace_of_an_earlier_model_is_read_and_its_divergence_names_the_change(name):
+    """Both schema names earlier releases wrote (rmqspec.trace/1, histories.trace/1) are read;
+    their election histories predate issue 22's two-step candidate loop, and say so."""
+    with open(OLD / name, "rb") as f:
+        result = runner.replay(f)
+    assert result.mismatch is not None and result.mismatch.step == 1
+    note = trace_mod.written_elsewhere(result.header)
+    assert "for model 0 of election" in note and trace_mod.MODEL_CHANGES["election"][0] in note
 
 
 def test_an_earlier_trace_that_diverges_says_the_model_changed(capsys):
     code = cli.main(["replay", str(OLD / "681aab3-election-standard-s3.jsonl"), "--quiet"])
     out = capsys.readouterr().out
-    assert code == 1 and "MISMATCH at step 79" in out
+    assert code == 1 and "MISMATCH at step 1" in out
     assert "written by an earlier release (rmqspec.trace/1)" in out and trace_mod.reference_digest() in out
+    assert "runs model 1, which changed since: issue 22" in out
     code = cli.main(["replay", str(OLD / "681aab3-election-standard-s3.jsonl"), "--quiet", "--json"])
     note = json.loads(capsys.readouterr().out)["mismatch"]["note"]
     assert code == 1 and "earlier release" in note
