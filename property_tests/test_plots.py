@@ -13,12 +13,12 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def _trace(tmp_path, steps=130):
-    """An election history with crashes, OS crashes and restarts (profile hostile, seed 6
+    """An election history with crashes, OS crashes and restarts (profile hostile, seed 0
     loses a term file: ELE-3 at step 123), written as a trace."""
     cfg = core.protocol("election").make_config(3, {}).evolve(profile=faults.profile("hostile", "election"))
     path = tmp_path / "h.jsonl"
     with open(path, "w", encoding="utf-8") as f:
-        run = runner.simulate(cfg, 6, steps, trace_out=f)
+        run = runner.simulate(cfg, 0, steps, trace_out=f)
     return str(path), run
 
 
