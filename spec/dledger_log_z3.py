@@ -108,7 +108,12 @@ def _grant(s, s2, v, c, t, i, lt):
 
 
 def request_vote(u, s, s2, c):
-    """voteForQuorumResponses: VoteRequest(currTerm, ledgerEndIndex, ledgerEndTerm), and the self vote."""
+    """voteForQuorumResponses: VoteRequest(currTerm, ledgerEndIndex, ledgerEndTerm), and the self vote.
+
+    Simplified: the reference sends the ends read under the lock one step earlier (the
+    candidate's loop is two steps, docs/election.md); in between a heartbeat of the term may
+    make the node a follower that appends. Such a request is for a term whose quorum already
+    voted for its leader, so it cannot win; this relation sends the ends at the time of sending."""
     t, e, lt = sel(s.cur, c), sel(s.end, c), last_term(s, c)
     ok = z3.And(z3.Or(z3.Not(sel(s.has_vote, c)), sel(s.vote, c) == c), t >= lt)
     granted = _grant(s, s2, c, c, t, e, lt)
