@@ -136,13 +136,13 @@ def test_the_leader_partition_shape_finds_figure_8_in_0_2_6_and_not_in_fixed():
     """Split the leader and the clients from the other servers again and again: a deposed
     leader's tail and its successor's meet, 0.2.6 commits the older term's entry by
     counting and a later leader replaces it (docs/dledger-findings.md, finding 1)."""
-    spec = HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=5)
+    spec = HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=3)
     row = run_history(spec)
     found = {v["property"]: v["expected"] for v in row["violations"]}
     assert not row["unexpected"] and {"LOG-2", "LOG-5"} <= set(found)
     assert "counting replicas of an entry of an older term" in found["LOG-5"]
     assert row["faults"]["leader_partition"] >= 3
-    fixed = run_history(HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=5,
+    fixed = run_history(HistorySpec(protocol="dledger_log", profile="leader-partition", nodes=3, seed=3,
                                      overrides=(("dledger_version", "fixed"),)))
     assert not fixed["violations"]
 
